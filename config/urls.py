@@ -1,0 +1,27 @@
+from django.contrib import admin
+from django.urls import path
+
+from leaderboard import apis as board_apis
+from leaderboard import views as board_views
+from submissions import apis as submission_apis
+from submissions import views as submission_views
+
+urlpatterns = [
+    path("", board_views.home, name="home"),
+    path("boards/<slug:env>/<slug:flow>/<slug:subset>/", board_views.board, name="board"),
+    path("boards/<slug:env>/<slug:flow>/<slug:subset>/export.<str:fmt>", board_views.board_export, name="board-export"),
+    path("environments/<slug:env>/", board_views.metric_card_view, name="metric-card"),
+    path("submit/", submission_views.submit, name="submit"),
+    path("queue/", submission_views.queue, name="queue"),
+    path("submissions/<int:submission_id>/", submission_views.submission_detail, name="submission-detail"),
+    path("submissions/<int:submission_id>/<str:action>/", submission_views.submission_action, name="submission-action"),
+    path("attempts/<int:attempt_id>/replay/", submission_views.attempt_replay, name="attempt-replay"),
+    path("attempts/<int:attempt_id>/frames/<str:name>", submission_views.attempt_frame, name="attempt-frame"),
+    path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/", board_apis.BoardApi.as_view(), name="api-board"),
+    path("api/v1/submissions/", submission_apis.SubmissionCreateApi.as_view(), name="api-submission-create"),
+    path("api/v1/submissions/<int:submission_id>/", submission_apis.SubmissionDetailApi.as_view(),
+         name="api-submission-detail"),
+    path("api/v1/attempts/<int:attempt_id>/trajectory/", submission_apis.AttemptTrajectoryApi.as_view(),
+         name="api-attempt-trajectory"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,62 @@
+"""Run one attempt end to end: the single code path for workers, commands and tests."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from evaluators.agents.flows import FLOW_RUNNERS, Cancelled, ChatModel, FlowResult, ProgressCallback
+from evaluators.base import ScenarioSpec, get_plugin
+from evaluators.endpoints.errors import InfraError
+from evaluators.trajectory import TrajectoryRecorder
+
+logger = logging.getLogger(__name__)
+
+ENV_ERROR = "env_error"
+
+
+class EnvironmentFailure(Exception):
+    """The environment itself broke (a bug, a missing resource): never the model's fault."""
+
+    kind = ENV_ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def effective_settings(env: str, flow: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    plugin = get_plugin(env)
+    settings = dict(plugin.default_settings[flow])
+    settings["prompt_version"] = plugin.prompts(flow).version
+    settings.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return settings
+
+
+def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], model: ChatModel,
+                out_dir: Path, progress: ProgressCallback | None = None) -> FlowResult:
+    """Play one episode and score it. Raises InfraError (never scored) or Cancelled."""
+    plugin = get_plugin(scenario.env)
+    if flow not in plugin.flows:
+        raise ValueError(f"{plugin.title} has no {flow} flow")
+    recorder = TrajectoryRecorder(out_dir)
+    recorder.meta.update({"env": scenario.env, "scenario": scenario.key, "flow": flow, "settings": settings})
+    try:
+        episode = plugin.new_episode(scenario, settings)
+        result = FLOW_RUNNERS[flow](plugin, episode, model, settings, recorder, progress)
+    except (InfraError, Cancelled):
+        recorder.finish({"status": "aborted"})
+        raise
+    except Exception as exc:  # noqa: BLE001 - anything else is the platform's failure, not the model's
+        logger.exception("environment failure on %s/%s", scenario.env, scenario.key)
+        recorder.finish({"status": "aborted", "error": repr(exc)})
+        raise EnvironmentFailure(f"{type(exc).__name__}: {exc}") from exc
+    recorder.finish({
+        "status": "scored",
+        "score": result.score,
+        "outcome": result.outcome,
+        "details": result.details,
+        "diagnostics": result.diagnostics.as_dict(),
+        "model_calls": result.model_calls,
+    })
+    return result

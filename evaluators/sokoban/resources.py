@@ -1,0 +1,101 @@
+"""Reading Sokoban levels from a MageBench ``resources/`` directory (official layout).
+
+``Sokoban_all.json`` / ``Sokoban_mini.json`` list the levels; ``Sokoban/<name>.pkl`` are pickled
+gym-sokoban environments and ``Sokoban/upper_bound.json`` holds each level's optimal reward. The
+pickles run code when loaded, so this module is only ever pointed at a directory an administrator
+named on the command line, never at uploaded files.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from evaluators.base import ImportedScenario, ResourceError
+
+#: Verifying an official upper bound must not stall an import on one hard level.
+VERIFY_BUDGET_SECONDS = 60.0
+_NAME = re.compile(r"^(?P<id>\d+)-Sokoban-(?P<variant>[\w.-]+)$")
+
+
+def read_list(path: Path) -> list[str]:
+    """Scenario names (file stems) from a MageBench list file."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResourceError(f"{path.name} cannot be read as JSON: {exc}") from None
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        raise ResourceError(f"{path.name} must be a JSON list of scenario paths")
+    stems = [Path(entry.replace("\\", "/")).name for entry in entries]
+    return [stem.rsplit(".", 1)[0] if "." in stem else stem for stem in stems]
+
+
+def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
+    from evaluators.sokoban.levels import load_pickled_env, scenario_data_from_env
+    from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable, solve_grid
+
+    folder = resources / "Sokoban"
+    all_names = read_list(resources / "Sokoban_all.json")
+    mini_path = resources / "Sokoban_mini.json"
+    mini_names = set(read_list(mini_path)) if mini_path.exists() else set()
+    stray = sorted(mini_names - set(all_names))
+    if stray:
+        raise ResourceError(f"Sokoban_mini.json names levels missing from Sokoban_all.json: {', '.join(stray[:5])}")
+    missing = [name for name in all_names if not (folder / f"{name}.pkl").is_file()]
+    if missing:
+        raise ResourceError(
+            f"{len(missing)} of {len(all_names)} Sokoban levels have no .pkl in {folder}: {', '.join(missing[:5])}"
+        )
+    bounds: dict[str, Any] = {}
+    bound_file = folder / "upper_bound.json"
+    if bound_file.exists():
+        try:
+            bounds = json.loads(bound_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ResourceError(f"upper_bound.json is not valid JSON: {exc}") from None
+
+    found: list[ImportedScenario] = []
+    for name in all_names:
+        match = _NAME.match(name)
+        variant = match.group("variant") if match else "custom"
+        pkl = folder / f"{name}.pkl"
+        try:
+            env = load_pickled_env(pkl)
+            data = scenario_data_from_env(env, variant)
+        except Exception as exc:  # noqa: BLE001 - any unreadable pickle is a resource error
+            raise ResourceError(f"{pkl.name} is not a readable gym-sokoban level: {exc}") from None
+        warnings: list[str] = []
+        bound = bounds.get(name)
+        solution = None
+        if verify or bound is None:
+            try:
+                solution = solve_grid(data["grid"], time_budget=VERIFY_BUDGET_SECONDS)
+            except SolverBudgetExceeded:
+                warnings.append(f"{name}: upper bound not verified (solver budget of {VERIFY_BUDGET_SECONDS:.0f}s)")
+            except Unsolvable:
+                warnings.append(f"{name}: the level has no solution")
+        if bound is None:
+            if solution is None:
+                raise ResourceError(f"{name} has no upper_bound.json entry and could not be solved")
+            bound = {"actions": list(solution.letters), "steps": solution.steps, "reward": solution.reward}
+            warnings.append(f"{name}: no upper_bound.json entry; computed R_ub = {solution.reward}")
+        elif solution is not None and abs(float(bound["reward"]) - solution.reward) > 1e-6:
+            warnings.append(
+                f"{name}: upper_bound.json says R_ub = {bound['reward']} but the optimal solution gives "
+                f"{solution.reward} ({solution.steps} steps); the official value is kept"
+            )
+        data["upper_bound"] = {"actions": list(bound.get("actions", [])), "steps": int(bound.get("steps", 0)),
+                               "reward": float(bound["reward"])}
+        if solution is not None:
+            data["optimal"] = {"steps": solution.steps, "reward": solution.reward}
+        digest = hashlib.sha256(pkl.read_bytes())
+        digest.update(json.dumps(data["upper_bound"], sort_keys=True).encode())
+        found.append(ImportedScenario(
+            key=name, in_mini=name in mini_names, in_full=True, data=data,
+            tags={"variant": variant, "boxes": data["num_boxes"], "size": "x".join(map(str, data["dim_room"])),
+                  "optimal_steps": data["upper_bound"]["steps"]},
+            content_hash=digest.hexdigest(), resource_file=pkl, warnings=warnings,
+        ))
+    return found

@@ -1,0 +1,61 @@
+"""Trajectory files: every step's frame, the model exchanges and the per-step bookkeeping.
+
+A trajectory is a folder with PNG frames and one ``trajectory.json`` index. Model requests are
+stored with their images replaced by references to those frames, so a replay shows exactly what
+the model saw without storing any image twice.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+INDEX_NAME = "trajectory.json"
+
+
+class TrajectoryRecorder:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.frames: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.steps: list[dict[str, Any]] = []
+        self.meta: dict[str, Any] = {}
+        self._image_names: dict[int, str] = {}
+
+    def frame(self, image: Image.Image) -> str:
+        """Store a frame once (by identity) and return its file name."""
+        known = self._image_names.get(id(image))
+        if known is not None:
+            return known
+        name = f"frame_{len(self.frames):04d}.png"
+        image.save(self.directory / name, format="PNG", optimize=False)
+        self.frames.append(name)
+        self._image_names[id(image)] = name
+        return name
+
+    def record_call(self, call: dict[str, Any]) -> int:
+        call = dict(call)
+        call["index"] = len(self.calls)
+        self.calls.append(call)
+        return call["index"]
+
+    def record_step(self, step: dict[str, Any]) -> None:
+        step = dict(step)
+        step["index"] = len(self.steps) + 1
+        self.steps.append(step)
+
+    def finish(self, summary: dict[str, Any]) -> Path:
+        document = {**self.meta, **summary, "frames": self.frames, "calls": self.calls, "steps": self.steps}
+        path = self.directory / INDEX_NAME
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(document, ensure_ascii=False, indent=1, default=str))
+        os.replace(tmp, path)  # readers never see a half-written index
+        return path
+
+
+def load_trajectory(directory: Path) -> dict[str, Any]:
+    return json.loads((directory / INDEX_NAME).read_text())

@@ -1,0 +1,59 @@
+"""The benchmark catalogue: environments and their scenarios."""
+from __future__ import annotations
+
+from django.db import models
+
+
+class Environment(models.Model):
+    slug = models.SlugField(primary_key=True, max_length=32)
+    title = models.CharField(max_length=64)
+    score_label = models.CharField(max_length=64)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Scenario(models.Model):
+    """One level, page or match situation.
+
+    ``suite`` separates scenario sets that must never be ranked together: the official MageBench
+    resources ("official") and the platform's own fixtures ("fixture").
+    """
+
+    SUBSET_MINI = "mini"
+    SUBSET_FULL = "full"
+    SUBSETS = [(SUBSET_MINI, "mini"), (SUBSET_FULL, "full")]
+
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="scenarios")
+    suite = models.SlugField(max_length=32)
+    key = models.CharField(max_length=200)
+    in_mini = models.BooleanField(default=False, db_index=True)
+    in_full = models.BooleanField(default=True, db_index=True)
+    tags = models.JSONField(default=dict)
+    data = models.JSONField(default=dict)
+    resource_path = models.CharField(max_length=500, blank=True)
+    content_hash = models.CharField(max_length=64)
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["environment", "suite", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["environment", "suite", "key"], name="scenario_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.environment_id}/{self.suite}/{self.key}"
+
+    @property
+    def subsets(self) -> list[str]:
+        return [name for name, member in (("mini", self.in_mini), ("full", self.in_full)) if member]
+
+    @staticmethod
+    def subset_filter(subset: str) -> dict[str, bool]:
+        if subset not in ("mini", "full"):
+            raise ValueError(f"unknown subset {subset!r}")
+        return {f"in_{subset}": True}

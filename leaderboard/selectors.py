@@ -1,0 +1,125 @@
+"""Reads for boards, metric cards and scenarios."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import QuerySet
+
+from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
+from evaluators.base import FLOWS, get_plugin
+from leaderboard.models import Environment, Scenario
+from leaderboard.stats import summarise
+from submissions.models import Attempt, Submission
+
+RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
+
+
+@dataclass
+class BoardRow:
+    submission_id: int
+    model: str
+    team: str
+    organisation: str
+    parameter_count: int | None
+    open_weights: bool
+    is_baseline: bool
+    status: str
+    mean: float | None
+    se: float | None
+    n_scenarios: int
+    n_scored: int
+    n_attempts: int
+    n_infra_failed: int
+    ia_pct: float | None
+    ra_pct: float | None
+    prompt_version: str
+    rank: int | None = None
+
+    @property
+    def incomplete(self) -> bool:
+        return self.status == Submission.Status.INCOMPLETE or self.n_scored < self.n_attempts
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank, "submission": self.submission_id, "model": self.model, "team": self.team,
+            "organisation": self.organisation, "parameter_count": self.parameter_count,
+            "open_weights": self.open_weights, "baseline": self.is_baseline, "status": self.status,
+            "mean": self.mean, "se": self.se, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
+            "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
+            "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
+            "prompt_version": self.prompt_version,
+        }
+
+
+@dataclass
+class Board:
+    env: str
+    title: str
+    score_label: str
+    flow: str
+    subset: str
+    suite: str
+    scenario_count: int
+    rows: list[BoardRow] = field(default_factory=list)
+
+
+def suites_for(env: str) -> list[str]:
+    return list(Scenario.objects.filter(environment_id=env).values_list("suite", flat=True).distinct().order_by("suite"))
+
+
+def board_get(*, env: str, flow: str, subset: str, suite: str) -> Board:
+    plugin = get_plugin(env)
+    if flow not in FLOWS or subset not in ("mini", "full"):
+        raise ValueError("unknown flow or subset")
+    submissions = list(
+        Submission.objects.filter(environment_id=env, flow=flow, subset=subset, suite=suite, status__in=RANKED_STATUSES)
+        .select_related("model", "team")
+    )
+    per_submission: dict[int, list[tuple[int, str, float | None, bool, bool]]] = defaultdict(list)
+    rows_qs = Attempt.objects.filter(submission__in=[s.id for s in submissions]).values_list(
+        "submission_id", "scenario_id", "status", "score", "invalid_action", "repeating_action")
+    for submission_id, scenario_id, status, score, ia, ra in rows_qs.iterator(chunk_size=5000):
+        per_submission[submission_id].append((scenario_id, status, score, ia, ra))
+    rows = []
+    for submission in submissions:
+        attempts = per_submission.get(submission.id, [])
+        scored = [(sc, score, ia, ra) for sc, status, score, ia, ra in attempts if status == Attempt.Status.SCORED]
+        summary = summarise((sc, score) for sc, score, _, _ in scored)
+        n = len(scored)
+        rows.append(BoardRow(
+            submission_id=submission.id, model=submission.model.name, team=submission.team.name,
+            organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
+            open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
+            mean=summary.mean, se=summary.se, n_scenarios=summary.n_scenarios, n_scored=n, n_attempts=len(attempts),
+            n_infra_failed=sum(1 for a in attempts if a[1] == Attempt.Status.INFRA_FAILED),
+            ia_pct=100.0 * sum(1 for s in scored if s[2]) / n if n else None,
+            ra_pct=100.0 * sum(1 for s in scored if s[3]) / n if n else None,
+            prompt_version=str(submission.settings.get("prompt_version", "")),
+        ))
+    rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id))
+    rank = 0
+    for row in rows:
+        if not row.is_baseline and row.mean is not None:
+            rank += 1
+            row.rank = rank
+    scenario_count = Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)).count()
+    return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
+                 scenario_count=scenario_count, rows=rows)
+
+
+def environments_list() -> QuerySet[Environment]:
+    return Environment.objects.all()
+
+
+def metric_card(env: str) -> dict[str, Any]:
+    plugin = get_plugin(env)
+    return {
+        "env": env,
+        "title": plugin.title,
+        "card": getattr(plugin, "metric_card", {}),
+        "prompts": {flow: plugin.prompts(flow) for flow in plugin.flows},
+        "defaults": plugin.default_settings,
+        "diagnostics": DIAGNOSTIC_DEFINITIONS,
+    }

@@ -1,0 +1,112 @@
+"""Writes for the benchmark catalogue: environments and scenario imports."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from evaluators.base import ImportedScenario, ResourceError, all_plugins, get_plugin
+from leaderboard.models import Environment, Scenario
+
+ENV_ORDER = {"webui": 0, "sokoban": 1, "football": 2}
+
+
+def environment_ensure(slug: str) -> Environment:
+    plugin = get_plugin(slug)
+    environment, _ = Environment.objects.update_or_create(
+        slug=plugin.slug,
+        defaults={"title": plugin.title, "score_label": plugin.score_label, "position": ENV_ORDER.get(plugin.slug, 9)},
+    )
+    return environment
+
+
+@dataclass
+class ImportReport:
+    suite: str
+    created: dict[str, int] = field(default_factory=dict)
+    updated: dict[str, int] = field(default_factory=dict)
+    unchanged: dict[str, int] = field(default_factory=dict)
+    mini: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        for env in sorted(set(self.created) | set(self.updated) | set(self.unchanged)):
+            out.append(
+                f"{env}: {self.created.get(env, 0)} created, {self.updated.get(env, 0)} updated, "
+                f"{self.unchanged.get(env, 0)} unchanged ({self.mini.get(env, 0)} in mini) [suite {self.suite}]"
+            )
+        out.extend(f"warning: {w}" for w in self.warnings)
+        return out
+
+
+def resources_dir(path: Path) -> Path:
+    """Accept a MageBench checkout or its resources/ directory."""
+    path = path.expanduser().resolve()
+    if not path.is_dir():
+        raise ResourceError(f"{path} is not a directory")
+    if (path / "resources").is_dir():
+        path = path / "resources"
+    if not any(path.glob("*_all.json")):
+        raise ResourceError(f"{path} has no *_all.json scenario list: is it a MageBench resources/ directory?")
+    return path
+
+
+def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | None = None,
+                     verify: bool = True) -> ImportReport:
+    """Import every environment's scenarios found under ``path``; idempotent by content hash.
+
+    Nothing is written unless every environment's files read cleanly.
+    """
+    resources = resources_dir(path)
+    report = ImportReport(suite=suite)
+    plugins = [p for p in all_plugins() if envs is None or p.slug in envs]
+    found: dict[str, list[ImportedScenario]] = {}
+    for plugin in plugins:
+        if not (resources / f"{plugin.title}_all.json").exists():
+            if envs is not None:
+                raise ResourceError(f"{resources} has no {plugin.title}_all.json")
+            continue
+        found[plugin.slug] = plugin.discover(resources, verify=verify)
+    if not found:
+        raise ResourceError(f"{resources} holds no scenarios of a known environment")
+    with transaction.atomic():
+        for slug, items in found.items():
+            _store(slug, suite, items, report)
+    return report
+
+
+def _store(slug: str, suite: str, items: list[ImportedScenario], report: ImportReport) -> None:
+    environment = environment_ensure(slug)
+    target_dir = Path(settings.SCENARIO_ROOT) / slug / suite
+    target_dir.mkdir(parents=True, exist_ok=True)
+    for item in items:
+        report.warnings.extend(item.warnings)
+        resource_path = ""
+        if item.resource_file is not None:
+            # Stored under the content hash so an updated level never overwrites a file in use.
+            destination = target_dir / f"{item.content_hash[:16]}-{item.resource_file.name}"
+            if item.resource_file.is_dir():
+                if not destination.exists():
+                    shutil.copytree(item.resource_file, destination)
+            elif not destination.exists():
+                shutil.copy2(item.resource_file, destination)
+            resource_path = str(destination.relative_to(settings.SCENARIO_ROOT))
+        existing = Scenario.objects.filter(environment=environment, suite=suite, key=item.key).first()
+        fields = dict(in_mini=item.in_mini, in_full=item.in_full, data=item.data, tags=item.tags,
+                      content_hash=item.content_hash, resource_path=resource_path)
+        if existing is None:
+            Scenario.objects.create(environment=environment, suite=suite, key=item.key, **fields)
+            report.created[slug] = report.created.get(slug, 0) + 1
+        elif existing.content_hash == item.content_hash and existing.in_mini == item.in_mini:
+            report.unchanged[slug] = report.unchanged.get(slug, 0) + 1
+        else:
+            for name, value in fields.items():
+                setattr(existing, name, value)
+            existing.save()
+            report.updated[slug] = report.updated.get(slug, 0) + 1
+        if item.in_mini:
+            report.mini[slug] = report.mini.get(slug, 0) + 1

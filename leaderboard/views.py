@@ -1,0 +1,59 @@
+"""Server-rendered board and metric-card pages."""
+from __future__ import annotations
+
+import csv
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from evaluators.base import FLOWS, all_plugins
+from leaderboard.selectors import board_get, metric_card, suites_for
+from submissions.services import default_suite
+
+
+def _board_or_404(env: str, flow: str, subset: str, suite: str | None):
+    try:
+        return board_get(env=env, flow=flow, subset=subset, suite=suite or default_suite(env))
+    except (KeyError, ValueError):
+        raise Http404("no such board") from None
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    sections = []
+    for plugin in all_plugins():
+        suite = default_suite(plugin.slug)
+        boards = [board_get(env=plugin.slug, flow=flow, subset=subset, suite=suite)
+                  for subset in ("mini", "full") for flow in plugin.flows]
+        sections.append({"plugin": plugin, "suite": suite, "boards": boards})
+    return render(request, "leaderboard/home.html", {"sections": sections})
+
+
+def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
+    data = _board_or_404(env, flow, subset, request.GET.get("suite"))
+    return render(request, "leaderboard/board.html", {
+        "board": data, "suites": suites_for(env), "flows": FLOWS, "subsets": ("mini", "full"),
+    })
+
+
+def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:
+    data = _board_or_404(env, flow, subset, request.GET.get("suite"))
+    rows = [row.as_dict() for row in data.rows]
+    name = f"magebench-{env}-{flow}-{subset}-{data.suite}"
+    if fmt == "json":
+        response = JsonResponse({"env": env, "flow": flow, "subset": subset, "suite": data.suite, "rows": rows})
+    else:
+        response = HttpResponse(content_type="text/csv")
+        fields = list(rows[0]) if rows else ["rank", "model", "mean", "se"]
+        writer = csv.DictWriter(response, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+def metric_card_view(request: HttpRequest, env: str) -> HttpResponse:
+    try:
+        card = metric_card(env)
+    except KeyError:
+        raise Http404("no such environment") from None
+    return render(request, "leaderboard/metric_card.html", {"card": card})

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from django import forms
+
+from evaluators.base import all_plugins
+
+
+def _env_choices() -> list[tuple[str, str]]:
+    return [(p.slug, p.title) for p in all_plugins()]
+
+
+class EndpointSubmissionForm(forms.Form):
+    team = forms.CharField(max_length=120)
+    model_name = forms.CharField(max_length=120, label="Model name")
+    organisation = forms.CharField(max_length=120, required=False)
+    parameter_count = forms.IntegerField(required=False, min_value=1, label="Parameters",
+                                         help_text="Total parameter count, e.g. 7000000000")
+    open_weights = forms.BooleanField(required=False)
+    link = forms.URLField(required=False, label="Paper or model card")
+    licence = forms.CharField(max_length=80, required=False)
+    env = forms.ChoiceField(choices=_env_choices, label="Environment")
+    flow = forms.ChoiceField(choices=[("global", "Global"), ("online", "Online")])
+    subset = forms.ChoiceField(choices=[("mini", "mini"), ("full", "full")])
+    endpoint_url = forms.CharField(max_length=500, label="Endpoint URL",
+                                   help_text="…/v1 or …/v1/chat/completions of an OpenAI-compatible server")
+    endpoint_model = forms.CharField(max_length=200, required=False, label="Model id at the endpoint")
+    api_key = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False), label="API key",
+                              help_text="Stored encrypted, never shown again")
+    repeats = forms.IntegerField(required=False, min_value=1, max_value=20)
+    temperature = forms.FloatField(required=False, min_value=0, max_value=2)
+    max_tokens = forms.IntegerField(required=False, min_value=1, max_value=65536)
+    no_system_role = forms.BooleanField(required=False, label="Model has no system role")

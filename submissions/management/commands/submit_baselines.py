@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluators.base import get_plugin
+from submissions.models import Submission
+from submissions.services import (SubmissionError, default_suite, model_entry_upsert, submission_create_endpoint,
+                                  team_get_or_create)
+
+BASELINE_TEAM = "MageBench baselines"
+AGENTS = {
+    "idle": ("Idle agent", "replies with no action", 1),
+    "random": ("Random agent", "uniformly random actions", None),
+    "oracle": ("Oracle agent", "reads the level from the image and plays an optimal solution", 1),
+}
+
+
+class Command(BaseCommand):
+    help = ("Queue the platform's baseline agents (served by serve_baseline_agent) on every flow of an environment. "
+            "Skips boards that already have that baseline, so it can run at every start.")
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--env", default="sokoban")
+        parser.add_argument("--subset", action="append", dest="subsets", choices=["mini", "full"])
+        parser.add_argument("--suite")
+        parser.add_argument("--agent", action="append", dest="agents", choices=sorted(AGENTS))
+        parser.add_argument("--url", action="append", dest="urls", metavar="AGENT=URL", required=True,
+                            help="where each agent is served, e.g. idle=http://127.0.0.1:8101/v1")
+
+    def handle(self, *args, env: str, subsets: list[str] | None, suite: str | None, agents: list[str] | None,
+               urls: list[str], **options) -> None:
+        plugin = get_plugin(env)
+        where = dict(item.split("=", 1) for item in urls if "=" in item)
+        team = team_get_or_create(name=BASELINE_TEAM)
+        suite = suite or default_suite(env)
+        for agent in agents or sorted(where):
+            if agent not in where:
+                raise CommandError(f"no URL given for the {agent} agent")
+            name, description, repeats = AGENTS[agent]
+            model = model_entry_upsert(team=team, name=name, organisation="MageBench Leaderboard",
+                                       licence=description, is_baseline=True)
+            for subset in subsets or ["mini"]:
+                for flow in plugin.flows:
+                    exists = Submission.objects.filter(model=model, environment_id=env, flow=flow, subset=subset,
+                                                       suite=suite).exclude(status=Submission.Status.CANCELLED)
+                    if exists.exists():
+                        continue
+                    try:
+                        submission = submission_create_endpoint(
+                            model=model, env=env, flow=flow, subset=subset, suite=suite, endpoint_url=where[agent],
+                            endpoint_model=agent, settings={"repeats": repeats} if repeats else {}, is_baseline=True)
+                    except SubmissionError as exc:
+                        raise CommandError(str(exc)) from None
+                    self.stdout.write(f"{name} on {env}/{flow}/{subset}: submission {submission.id}")

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import os
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from submissions.models import Submission
+from submissions.selectors import submission_progress
+from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint, team_get_or_create
+
+
+class Command(BaseCommand):
+    help = "Register a model endpoint submission and queue it (optionally wait and print progress)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--team", required=True)
+        parser.add_argument("--model", required=True, help="model name shown on the board")
+        parser.add_argument("--env", required=True)
+        parser.add_argument("--flow", required=True, choices=["global", "online"])
+        parser.add_argument("--subset", default="mini", choices=["mini", "full"])
+        parser.add_argument("--suite")
+        parser.add_argument("--url", required=True, help="…/v1 or …/v1/chat/completions")
+        parser.add_argument("--endpoint-model", default="", help="model id sent to the endpoint")
+        parser.add_argument("--api-key-env", help="name of an environment variable holding the API key")
+        parser.add_argument("--organisation", default="")
+        parser.add_argument("--parameters", type=int)
+        parser.add_argument("--open-weights", action="store_true")
+        parser.add_argument("--link", default="")
+        parser.add_argument("--licence", default="")
+        parser.add_argument("--baseline", action="store_true", help="mark as a platform baseline row")
+        parser.add_argument("--repeats", type=int)
+        parser.add_argument("--temperature", type=float)
+        parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--wait", action="store_true", help="follow progress until the submission ends")
+
+    def handle(self, *args, **o) -> None:
+        api_key = ""
+        if o["api_key_env"]:
+            # Keys never travel on the command line, where other users can read them in the process list.
+            api_key = os.environ.get(o["api_key_env"], "")
+            if not api_key:
+                raise CommandError(f"environment variable {o['api_key_env']} is empty")
+        try:
+            team = team_get_or_create(name=o["team"])
+            model = model_entry_upsert(team=team, name=o["model"], organisation=o["organisation"],
+                                       parameter_count=o["parameters"], open_weights=o["open_weights"],
+                                       link=o["link"], licence=o["licence"], is_baseline=o["baseline"])
+            settings = {k: v for k, v in {"repeats": o["repeats"], "temperature": o["temperature"],
+                                          "max_tokens": o["max_tokens"]}.items() if v is not None}
+            submission = submission_create_endpoint(
+                model=model, env=o["env"], flow=o["flow"], subset=o["subset"], suite=o["suite"],
+                endpoint_url=o["url"], endpoint_model=o["endpoint_model"], api_key=api_key, settings=settings,
+                is_baseline=o["baseline"])
+        except SubmissionError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"submission {submission.id}: {submission.attempts.count()} attempts queued")
+        if o["wait"]:
+            self._follow(submission)
+
+    def _follow(self, submission: Submission) -> None:
+        while True:
+            submission.refresh_from_db()
+            p = submission_progress(submission)
+            self.stdout.write(f"\r{submission.status:<10} {p.done}/{p.total} done, {p.retrying} retrying, "
+                              f"{p.infra_failed} failed", ending="")
+            self.stdout.flush()
+            if not submission.is_active:
+                self.stdout.write("")
+                if submission.status_reason:
+                    self.stdout.write(submission.status_reason)
+                return
+            time.sleep(1.0)

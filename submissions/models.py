@@ -1,0 +1,152 @@
+"""Teams, models, submissions and their attempts."""
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.models import Environment, Scenario
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=120, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelEntry(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="models")
+    name = models.CharField(max_length=120)
+    organisation = models.CharField(max_length=120, blank=True)
+    parameter_count = models.BigIntegerField(null=True, blank=True, help_text="Parameters, if known")
+    open_weights = models.BooleanField(default=False)
+    link = models.URLField(blank=True)
+    licence = models.CharField(max_length=80, blank=True)
+    is_baseline = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="model_unique_per_team")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Submission(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        COMPLETED = "completed"
+        INCOMPLETE = "incomplete"
+        CANCELLED = "cancelled"
+
+    class Source(models.TextChoices):
+        ENDPOINT = "endpoint"
+        UPLOAD = "upload"
+
+    FLOW_CHOICES = [("global", "Global"), ("online", "Online")]
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
+    model = models.ForeignKey(ModelEntry, on_delete=models.CASCADE, related_name="submissions")
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="submissions")
+    flow = models.CharField(max_length=16, choices=FLOW_CHOICES)
+    subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
+    suite = models.SlugField(max_length=32)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENDPOINT)
+    #: The exact evaluation settings (resolution, max_image, memory, max_loop, repeats, sampling,
+    #: prompt version, parse retries) frozen at submission time.
+    settings = models.JSONField(default=dict)
+    endpoint_url = models.URLField(max_length=500, blank=True)
+    endpoint_model = models.CharField(max_length=200, blank=True)
+    api_key_encrypted = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status_reason = models.TextField(blank=True)
+    is_baseline = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["environment", "flow", "subset", "suite", "status"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.model} {self.environment_id}/{self.flow}/{self.subset}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
+
+
+class Attempt(models.Model):
+    """One scenario × repeat of a submission.
+
+    ``status`` separates what the model did (``scored``) from what the platform or the team's
+    infrastructure failed to do (``retrying`` / ``infra_failed``): the latter never carry a score.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        RETRYING = "retrying"
+        SCORED = "scored"
+        INFRA_FAILED = "infra_failed"
+        CANCELLED = "cancelled"
+
+    ACTIVE = (Status.PENDING, Status.RUNNING, Status.RETRYING)
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="attempts")
+    scenario = models.ForeignKey(Scenario, on_delete=models.PROTECT, related_name="attempts")
+    repeat = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    score = models.FloatField(null=True, blank=True)
+    outcome = models.CharField(max_length=32, blank=True)
+    steps = models.PositiveIntegerField(default=0)
+    model_calls = models.PositiveIntegerField(default=0)
+    invalid_action = models.BooleanField(default=False)
+    repeating_action = models.BooleanField(default=False)
+    parse_errors = models.PositiveIntegerField(default=0)
+    details = models.JSONField(default=dict, blank=True)
+    error_kind = models.CharField(max_length=32, blank=True)
+    error_message = models.TextField(blank=True)
+    tries = models.PositiveSmallIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    trajectory_path = models.CharField(max_length=300, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    next_try_at = models.DateTimeField(null=True, blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["scenario__key", "repeat"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "scenario", "repeat"], name="attempt_unique"),
+            models.CheckConstraint(
+                condition=models.Q(score__isnull=True) | models.Q(status="scored"),
+                name="attempt_only_scored_has_score",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"attempt {self.pk} ({self.scenario.key} r{self.repeat})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    def touch(self) -> None:
+        self.heartbeat_at = timezone.now()

@@ -1,0 +1,306 @@
+"""Writes for teams, models, submissions and attempts."""
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+from django.utils.text import slugify
+
+from evaluators.agents.flows import Cancelled
+from evaluators.base import FLOWS, ScenarioSpec, get_plugin
+from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
+from evaluators.endpoints.errors import InfraError
+from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
+from leaderboard.models import Scenario
+from leaderboard.services import environment_ensure
+from submissions.crypto import decrypt_secret, encrypt_secret
+from submissions.models import Attempt, ModelEntry, Submission, Team
+
+logger = logging.getLogger(__name__)
+
+#: Errors that retrying cannot fix: fail the attempt at once with the reason.
+NON_RETRYABLE = {"auth_error", "invalid_request"}
+HEARTBEAT_EVERY_SECONDS = 2.0
+
+
+class SubmissionError(ValueError):
+    """A submission that cannot be accepted, with a message meant for the submitter."""
+
+
+def team_get_or_create(*, name: str) -> Team:
+    name = name.strip()
+    if not name:
+        raise SubmissionError("a team name is required")
+    team, _ = Team.objects.get_or_create(name=name, defaults={"slug": _unique_team_slug(name)})
+    return team
+
+
+def _unique_team_slug(name: str) -> str:
+    base = slugify(name) or "team"
+    slug, n = base, 1
+    while Team.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def model_entry_upsert(*, team: Team, name: str, organisation: str = "", parameter_count: int | None = None,
+                       open_weights: bool = False, link: str = "", licence: str = "",
+                       is_baseline: bool = False) -> ModelEntry:
+    name = name.strip()
+    if not name:
+        raise SubmissionError("a model name is required")
+    entry, _ = ModelEntry.objects.update_or_create(
+        team=team, name=name,
+        defaults={"organisation": organisation, "parameter_count": parameter_count, "open_weights": open_weights,
+                  "link": link, "licence": licence, "is_baseline": is_baseline},
+    )
+    return entry
+
+
+def default_suite(env: str) -> str:
+    """The official scenarios once imported, else the platform's fixtures."""
+    if django_settings.MAGEBENCH_DEFAULT_SUITE:
+        return django_settings.MAGEBENCH_DEFAULT_SUITE
+    if Scenario.objects.filter(environment_id=env, suite="official").exists():
+        return "official"
+    return "fixture"
+
+
+def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset: str, endpoint_url: str,
+                               endpoint_model: str = "", api_key: str = "", suite: str | None = None,
+                               settings: dict[str, Any] | None = None, is_baseline: bool = False) -> Submission:
+    """Register an endpoint submission, create its attempts and queue them."""
+    plugin = _plugin_or_error(env)
+    if flow not in FLOWS or flow not in plugin.flows:
+        raise SubmissionError(f"{plugin.title} has no flow {flow!r}; choose one of {', '.join(plugin.flows)}")
+    if subset not in ("mini", "full"):
+        raise SubmissionError("subset must be mini or full")
+    try:
+        url = normalise_endpoint_url(endpoint_url)
+    except ValueError as exc:
+        raise SubmissionError(str(exc)) from None
+    environment = environment_ensure(env)
+    suite = suite or default_suite(env)
+    scenarios = list(Scenario.objects.filter(environment=environment, suite=suite, **Scenario.subset_filter(subset)))
+    if not scenarios:
+        raise SubmissionError(f"no {subset} scenarios of {plugin.title} in the '{suite}' suite; import them first")
+    frozen = effective_settings(env, flow, _validated_settings(settings or {}))
+    repeats = int(frozen.get("repeats", 1))
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            team=model.team, model=model, environment=environment, flow=flow, subset=subset, suite=suite,
+            source=Submission.Source.ENDPOINT, settings=frozen, endpoint_url=url,
+            endpoint_model=endpoint_model or model.name, api_key_encrypted=encrypt_secret(api_key),
+            is_baseline=is_baseline,
+        )
+        Attempt.objects.bulk_create(
+            Attempt(submission=submission, scenario=scenario, repeat=r)
+            for scenario in scenarios for r in range(repeats)
+        )
+        _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+    return submission
+
+
+_INT_SETTINGS = {"resolution": (64, 4096), "max_image": (0, 64), "max_memory": (0, 100), "max_loop": (1, 1000),
+                 "repeats": (1, 20), "max_tokens": (1, 65536), "parse_retries": (0, 5)}
+_FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+
+
+def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
+    clean: dict[str, Any] = {}
+    for key, value in raw.items():
+        if value in (None, ""):
+            continue
+        if key in _INT_SETTINGS:
+            low, high = _INT_SETTINGS[key]
+            cast: Any = int(value)
+        elif key in _FLOAT_SETTINGS:
+            low, high = _FLOAT_SETTINGS[key]
+            cast = float(value)
+        elif key == "no_system_role":
+            clean[key] = bool(value)
+            continue
+        else:
+            raise SubmissionError(f"unknown setting {key!r}")
+        if not low <= cast <= high:
+            raise SubmissionError(f"{key} must be between {low} and {high}")
+        clean[key] = cast
+    return clean
+
+
+def _plugin_or_error(env: str):
+    try:
+        return get_plugin(env)
+    except KeyError as exc:
+        raise SubmissionError(str(exc)) from None
+
+
+def _enqueue_on_commit(attempt_ids: list[int]) -> None:
+    from submissions.tasks import run_attempt_task
+
+    def send() -> None:
+        for attempt_id in attempt_ids:
+            run_attempt_task.delay(attempt_id)
+
+    transaction.on_commit(send)
+
+
+# --- running attempts --------------------------------------------------------------------------
+
+
+@dataclass
+class _Heartbeat:
+    attempt_id: int
+    submission_id: int
+    last: float = 0.0
+
+    def __call__(self, progress: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if now - self.last < HEARTBEAT_EVERY_SECONDS:
+            return
+        self.last = now
+        Attempt.objects.filter(id=self.attempt_id, status=Attempt.Status.RUNNING).update(
+            heartbeat_at=timezone.now(), steps=progress.get("steps", 0), model_calls=progress.get("model_calls", 0))
+        if Submission.objects.filter(id=self.submission_id, status=Submission.Status.CANCELLED).exists():
+            raise Cancelled()
+
+
+def attempt_claim(*, attempt_id: int) -> Attempt | None:
+    """Atomically move a waiting attempt to running; None when another worker has it or it is done."""
+    now = timezone.now()
+    claimed = Attempt.objects.filter(
+        id=attempt_id,
+        status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING],
+        submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
+    ).update(status=Attempt.Status.RUNNING, started_at=now, heartbeat_at=now, tries=F("tries") + 1,
+             worker=socket.gethostname()[:200], next_try_at=None)
+    if claimed != 1:
+        return None
+    attempt = Attempt.objects.select_related("submission", "scenario").get(id=attempt_id)
+    Submission.objects.filter(id=attempt.submission_id, status=Submission.Status.QUEUED).update(
+        status=Submission.Status.RUNNING, started_at=now)
+    return attempt
+
+
+def scenario_spec(scenario: Scenario) -> ScenarioSpec:
+    resource = Path(scenario.resource_path) if scenario.resource_path else None
+    if resource is not None and not resource.is_absolute():
+        resource = django_settings.SCENARIO_ROOT / resource
+    return ScenarioSpec(env=scenario.environment_id, key=scenario.key, data=scenario.data, resource_path=resource)
+
+
+def attempt_run(*, attempt_id: int) -> float | None:
+    """Run one attempt. Returns a delay in seconds when it must be tried again later."""
+    attempt = attempt_claim(attempt_id=attempt_id)
+    if attempt is None:
+        return None
+    submission = attempt.submission
+    relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
+    started = time.monotonic()
+    try:
+        client = ChatClient(
+            submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
+            timeout=django_settings.MAGEBENCH_ENDPOINT_TIMEOUT,
+            max_retries=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRIES,
+            backoff=django_settings.MAGEBENCH_ENDPOINT_BACKOFF,
+        )
+        result = run_attempt(
+            scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+            model=client, out_dir=django_settings.MEDIA_ROOT / relative,
+            progress=_Heartbeat(attempt.id, submission.id),
+        )
+    except Cancelled:
+        Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).update(
+            status=Attempt.Status.CANCELLED, finished_at=timezone.now(), trajectory_path=str(relative))
+        submission_refresh_status(submission_id=submission.id)
+        return None
+    except (InfraError, EnvironmentFailure, ValueError) as exc:
+        return _attempt_infra_failure(attempt, exc, relative, time.monotonic() - started)
+    diagnostics = result.diagnostics
+    Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).update(
+        status=Attempt.Status.SCORED, score=result.score, outcome=result.outcome[:32], steps=result.steps,
+        model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
+        repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
+        details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra},
+        error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens, trajectory_path=str(relative),
+        finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=time.monotonic() - started,
+    )
+    submission_refresh_status(submission_id=submission.id)
+    return None
+
+
+def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, elapsed: float) -> float | None:
+    kind = getattr(exc, "kind", "configuration_error")
+    message = str(exc)[:2000]
+    give_up = kind in NON_RETRYABLE or attempt.tries >= django_settings.MAGEBENCH_INFRA_MAX_TRIES
+    delay = django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS * (2 ** (attempt.tries - 1))
+    fields: dict[str, Any] = {
+        "error_kind": kind, "error_message": message, "trajectory_path": str(relative),
+        "duration_seconds": elapsed, "heartbeat_at": timezone.now(),
+    }
+    if give_up:
+        fields.update(status=Attempt.Status.INFRA_FAILED, finished_at=timezone.now())
+    else:
+        fields.update(status=Attempt.Status.RETRYING, next_try_at=timezone.now() + timezone.timedelta(seconds=delay))
+    Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).update(**fields)
+    logger.warning("attempt %s: %s (%s), try %s%s", attempt.id, kind, message, attempt.tries,
+                   "; giving up" if give_up else f"; retrying in {delay:.1f}s")
+    submission_refresh_status(submission_id=attempt.submission_id)
+    return None if give_up else delay
+
+
+def submission_refresh_status(*, submission_id: int) -> Submission:
+    """Derive the submission's status from its attempts (the single place that decides it)."""
+    counts = Attempt.objects.filter(submission_id=submission_id).aggregate(
+        active=Count("id", filter=Q(status__in=Attempt.ACTIVE)),
+        failed=Count("id", filter=Q(status=Attempt.Status.INFRA_FAILED)),
+        cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
+    )
+    live = Submission.objects.exclude(status=Submission.Status.CANCELLED).filter(id=submission_id)
+    if counts["active"] == 0:
+        if counts["failed"] or counts["cancelled"]:
+            kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
+                     .values("error_kind").annotate(n=Count("id")).order_by("-n"))
+            reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
+            live.update(status=Submission.Status.INCOMPLETE, status_reason=reason or "attempts were cancelled",
+                        finished_at=timezone.now())
+        else:
+            live.update(status=Submission.Status.COMPLETED, status_reason="", finished_at=timezone.now())
+    return Submission.objects.get(id=submission_id)
+
+
+def submission_cancel(*, submission: Submission) -> Submission:
+    with transaction.atomic():
+        Submission.objects.filter(id=submission.id, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]
+                                  ).update(status=Submission.Status.CANCELLED, status_reason="cancelled by the submitter",
+                                           finished_at=timezone.now())
+        # Running attempts notice at their next heartbeat and stop themselves.
+        submission.attempts.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING]).update(
+            status=Attempt.Status.CANCELLED, finished_at=timezone.now())
+    submission.refresh_from_db()
+    return submission
+
+
+def submission_resume(*, submission: Submission) -> Submission:
+    """Queue again every attempt that did not produce a score (failed, cancelled or stuck waiting)."""
+    with transaction.atomic():
+        retry = submission.attempts.filter(status__in=[Attempt.Status.INFRA_FAILED, Attempt.Status.CANCELLED,
+                                                       Attempt.Status.PENDING, Attempt.Status.RETRYING])
+        ids = list(retry.values_list("id", flat=True))
+        retry.update(status=Attempt.Status.PENDING, tries=0, error_kind="", error_message="", next_try_at=None)
+        if ids:
+            Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",
+                                                               finished_at=None)
+            _enqueue_on_commit(ids)
+    submission.refresh_from_db()
+    return submission
