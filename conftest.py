@@ -1,0 +1,95 @@
+"""Shared test fixtures: fixture scenarios, baseline endpoints and real Celery workers."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+FIXTURE_RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
+
+
+@pytest.fixture
+def fixture_scenarios(db):
+    """The project's own Sokoban levels, imported like an official resources/ directory."""
+    from leaderboard.services import scenarios_import
+
+    return scenarios_import(path=FIXTURE_RESOURCES, suite="fixture", verify=False)
+
+
+@pytest.fixture
+def baseline_endpoint() -> Iterator[Callable[..., object]]:
+    """Start a baseline agent (optionally faulty) on a free local port; stopped after the test."""
+    from evaluators.baselines.agents import make_agent
+    from evaluators.baselines.server import Fault, start_server
+
+    servers = []
+
+    def start(agent: str = "oracle", *, fault: str | None = None, first_n: int | None = None,
+              delay: float = 5.0, api_key: str | None = None, seed: int | None = 0):
+        server = start_server(make_agent(agent, seed=seed), api_key=api_key,
+                              fault=Fault(fault, first_n=first_n, delay=delay) if fault else None)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+@pytest.fixture
+def wait_for() -> Callable[[Callable[[], bool], float, str], None]:
+    return _wait_for
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, settings, tmp_path) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` process on the local Redis, sharing the test database and media root."""
+    from django.db import connection
+
+    from config.celery import app
+
+    db = connection.settings_dict
+    env = dict(os.environ)
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "MAGEBENCH_DATA_DIR": str(settings.DATA_DIR),
+        "MAGEBENCH_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "MAGEBENCH_SCENARIO_ROOT": str(settings.SCENARIO_ROOT),
+    })
+    app.control.purge()  # leftovers of an interrupted earlier run must not reach this worker
+    log = (tmp_path / "worker.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2",
+         "--pool=prefork", f"--hostname=test-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        _wait_for(lambda: bool(app.control.ping(timeout=0.5)) or process.poll() is not None, 60, "the Celery worker")
+        if process.poll() is not None:
+            raise AssertionError(f"worker exited: {(tmp_path / 'worker.log').read_text()[-3000:]}")
+        yield process
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()

@@ -1,0 +1,82 @@
+"""Boards, exports and the metric card, on attempts scored by real baseline endpoints."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.selectors import board_get
+from submissions.models import Attempt, Submission
+from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+
+def _evaluate(url: str, name: str, *, baseline: bool = False, flow: str = "global") -> Submission:
+    team = team_get_or_create(name="Baselines" if baseline else "Lab")
+    model = model_entry_upsert(team=team, name=name, is_baseline=baseline)
+    submission = submission_create_endpoint(model=model, env="sokoban", flow=flow, subset="mini", suite="fixture",
+                                            endpoint_url=url, settings={"repeats": 1}, is_baseline=baseline)
+    for attempt_id in submission.attempts.values_list("id", flat=True):
+        attempt_run(attempt_id=attempt_id)
+    submission.refresh_from_db()
+    return submission
+
+
+@pytest.fixture
+def scored(fixture_scenarios, baseline_endpoint):
+    oracle = _evaluate(baseline_endpoint("oracle").url, "Oracle agent", baseline=True)
+    idle = _evaluate(baseline_endpoint("idle").url, "Idle agent", baseline=True)
+    model = _evaluate(baseline_endpoint("random", seed=3).url, "Lab model")
+    return {"oracle": oracle, "idle": idle, "model": model}
+
+
+def test_the_board_ranks_submissions_and_keeps_baselines_unranked(scored):
+    board = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
+    by_model = {row.model: row for row in board.rows}
+    assert board.scenario_count == 10
+    assert by_model["Oracle agent"].mean == pytest.approx(100.0) and by_model["Oracle agent"].se == pytest.approx(0.0)
+    assert by_model["Oracle agent"].rank is None and by_model["Oracle agent"].is_baseline
+    assert by_model["Lab model"].rank == 1
+    idle_scores = Attempt.objects.filter(submission=scored["idle"]).values_list("score", flat=True)
+    assert by_model["Idle agent"].mean == pytest.approx(sum(idle_scores) / len(idle_scores))
+    assert by_model["Idle agent"].ia_pct == 100.0
+    assert [row.model for row in board.rows][0] == "Oracle agent"  # sorted by mean, best first
+
+
+def test_an_incomplete_submission_is_marked_on_the_board(scored):
+    attempt = scored["model"].attempts.first()
+    Attempt.objects.filter(id=attempt.id).update(status=Attempt.Status.INFRA_FAILED, score=None,
+                                                 error_kind="server_error")
+    Submission.objects.filter(id=scored["model"].id).update(status=Submission.Status.INCOMPLETE)
+    row = next(r for r in board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows
+               if r.model == "Lab model")
+    assert row.incomplete and row.n_infra_failed == 1 and row.n_scored == 9
+
+
+def test_the_pages_render(client, scored):
+    for url in [reverse("home"), reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture",
+                reverse("metric-card", args=["sokoban"]), reverse("queue"), reverse("submit"),
+                reverse("submission-detail", args=[scored["model"].id])]:
+        response = client.get(url)
+        assert response.status_code == 200, url
+    board = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture").content.decode()
+    assert "Oracle agent" in board and "baseline" in board and "Lab model" in board
+    card = client.get(reverse("metric-card", args=["sokoban"])).content.decode()
+    assert "100 + 5 · (B_T − R_ub)" in card and "sokoban-global-v1" in card and "repeating actions" in card
+
+
+def test_the_board_exports_csv_and_json_with_the_same_rows(client, scored):
+    base = reverse("board-export", args=["sokoban", "global", "mini", "csv"]) + "?suite=fixture"
+    rows = list(csv.DictReader(io.StringIO(client.get(base).content.decode())))
+    data = client.get(reverse("board-export", args=["sokoban", "global", "mini", "json"]) + "?suite=fixture").json()
+    api = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=fixture").json()
+    assert [r["model"] for r in rows] == [r["model"] for r in data["rows"]] == [r["model"] for r in api["rows"]]
+    assert float(rows[0]["mean"]) == pytest.approx(data["rows"][0]["mean"])
+
+
+def test_an_unknown_board_is_a_404(client, db):
+    assert client.get(reverse("board", args=["chess", "global", "mini"])).status_code == 404
+    assert client.get(reverse("api-board", args=["sokoban", "sideways", "mini"])).status_code == 404

@@ -1,0 +1,202 @@
+"""Attempts run against real HTTP endpoints (the baseline agents), in-process and on Celery workers."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from submissions.models import Attempt, Submission
+from submissions.services import (attempt_claim, attempt_run, model_entry_upsert, submission_cancel,
+                                  submission_create_endpoint, submission_resume, team_get_or_create)
+
+pytestmark = pytest.mark.integration
+
+
+def _submit(url: str, *, flow: str = "global", subset: str = "mini", agent: str = "oracle", **settings):
+    team = team_get_or_create(name="Test team")
+    model = model_entry_upsert(team=team, name=f"{agent} model")
+    return submission_create_endpoint(model=model, env="sokoban", flow=flow, subset=subset, suite="fixture",
+                                      endpoint_url=url, endpoint_model=agent, settings={"repeats": 1, **settings})
+
+
+def _run_all(submission: Submission, limit: int = 10) -> None:
+    """Run every attempt in this process, retrying infrastructure failures like the task does."""
+    for attempt_id in submission.attempts.values_list("id", flat=True):
+        for _ in range(limit):
+            if attempt_run(attempt_id=attempt_id) is None:
+                break
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("flow", ["global", "online"])
+def test_the_oracle_scores_100_on_every_fixture_level(fixture_scenarios, baseline_endpoint, flow):
+    server = baseline_endpoint("oracle")
+    submission = _submit(server.url, flow=flow, subset="full")
+    _run_all(submission)
+    attempts = list(submission.attempts.select_related("scenario"))
+    assert len(attempts) >= 30
+    for attempt in attempts:
+        assert attempt.status == Attempt.Status.SCORED, (attempt.scenario.key, attempt.error_message)
+        assert attempt.score == pytest.approx(100.0), attempt.scenario.key
+        assert attempt.outcome == "solved"
+        assert not attempt.invalid_action and not attempt.repeating_action
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.COMPLETED
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("flow", ["global", "online"])
+def test_the_idle_agent_scores_exactly_100_minus_5_rub_on_every_fixture_level(fixture_scenarios, baseline_endpoint,
+                                                                             flow):
+    server = baseline_endpoint("idle")
+    submission = _submit(server.url, flow=flow, subset="full", **({"max_loop": 3} if flow == "online" else {}))
+    _run_all(submission)
+    for attempt in submission.attempts.select_related("scenario"):
+        rub = attempt.scenario.data["upper_bound"]["reward"]
+        assert attempt.status == Attempt.Status.SCORED
+        assert attempt.score == pytest.approx(100 - 5 * rub), attempt.scenario.key
+        assert attempt.steps == 0 and attempt.outcome == "no_action"
+        assert attempt.invalid_action  # a reply with no action is an invalid decision
+        # one reply and two regenerations per decision
+        expected_calls = 3 if flow == "global" else 3 * 3
+        assert attempt.model_calls == expected_calls and attempt.parse_errors == expected_calls
+
+
+@pytest.mark.django_db
+def test_the_random_agent_is_scored_between_idle_and_perfect(fixture_scenarios, baseline_endpoint):
+    server = baseline_endpoint("random", seed=7)
+    submission = _submit(server.url, flow="online", max_loop=10)
+    _run_all(submission)
+    for attempt in submission.attempts.select_related("scenario"):
+        rub = attempt.scenario.data["upper_bound"]["reward"]
+        assert attempt.status == Attempt.Status.SCORED
+        assert 100 - 5 * rub <= attempt.score <= 100
+        assert attempt.steps == 10 and attempt.model_calls == 10
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fault,kind", [
+    ("500", "server_error"),
+    ("garbage", "invalid_response"),
+    ("empty_choices", "invalid_response"),
+    ("timeout", "request_timeout"),
+    ("drop", None),
+])
+def test_it_retries_endpoint_failures_and_never_scores_them(fixture_scenarios, baseline_endpoint, settings, fault,
+                                                            kind):
+    settings.MAGEBENCH_INFRA_MAX_TRIES = 2
+    settings.MAGEBENCH_ENDPOINT_MAX_RETRIES = 1
+    settings.MAGEBENCH_ENDPOINT_TIMEOUT = 0.5
+    server = baseline_endpoint("oracle", fault=fault, delay=2.0)
+    submission = _submit(server.url)
+    attempt = submission.attempts.first()
+    assert attempt_run(attempt_id=attempt.id) is not None  # first failure: try again later
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.RETRYING and attempt.score is None and attempt.next_try_at
+    assert attempt_run(attempt_id=attempt.id) is None  # second failure: give up
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.INFRA_FAILED and attempt.score is None and attempt.tries == 2
+    if kind:
+        assert attempt.error_kind == kind
+    else:
+        assert attempt.error_kind in {"endpoint_unreachable", "invalid_response", "server_error"}
+    assert attempt.error_message
+
+
+@pytest.mark.django_db
+def test_an_unreachable_endpoint_leaves_the_submission_incomplete_with_the_reason(fixture_scenarios, settings):
+    settings.MAGEBENCH_INFRA_MAX_TRIES = 1
+    settings.MAGEBENCH_ENDPOINT_MAX_RETRIES = 0
+    submission = _submit(f"http://127.0.0.1:{_closed_port()}/v1")
+    _run_all(submission)
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.INCOMPLETE
+    assert "endpoint_unreachable" in submission.status_reason
+    assert not submission.attempts.filter(score__isnull=False).exists()
+    assert set(submission.attempts.values_list("status", flat=True)) == {Attempt.Status.INFRA_FAILED}
+
+
+@pytest.mark.django_db
+def test_it_does_not_retry_an_auth_error(fixture_scenarios, baseline_endpoint, settings):
+    settings.MAGEBENCH_INFRA_MAX_TRIES = 5
+    server = baseline_endpoint("oracle", api_key="right-key")
+    submission = _submit(server.url)
+    attempt = submission.attempts.first()
+    assert attempt_run(attempt_id=attempt.id) is None
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.INFRA_FAILED and attempt.error_kind == "auth_error" and attempt.tries == 1
+
+
+@pytest.mark.django_db
+def test_a_transient_failure_is_absorbed_and_scored_normally(fixture_scenarios, baseline_endpoint, settings):
+    settings.MAGEBENCH_ENDPOINT_MAX_RETRIES = 3
+    server = baseline_endpoint("oracle", fault="500", first_n=2)
+    submission = _submit(server.url)
+    attempt = submission.attempts.first()
+    attempt_run(attempt_id=attempt.id)
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.SCORED and attempt.score == pytest.approx(100.0) and attempt.tries == 1
+
+
+@pytest.mark.django_db
+def test_an_attempt_is_claimed_once(fixture_scenarios, baseline_endpoint):
+    server = baseline_endpoint("idle")
+    submission = _submit(server.url)
+    attempt = submission.attempts.first()
+    assert attempt_claim(attempt_id=attempt.id) is not None
+    assert attempt_claim(attempt_id=attempt.id) is None  # a re-delivered task finds it taken
+    assert attempt_run(attempt_id=attempt.id) is None
+    attempt.refresh_from_db()
+    assert attempt.status == Attempt.Status.RUNNING and attempt.tries == 1
+
+
+@pytest.mark.django_db
+def test_a_scored_attempt_is_never_run_twice(fixture_scenarios, baseline_endpoint):
+    server = baseline_endpoint("oracle")
+    submission = _submit(server.url)
+    attempt = submission.attempts.first()
+    attempt_run(attempt_id=attempt.id)
+    calls = server.chat_requests
+    attempt_run(attempt_id=attempt.id)
+    attempt.refresh_from_db()
+    assert server.chat_requests == calls and attempt.tries == 1 and attempt.status == Attempt.Status.SCORED
+
+
+@pytest.mark.django_db
+def test_cancel_stops_waiting_attempts_and_resume_queues_them_again(fixture_scenarios, baseline_endpoint):
+    server = baseline_endpoint("oracle")
+    submission = _submit(server.url)
+    first = submission.attempts.first()
+    attempt_run(attempt_id=first.id)
+    submission_cancel(submission=submission)
+    assert submission.status == Submission.Status.CANCELLED
+    assert submission.attempts.filter(status=Attempt.Status.CANCELLED).count() == submission.attempts.count() - 1
+    submission_resume(submission=submission)
+    assert submission.status == Submission.Status.QUEUED
+    _run_all(submission)
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.COMPLETED
+    assert submission.attempts.filter(status=Attempt.Status.SCORED).count() == submission.attempts.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_worker_on_redis_runs_every_attempt_and_retries_infrastructure_failures(
+        fixture_scenarios, baseline_endpoint, celery_worker_process, wait_for):
+    # The worker's client makes at most 4 requests per try (3 retries in the test settings). Eight
+    # failing requests shared by two worker processes therefore fail at least one try, which the
+    # task re-queues; a later try succeeds.
+    server = baseline_endpoint("oracle", fault="500", first_n=8)
+    submission = _submit(server.url, flow="online")
+    wait_for(lambda: not Submission.objects.get(id=submission.id).is_active, 300, "the submission to finish")
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.COMPLETED, submission.status_reason
+    attempts = list(submission.attempts.all())
+    assert all(a.status == Attempt.Status.SCORED and a.score == pytest.approx(100.0) for a in attempts)
+    assert max(a.tries for a in attempts) >= 2  # at least one attempt needed another try
+    assert all(a.trajectory_path.endswith(f"try-{a.tries}") for a in attempts)
