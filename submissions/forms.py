@@ -16,7 +16,7 @@ class EndpointSubmissionForm(forms.Form):
     parameter_count = forms.IntegerField(required=False, min_value=1, label="Parameters",
                                          help_text="Total parameter count, e.g. 7000000000")
     open_weights = forms.BooleanField(required=False)
-    link = forms.URLField(required=False, label="Paper or model card")
+    link = forms.URLField(required=False, label="Paper or model card", assume_scheme="https")
     licence = forms.CharField(max_length=80, required=False)
     env = forms.ChoiceField(choices=_env_choices, label="Environment")
     flow = forms.ChoiceField(choices=[("global", "Global"), ("online", "Online")])

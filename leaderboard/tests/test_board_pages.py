@@ -18,7 +18,8 @@ def _evaluate(url: str, name: str, *, baseline: bool = False, flow: str = "globa
     team = team_get_or_create(name="Baselines" if baseline else "Lab")
     model = model_entry_upsert(team=team, name=name, is_baseline=baseline)
     submission = submission_create_endpoint(model=model, env="sokoban", flow=flow, subset="mini", suite="fixture",
-                                            endpoint_url=url, settings={"repeats": 1}, is_baseline=baseline)
+                                            endpoint_url=url, settings={"repeats": 1, "resolution": 256},
+                                            is_baseline=baseline)
     for attempt_id in submission.attempts.values_list("id", flat=True):
         attempt_run(attempt_id=attempt_id)
     submission.refresh_from_db()

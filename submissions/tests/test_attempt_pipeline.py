@@ -16,7 +16,8 @@ def _submit(url: str, *, flow: str = "global", subset: str = "mini", agent: str 
     team = team_get_or_create(name="Test team")
     model = model_entry_upsert(team=team, name=f"{agent} model")
     return submission_create_endpoint(model=model, env="sokoban", flow=flow, subset=subset, suite="fixture",
-                                      endpoint_url=url, endpoint_model=agent, settings={"repeats": 1, **settings})
+                                      endpoint_url=url, endpoint_model=agent,
+                                      settings={"repeats": 1, "resolution": 256, **settings})
 
 
 def _run_all(submission: Submission, limit: int = 10) -> None:
@@ -37,7 +38,7 @@ def _closed_port() -> int:
 @pytest.mark.parametrize("flow", ["global", "online"])
 def test_the_oracle_scores_100_on_every_fixture_level(fixture_scenarios, baseline_endpoint, flow):
     server = baseline_endpoint("oracle")
-    submission = _submit(server.url, flow=flow, subset="full")
+    submission = _submit(server.url, flow=flow, subset="full", resolution=640)  # the paper's setting
     _run_all(submission)
     attempts = list(submission.attempts.select_related("scenario"))
     assert len(attempts) >= 30

@@ -61,6 +61,7 @@ def test_the_replay_shows_every_step_of_an_attempt(client, fixture_scenarios, ba
     assert trajectory["steps"][-1]["info"]["best"] == pytest.approx(attempt.details["best_reward"])
     frame = client.get(reverse("attempt-frame", args=[attempt.id, trajectory["steps"][0]["frame"]]))
     assert frame.status_code == 200 and frame["Content-Type"] == "image/png"
-    assert client.get(reverse("attempt-frame", args=[attempt.id, "../../etc/passwd"])).status_code == 404
+    for name in ["trajectory.json", "..%2F..%2Fsecret.png", "frame_9999.png"]:
+        assert client.get(f"/attempts/{attempt.id}/frames/{name}").status_code == 404, name
     detail = client.get(reverse("api-submission-detail", args=[attempt.submission_id])).json()
     assert detail["progress"]["scored"] == 1 and "api_key" not in str(detail)

@@ -1,0 +1,69 @@
+"""The Sokoban environment plug-in (reference §2.2): gym-sokoban levels, reward-score metric."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from evaluators.agents.parsing import parse_global_actions, parse_online_action
+from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
+                             PromptSet, ScenarioSpec)
+from evaluators.sokoban import prompts
+
+ACTIONS = ("Up", "Down", "Left", "Right")
+
+
+class SokobanPlugin(EnvironmentPlugin):
+    slug: ClassVar[str] = "sokoban"
+    title: ClassVar[str] = "Sokoban"
+    score_label: ClassVar[str] = "Reward score"
+    ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
+    # The official experiment scripts' settings (reference §1); parse_retries is the platform's own.
+    default_settings: ClassVar[dict[str, dict[str, Any]]] = {
+        FLOW_GLOBAL: {
+            "resolution": 640, "max_image": 1, "repeats": 3, "temperature": 0.1, "top_p": 0.95,
+            "max_tokens": 1000, "parse_retries": 2,
+        },
+        FLOW_ONLINE: {
+            "resolution": 640, "max_image": 1, "max_memory": 5, "max_loop": 50, "repeats": 3,
+            "temperature": 0.1, "top_p": 0.95, "max_tokens": 300, "parse_retries": 2,
+        },
+    }
+
+    @property
+    def metric_card(self) -> dict[str, Any]:
+        from evaluators.sokoban.card import METRIC_CARD
+
+        return METRIC_CARD
+
+    def discover(self, resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
+        from evaluators.sokoban.resources import discover_sokoban
+
+        return discover_sokoban(resources, verify=verify)
+
+    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+        # Imported here so that registering the plug-in never loads gym or gym-sokoban.
+        from evaluators.sokoban.env import SokobanEpisode
+
+        return SokobanEpisode.from_scenario(scenario, settings)
+
+    def prompts(self, flow: str) -> PromptSet:
+        if flow == FLOW_GLOBAL:
+            return prompts.GLOBAL
+        if flow == FLOW_ONLINE:
+            return prompts.ONLINE
+        raise ValueError(f"Sokoban has no flow {flow!r}")
+
+    def parse(self, flow: str, reply: str) -> ParseResult:
+        if flow == FLOW_GLOBAL:
+            return parse_global_actions(reply, self.ACTIONS)
+        if flow == FLOW_ONLINE:
+            return parse_online_action(reply, self.ACTIONS)
+        raise ValueError(f"Sokoban has no flow {flow!r}")
+
+    def idle_score(self, scenario: ScenarioSpec) -> float | None:
+        try:
+            upper_bound = float(scenario.data["upper_bound"]["reward"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        # Zero actions leave B at B_0 = 0 (the same rounding as SokobanEpisode.score).
+        return round(100.0 - 5.0 * upper_bound, 6)
