@@ -1,0 +1,40 @@
+"""Talking to teams' OpenAI-compatible endpoints, and telling infrastructure failures from answers."""
+from evaluators.endpoints.client import (
+    ChatClient,
+    Completion,
+    image_part,
+    models_url,
+    normalise_endpoint_url,
+    text_part,
+)
+from evaluators.endpoints.errors import (
+    AUTH_ERROR,
+    ENDPOINT_UNREACHABLE,
+    INVALID_REQUEST,
+    INVALID_RESPONSE,
+    KINDS,
+    RATE_LIMITED,
+    REQUEST_TIMEOUT,
+    RETRYABLE_KINDS,
+    SERVER_ERROR,
+    InfraError,
+)
+
+__all__ = [
+    "AUTH_ERROR",
+    "ENDPOINT_UNREACHABLE",
+    "INVALID_REQUEST",
+    "INVALID_RESPONSE",
+    "KINDS",
+    "RATE_LIMITED",
+    "REQUEST_TIMEOUT",
+    "RETRYABLE_KINDS",
+    "SERVER_ERROR",
+    "ChatClient",
+    "Completion",
+    "InfraError",
+    "image_part",
+    "models_url",
+    "normalise_endpoint_url",
+    "text_part",
+]

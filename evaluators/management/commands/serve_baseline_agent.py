@@ -1,0 +1,70 @@
+"""``manage.py serve_baseline_agent``: put a baseline agent behind an OpenAI-compatible endpoint."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evaluators.baselines.agents import AGENT_NAMES, make_agent
+from evaluators.baselines.server import FAULT_MODES, Fault, serve_forever
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve a baseline agent (idle, random or oracle) over the OpenAI chat-completions "
+        "protocol until interrupted, optionally failing on purpose to test infrastructure "
+        "error handling."
+    )
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--agent", choices=AGENT_NAMES, required=True)
+        parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--seed", type=int, default=None, help="seed of the random agent")
+        parser.add_argument("--api-key", default=None, help="require this bearer token")
+        parser.add_argument("--fault", choices=FAULT_MODES, default=None)
+        parser.add_argument(
+            "--fault-first",
+            type=int,
+            default=None,
+            metavar="N",
+            help="only the first N requests fail (default: all of them)",
+        )
+        parser.add_argument(
+            "--fault-delay",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="how long a 'timeout' fault stalls before answering",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        fault = None
+        if options["fault"]:
+            extra = {} if options["fault_delay"] is None else {"delay": options["fault_delay"]}
+            try:
+                fault = Fault(options["fault"], first_n=options["fault_first"], **extra)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        elif options["fault_first"] is not None or options["fault_delay"] is not None:
+            raise CommandError("--fault-first and --fault-delay need --fault")
+        agent = make_agent(options["agent"], seed=options["seed"])
+
+        def ready(url: str) -> None:
+            self.stdout.write(f"Serving the {agent.name} agent at {url}")
+            self.stdout.write("Press Ctrl+C to stop.")
+            self.stdout.flush()
+
+        try:
+            serve_forever(
+                agent,
+                options["host"],
+                options["port"],
+                api_key=options["api_key"],
+                fault=fault,
+                ready=ready,
+            )
+        except OSError as exc:
+            raise CommandError(f"cannot serve on {options['host']}:{options['port']}: {exc}")
+        self.stdout.write("Stopped.")
