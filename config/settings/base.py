@@ -135,12 +135,13 @@ REST_FRAMEWORK = {
 _BROKER_DIR = DATA_DIR / "broker"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_BROKER_DIR / "queue"),
         "data_folder_out": str(_BROKER_DIR / "queue"),
         "processed_folder": str(_BROKER_DIR / "processed"),
+        "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True
