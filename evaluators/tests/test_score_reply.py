@@ -1,0 +1,58 @@
+"""Offline scoring of saved replies, through the same code path as live runs."""
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluators.sokoban.solver import solve_grid
+
+pytestmark = pytest.mark.django_db
+
+
+def _score(*args: str) -> dict:
+    out = StringIO()
+    call_command("score_reply", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_it_scores_an_optimal_global_reply_100(fixture_scenarios, tmp_path):
+    from leaderboard.models import Scenario
+
+    level = Scenario.objects.get(key="1-Sokoban-small-v0")
+    moves = solve_grid(level.data["grid"]).actions
+    reply = tmp_path / "reply.txt"
+    reply.write_text("### Analyze\nplanned offline\n### Actions\n" + ", ".join(moves))
+    result = _score("--scenario", level.key, "--flow", "global", "--reply", str(reply))
+    assert result["score"] == pytest.approx(100.0) and result["actions"] == moves
+    assert result["invalid_action"] is False and result["parse_errors"] == []
+
+
+def test_it_reports_the_idle_score_and_the_parse_error_for_a_reply_without_actions(fixture_scenarios, tmp_path):
+    from leaderboard.models import Scenario
+
+    level = Scenario.objects.get(key="1-Sokoban-small-v0")
+    reply = tmp_path / "reply.txt"
+    reply.write_text("I would rather not play.")
+    result = _score("--scenario", level.key, "--flow", "global", "--reply", str(reply))
+    assert result["score"] == pytest.approx(100 - 5 * level.data["upper_bound"]["reward"])
+    assert result["invalid_action"] is True and result["parse_errors"] == ["no valid action in the reply"]
+
+
+def test_it_plays_one_online_reply_per_decision(fixture_scenarios, tmp_path):
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(["# action\nUp", "garbage", "# action\nLeft"]))
+    result = _score("--scenario", "1-Sokoban-small-v0", "--flow", "online", "--reply", str(replies))
+    assert result["actions"] == ["Up", "Left"] and result["diagnostics"]["invalid_decisions"] == 1
+    assert result["parsed"] == [["Up"], [], ["Left"]]
+
+
+def test_it_explains_bad_input(fixture_scenarios, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(CommandError, match="not valid JSON"):
+        _score("--scenario", "1-Sokoban-small-v0", "--flow", "online", "--reply", str(bad))
+    with pytest.raises(CommandError, match="no scenario 'nope'"):
+        _score("--scenario", "nope", "--flow", "global", "--reply", str(bad))

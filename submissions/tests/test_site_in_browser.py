@@ -1,0 +1,71 @@
+"""The site's own pages in headless Chromium: a board, a submission, a replay stepped by keyboard."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from evaluators.browser import launch_chromium
+from submissions.models import Attempt
+from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def evaluated(transactional_db, fixture_scenarios, baseline_endpoint):
+    team = team_get_or_create(name="MageBench baselines")
+    model = model_entry_upsert(team=team, name="Oracle agent", is_baseline=True)
+    submission = submission_create_endpoint(model=model, env="sokoban", flow="online", subset="mini", suite="fixture",
+                                            endpoint_url=baseline_endpoint("oracle").url,
+                                            settings={"repeats": 1, "resolution": 256}, is_baseline=True)
+    for attempt_id in submission.attempts.values_list("id", flat=True):
+        attempt_run(attempt_id=attempt_id)
+    return submission
+
+
+def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_server, evaluated, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    attempt = evaluated.attempts.filter(status=Attempt.Status.SCORED).order_by("-steps").first()
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server thread is plain sync Django
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+
+        page.goto(f"{live_server.url}/boards/sokoban/online/mini/?suite=fixture")
+        row = page.locator("table.board tbody tr", has_text="Oracle agent")
+        assert "100.00" in row.inner_text() and "baseline" in row.inner_text()
+        with page.expect_download() as download:
+            page.get_by_role("link", name="CSV").click()
+        csv_path = tmp_path / "board.csv"
+        download.value.save_as(csv_path)
+        assert "Oracle agent" in csv_path.read_text()
+
+        row.get_by_role("link", name="Oracle agent").click()
+        page.wait_for_url(f"**/submissions/{evaluated.id}/")
+        assert "completed" in page.locator("p .status").first.inner_text()
+
+        page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
+        steps = page.locator("#step-list li")
+        assert steps.count() == attempt.steps + 1
+        assert page.locator("#step-list li.active").inner_text() == "start"
+        first_src = page.locator("#frame").get_attribute("src")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert page.locator("#step-list li.active").inner_text().startswith("2. ")
+        assert page.locator("#frame").get_attribute("src") != first_src
+        assert "Best so far" in page.locator("#step-table").inner_text()
+        assert "# action" in page.locator("#reply").inner_text()
+        page.keyboard.press("End")
+        assert page.locator("#step-list li.active").inner_text().startswith(f"{attempt.steps}. ")
+        page.keyboard.press("ArrowLeft")
+        assert page.locator("#step-list li.active").inner_text().startswith(f"{attempt.steps - 1}. ")
+        image_ok = page.evaluate("document.getElementById('frame').complete && "
+                                 "document.getElementById('frame').naturalWidth > 0")
+        assert image_ok
+        browser.close()
+    assert errors == []
