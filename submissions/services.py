@@ -304,3 +304,21 @@ def submission_resume(*, submission: Submission) -> Submission:
             _enqueue_on_commit(ids)
     submission.refresh_from_db()
     return submission
+
+
+def attempts_requeue_stalled(*, stalled_after_seconds: float) -> dict[str, int]:
+    """Queue again what no worker is doing: running attempts whose heartbeat stopped, and waiting ones.
+
+    Safe to call at any time: claiming is atomic, so a message for an attempt that is already
+    being run or already finished does nothing.
+    """
+    cutoff = timezone.now() - timezone.timedelta(seconds=stalled_after_seconds)
+    active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+    stalled = active.filter(status=Attempt.Status.RUNNING, heartbeat_at__lt=cutoff)
+    stalled_ids = list(stalled.values_list("id", flat=True))
+    stalled.filter(id__in=stalled_ids).update(status=Attempt.Status.RETRYING, error_kind="worker_lost",
+                                              error_message="the worker running this attempt stopped")
+    waiting_ids = list(active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING])
+                       .values_list("id", flat=True))
+    _enqueue_on_commit(waiting_ids)
+    return {"stalled": len(stalled_ids), "queued": len(waiting_ids)}

@@ -201,3 +201,25 @@ def test_a_celery_worker_on_redis_runs_every_attempt_and_retries_infrastructure_
     assert all(a.status == Attempt.Status.SCORED and a.score == pytest.approx(100.0) for a in attempts)
     assert max(a.tries for a in attempts) >= 2  # at least one attempt needed another try
     assert all(a.trajectory_path.endswith(f"try-{a.tries}") for a in attempts)
+
+
+@pytest.mark.django_db
+def test_attempts_left_running_by_a_dead_worker_are_queued_again_and_finish_once(fixture_scenarios,
+                                                                                 baseline_endpoint):
+    from django.utils import timezone
+
+    from submissions.services import attempts_requeue_stalled
+
+    server = baseline_endpoint("oracle")
+    submission = _submit(server.url)
+    lost = submission.attempts.first()
+    attempt_claim(attempt_id=lost.id)  # claimed, then the worker died without a heartbeat
+    Attempt.objects.filter(id=lost.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    assert attempts_requeue_stalled(stalled_after_seconds=600) == {"stalled": 1, "queued": 10}
+    lost.refresh_from_db()
+    assert lost.status == Attempt.Status.RETRYING and lost.error_kind == "worker_lost"
+    _run_all(submission)
+    lost.refresh_from_db()
+    assert lost.status == Attempt.Status.SCORED and lost.tries == 2 and lost.score == pytest.approx(100.0)
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.COMPLETED
