@@ -28,24 +28,22 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
 
 
-def env_int(name: str, default: int) -> int:
+def _env_number(name: str, default: float, cast: type, what: str):
     value = os.environ.get(name)
     if value in (None, ""):
         return default
     try:
-        return int(value)
+        return cast(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
+        raise ImproperlyConfigured(f"{name} must be {what}, not {value!r}") from None
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}") from None
+    return _env_number(name, default, float, "a number")
 
 
 def env_secret(name: str, default: str | None = None) -> str | None:
