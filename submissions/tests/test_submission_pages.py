@@ -65,3 +65,21 @@ def test_the_replay_shows_every_step_of_an_attempt(client, fixture_scenarios, ba
         assert client.get(f"/attempts/{attempt.id}/frames/{name}").status_code == 404, name
     detail = client.get(reverse("api-submission-detail", args=[attempt.submission_id])).json()
     assert detail["progress"]["scored"] == 1 and "api_key" not in str(detail)
+
+
+def test_submit_baselines_queues_each_board_once(fixture_scenarios):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    urls = ["--url", "idle=http://127.0.0.1:8101/v1", "--url", "oracle=http://127.0.0.1:8103/v1"]
+    out = StringIO()
+    call_command("submit_baselines", "--subset", "mini", "--subset", "full", *urls, stdout=out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 8 and lines[0].startswith("Idle agent on sokoban/global/mini")
+    assert lines[4].startswith("Idle agent on sokoban/global/full")  # every mini board first
+    assert Submission.objects.filter(is_baseline=True).count() == 8
+    call_command("submit_baselines", "--subset", "mini", "--subset", "full", *urls, stdout=StringIO())
+    assert Submission.objects.filter(is_baseline=True).count() == 8
+    with pytest.raises(CommandError, match="unknown baseline agent"):
+        call_command("submit_baselines", "--url", "genius=http://127.0.0.1:1/v1")

@@ -33,13 +33,19 @@ class Command(BaseCommand):
         where = dict(item.split("=", 1) for item in urls if "=" in item)
         team = team_get_or_create(name=BASELINE_TEAM)
         suite = suite or default_suite(env)
-        for agent in agents or sorted(where):
-            if agent not in where:
-                raise CommandError(f"no URL given for the {agent} agent")
-            name, description, repeats = AGENTS[agent]
-            model = model_entry_upsert(team=team, name=name, organisation="MageBench Leaderboard",
-                                       licence=description, is_baseline=True)
-            for subset in subsets or ["mini"]:
+        unknown = sorted(set(where) - set(AGENTS))
+        if unknown:
+            raise CommandError(f"unknown baseline agent(s): {', '.join(unknown)}; known: {', '.join(sorted(AGENTS))}")
+        chosen = agents or sorted(where)
+        missing = [agent for agent in chosen if agent not in where]
+        if missing:
+            raise CommandError(f"no URL given for the {', '.join(missing)} agent")
+        # Subset-major order: every mini board fills before the slower full runs start.
+        for subset in subsets or ["mini"]:
+            for agent in chosen:
+                name, description, repeats = AGENTS[agent]
+                model = model_entry_upsert(team=team, name=name, organisation="MageBench Leaderboard",
+                                           licence=description, is_baseline=True)
                 for flow in plugin.flows:
                     exists = Submission.objects.filter(model=model, environment_id=env, flow=flow, subset=subset,
                                                        suite=suite).exclude(status=Submission.Status.CANCELLED)
