@@ -30,10 +30,15 @@ class ScenarioSpec:
 
 @dataclass
 class Observation:
-    """What the model is shown after a reset or a step."""
+    """What the model is shown after a reset or a step.
+
+    Most environments show one text and one image; a task description (WebUI) is an interleaved
+    sequence of texts and images, given as ``parts``, which then replaces ``text`` and ``image``.
+    """
 
     text: str
     image: Image.Image | None = None
+    parts: list[str | Image.Image] | None = None
 
 
 @dataclass
@@ -146,6 +151,12 @@ class EnvironmentPlugin(abc.ABC):
         returns an empty list only for an environment that does not import from resources.
         """
         return []
+
+    def flow_runner(self, flow: str) -> Any:
+        """The function that plays ``flow`` (default: the shared Global/Online flows)."""
+        from evaluators.agents.flows import FLOW_RUNNERS
+
+        return FLOW_RUNNERS[flow]
 
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         """The score of an agent that does nothing, when it is known in closed form."""

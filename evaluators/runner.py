@@ -5,7 +5,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from evaluators.agents.flows import FLOW_RUNNERS, Cancelled, ChatModel, FlowResult, ProgressCallback
+from evaluators.agents.flows import Cancelled, ChatModel, FlowResult, ProgressCallback
 from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
 from evaluators.trajectory import TrajectoryRecorder
@@ -43,7 +43,7 @@ def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], 
     recorder.meta.update({"env": scenario.env, "scenario": scenario.key, "flow": flow, "settings": settings})
     try:
         episode = plugin.new_episode(scenario, settings)
-        result = FLOW_RUNNERS[flow](plugin, episode, model, settings, recorder, progress)
+        result = plugin.flow_runner(flow)(plugin, episode, model, settings, recorder, progress)
     except (InfraError, Cancelled):
         recorder.finish({"status": "aborted"})
         raise

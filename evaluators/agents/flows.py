@@ -118,15 +118,29 @@ def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": parts}
 
 
+UNAVAILABLE_IMAGE = "image not available."
+
+
 def _observation_parts(observation: Observation, trailer: str, recorder: TrajectoryRecorder,
-                       images: dict[int, str]) -> list[dict[str, Any]]:
+                       images: dict[int, str], max_image: int | None = None) -> list[dict[str, Any]]:
+    """Content parts for one observation; images past ``max_image`` become a short text, as officially."""
+    sequence: list[str | Image.Image] = (
+        list(observation.parts) if observation.parts is not None
+        else [p for p in (observation.text, observation.image) if p is not None and p != ""]
+    )
     parts: list[dict[str, Any]] = []
-    if observation.text:
-        parts.append({"type": "text", "text": observation.text})
-    if observation.image is not None:
-        part = image_part(observation.image)
-        images[id(part)] = recorder.frame(observation.image)
-        parts.append(part)
+    shown = 0
+    for item in sequence:
+        if isinstance(item, Image.Image):
+            if max_image is not None and shown >= max_image:
+                parts.append({"type": "text", "text": UNAVAILABLE_IMAGE})
+                continue
+            shown += 1
+            part = image_part(item)
+            images[id(part)] = recorder.frame(item)
+            parts.append(part)
+        elif item:
+            parts.append({"type": "text", "text": item})
     if trailer:
         parts.append({"type": "text", "text": trailer})
     return parts
@@ -166,8 +180,10 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     observation = episode.reset()
     recorder.meta["initial_frame"] = recorder.frame(observation.image) if observation.image is not None else None
     first = [{"type": "text", "text": prompts.first_turn}] if prompts.first_turn else []
+    max_image = settings.get("max_image")
     messages = _system_messages(prompts, settings, None) + [
-        _user(first + _observation_parts(observation, prompts.format_instruction, recorder, images))
+        _user(first + _observation_parts(observation, prompts.format_instruction, recorder, images,
+                                         None if max_image is None else int(max_image)))
     ]
     retries = int(settings.get("parse_retries", 0))
     parsed = None

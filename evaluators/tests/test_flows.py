@@ -126,3 +126,16 @@ def test_the_runner_records_every_frame_call_and_step(tmp_path):
     image_refs = [p for m in trajectory["calls"][2]["messages"] if isinstance(m["content"], list)
                   for p in m["content"] if p["type"] == "image_ref"]
     assert image_refs == [{"type": "image_ref", "frame": trajectory["steps"][0]["frame"]}]
+
+
+def test_images_beyond_max_image_are_replaced_by_a_note(tmp_path):
+    from evaluators.agents.flows import UNAVAILABLE_IMAGE, _observation_parts
+    from evaluators.base import Observation
+
+    image = Image.new("RGB", (4, 4))
+    observation = Observation(text="", parts=["intro", image, "after click", image.copy(), "end"])
+    images: dict[int, str] = {}
+    parts = _observation_parts(observation, "format", TrajectoryRecorder(tmp_path), images, max_image=1)
+    assert [p["type"] for p in parts] == ["text", "image_url", "text", "text", "text", "text"]
+    assert parts[3]["text"] == UNAVAILABLE_IMAGE and parts[-1]["text"] == "format"
+    assert len(images) == 1

@@ -64,8 +64,8 @@ def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_se
         assert page.locator("#step-list li.active").inner_text().startswith(f"{attempt.steps}. ")
         page.keyboard.press("ArrowLeft")
         assert page.locator("#step-list li.active").inner_text().startswith(f"{attempt.steps - 1}. ")
-        image_ok = page.evaluate("document.getElementById('frame').complete && "
-                                 "document.getElementById('frame').naturalWidth > 0")
-        assert image_ok
+        # the frame is fetched after the key press: wait until the browser has decoded it
+        page.wait_for_function("(() => { const img = document.getElementById('frame');"
+                               " return img.complete && img.naturalWidth > 0; })()", timeout=10_000)
         browser.close()
     assert errors == []
