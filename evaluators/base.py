@@ -124,6 +124,13 @@ class Episode(abc.ABC):
         """Frames produced since the last call that the replay should keep (default: none)."""
         return ()
 
+    def save_artifacts(self, directory: Path) -> dict[str, Any]:
+        """Write environment-specific replay material beside the trajectory; return its index."""
+        return {}
+
+    def close(self) -> None:
+        """Release what the episode holds (temporary folders, browser contexts)."""
+
 
 class EnvironmentPlugin(abc.ABC):
     """One environment of the benchmark."""
@@ -186,4 +193,4 @@ def all_plugins() -> list[EnvironmentPlugin]:
 
 def _load_builtin_plugins() -> None:
     # Imported lazily so that importing this module never pulls in gym or a browser.
-    from evaluators import sokoban  # noqa: F401
+    from evaluators import sokoban, webui  # noqa: F401

@@ -41,9 +41,11 @@ def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], 
         raise ValueError(f"{plugin.title} has no {flow} flow")
     recorder = TrajectoryRecorder(out_dir)
     recorder.meta.update({"env": scenario.env, "scenario": scenario.key, "flow": flow, "settings": settings})
+    episode = None
     try:
         episode = plugin.new_episode(scenario, settings)
         result = plugin.flow_runner(flow)(plugin, episode, model, settings, recorder, progress)
+        artifacts = episode.save_artifacts(out_dir)
     except (InfraError, Cancelled):
         recorder.finish({"status": "aborted"})
         raise
@@ -51,7 +53,11 @@ def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], 
         logger.exception("environment failure on %s/%s", scenario.env, scenario.key)
         recorder.finish({"status": "aborted", "error": repr(exc)})
         raise EnvironmentFailure(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        if episode is not None:
+            episode.close()
     recorder.finish({
+        "artifacts": artifacts,
         "status": "scored",
         "score": result.score,
         "outcome": result.outcome,

@@ -400,14 +400,40 @@ def _harmless_move(level: Level) -> str:
 # Construction by name
 # --------------------------------------------------------------------------------------------
 
-AGENT_NAMES = ("idle", "random", "oracle")
+AGENT_NAMES = ("idle", "random", "oracle", "degraded")
 
 
-def make_agent(name: str, *, seed: int | None = None) -> BaselineAgent:
-    if name == "idle":
-        return IdleAgent()
+class WithWebUI:
+    """Answers WebUI requests with a page policy and everything else with the action agent."""
+
+    def __init__(self, name: str, actions: BaselineAgent, webui: Any) -> None:
+        self.name = name
+        self.actions = actions
+        self.webui = webui
+
+    def reply(self, messages: Sequence[Message]) -> str:
+        from evaluators.baselines.webui import is_webui
+
+        text = prompt_text(messages)
+        if is_webui(text):
+            return self.webui.reply(text)
+        return self.actions.reply(messages)
+
+
+def make_agent(name: str, *, seed: int | None = None, pages: Sequence[Any] = ()) -> BaselineAgent:
+    """A baseline by name. ``pages`` are WebUI page roots the oracles may read (the targets)."""
+    from evaluators.baselines.webui import PageIndex, WebUIPolicy
+
+    if name not in AGENT_NAMES:
+        raise ValueError(f"unknown baseline agent {name!r}; choose one of {', '.join(AGENT_NAMES)}")
+    actions: BaselineAgent
     if name == "random":
-        return RandomAgent(seed)
-    if name == "oracle":
-        return OracleAgent()
-    raise ValueError(f"unknown baseline agent {name!r}; choose one of {', '.join(AGENT_NAMES)}")
+        actions = RandomAgent(seed)
+    elif name == "oracle":
+        actions = OracleAgent()
+    else:
+        # idle plays nothing anywhere; the degraded oracle exists for WebUI only.
+        actions = IdleAgent()
+    index = PageIndex(list(pages)) if pages and name in {"oracle", "degraded"} else None
+    webui_mode = name if name in {"oracle", "degraded"} else "idle"
+    return WithWebUI(name, actions, WebUIPolicy(webui_mode, index))

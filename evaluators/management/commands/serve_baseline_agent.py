@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,10 +10,12 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluators.baselines.agents import AGENT_NAMES, make_agent
 from evaluators.baselines.server import FAULT_MODES, Fault, serve_forever
 
+DEFAULT_PAGES = Path(__file__).resolve().parents[3] / "fixtures" / "magebench" / "resources" / "WebUI"
+
 
 class Command(BaseCommand):
     help = (
-        "Serve a baseline agent (idle, random or oracle) over the OpenAI chat-completions "
+        "Serve a baseline agent (idle, random, oracle or degraded) over the OpenAI chat-completions "
         "protocol until interrupted, optionally failing on purpose to test infrastructure "
         "error handling."
     )
@@ -22,6 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, required=True, help="0 picks a free port")
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--seed", type=int, default=None, help="seed of the random agent")
+        parser.add_argument("--pages", action="append", type=Path, default=None,
+                            help="WebUI page folders the oracles may read (default: the fixture pages)")
         parser.add_argument("--api-key", default=None, help="require this bearer token")
         parser.add_argument("--fault", choices=FAULT_MODES, default=None)
         parser.add_argument(
@@ -49,7 +54,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
         elif options["fault_first"] is not None or options["fault_delay"] is not None:
             raise CommandError("--fault-first and --fault-delay need --fault")
-        agent = make_agent(options["agent"], seed=options["seed"])
+        agent = make_agent(options["agent"], seed=options["seed"], pages=options["pages"] or [DEFAULT_PAGES])
 
         def ready(url: str) -> None:
             self.stdout.write(f"Serving the {agent.name} agent at {url}")

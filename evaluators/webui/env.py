@@ -1,0 +1,236 @@
+"""One WebUI episode: the model's code written into a copy of the page folder, rendered and scored.
+
+As in the official environment, the episode starts from a copy of the whole page folder with the
+target's index.html, style.css and script.js removed (assets stay available to the generated page);
+each code block overwrites one of those three files. Scoring renders the target and the generated
+page through the same scripted actions and computes AES (``evaluators.webui.aes``).
+"""
+from __future__ import annotations
+
+import atexit
+import io
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
+from evaluators.webui.aes import score_page
+from evaluators.webui.parsing import CodeWrite
+from evaluators.webui.tasks import task_parts
+
+TARGET_FILES = ("index.html", "style.css", "script.js")
+BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribute")
+
+_renderer = None
+_renderer_lock = threading.Lock()
+_target_cache: "OrderedDict[tuple[str, bool], Any]" = OrderedDict()  # per worker process
+TARGET_CACHE_SIZE = 16
+
+
+def renderer():
+    """One browser per worker process, reused across pages (each page gets a fresh context)."""
+    global _renderer
+    with _renderer_lock:
+        if _renderer is None:
+            from evaluators.webui.render import PageRenderer
+
+            _renderer = PageRenderer()
+            atexit.register(_renderer.close)
+        return _renderer
+
+
+def load_page_actions(page_dir: Path) -> list[Any]:
+    from evaluators.webui.selenium_compat import load_actions
+
+    return load_actions(page_dir / "actions.py")
+
+
+def render_target(page_dir: Path) -> Any:
+    """The target's states are the same for every attempt: render them once per process.
+
+    Imported pages are stored under their content hash, so the folder path identifies the content.
+    """
+    key = (str(page_dir.resolve()), True)
+    cached = _target_cache.get(key)
+    if cached is not None:
+        _target_cache.move_to_end(key)
+        return cached
+    result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True)
+    if result.load_error:
+        raise RuntimeError(f"the target page does not load: {result.load_error}")
+    failed = [s.name for s in result.states if s.action_error]
+    if failed:
+        # The official evaluator aborts when an action fails on the target: that is a broken scenario.
+        raise RuntimeError(f"scripted action(s) {', '.join(failed)} fail on the target page itself")
+    _target_cache[key] = result
+    while len(_target_cache) > TARGET_CACHE_SIZE:
+        _target_cache.popitem(last=False)
+    return result
+
+
+def breakdown(aes_result: Any | None, *, parse_error: bool, render_error: bool) -> dict[str, float]:
+    """Where the score went: AES plus the lost share by cause, adding up to 1.
+
+    A reply with no usable code loses everything to ``parse``; a generated page that failed to
+    load or threw on load has what it did not match counted as ``render`` (its scripted states
+    that failed are still ``interaction``); otherwise unmatched targets and attribute mismatches
+    (including position) split the rest.
+    """
+    result = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
+    if parse_error or aes_result is None:
+        result["parse"] = 1.0
+        return result
+    result["aes"] = aes_result.aes
+    result["interaction"] = aes_result.interaction_loss
+    result["attribute"] = aes_result.attribute_loss
+    result["render" if render_error else "unmatched"] = aes_result.unmatched_loss
+    if aes_result.weight_sum <= 0:
+        result["render" if render_error else "unmatched"] = 1.0 - result["aes"]
+    return result
+
+
+class WebUIEpisode(Episode):
+    def __init__(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> None:
+        if scenario.resource_path is None or not scenario.resource_path.is_dir():
+            raise FileNotFoundError(f"the page folder of {scenario.key} is missing")
+        self.scenario = scenario
+        self.source = scenario.resource_path
+        self.resolution = int(settings.get("resolution", 1920))
+        self.trace = bool(settings.get("trace", True))
+        self._tmp = Path(tempfile.mkdtemp(prefix="magebench-webui-"))
+        self.work = self._tmp / "page"
+        shutil.copytree(self.source, self.work)
+        for name in TARGET_FILES:
+            (self.work / name).unlink(missing_ok=True)
+        self.files: dict[str, str] = {}
+        self.writes = 0
+        self._evaluation: dict[str, Any] | None = None
+        self._generated: Any = None
+        self._target: Any = None
+        self._aes: Any = None
+        self.done = False
+
+    # --- Episode interface -------------------------------------------------------------------
+
+    def reset(self) -> Observation:
+        return Observation(text="", parts=task_parts(self.source, self.resolution))
+
+    def step(self, action: Any) -> StepResult:
+        if not isinstance(action, CodeWrite):
+            raise TypeError(f"a WebUI action is a code block, not {action!r}")
+        (self.work / action.filename).write_text(action.code, encoding="utf-8")
+        self.files[action.kind] = action.code
+        self.writes += 1
+        self._evaluation = None
+        return StepResult(observation=Observation(text=""), reward=0.0, done=False,
+                          info={"wrote": action.filename, "characters": len(action.code), "changed": True})
+
+    def render(self) -> Image.Image:
+        """A screenshot of the generated page as first loaded (what Online rounds show the model)."""
+        self.evaluate()
+        shot = self._generated.states[0].screenshot if self._generated and self._generated.states else None
+        if not shot:
+            return Image.new("RGB", (1920, 1080), "white")
+        with Image.open(io.BytesIO(shot)) as image:
+            return image.convert("RGB")
+
+    def score(self) -> float:
+        return 100.0 * self.evaluate()["aes"]
+
+    def score_details(self) -> dict[str, Any]:
+        evaluation = dict(self.evaluate())
+        evaluation.pop("states", None)  # per-element tables go to the trajectory artefacts only
+        return evaluation
+
+    # --- evaluation --------------------------------------------------------------------------
+
+    def evaluate(self) -> dict[str, Any]:
+        if self._evaluation is not None:
+            return self._evaluation
+        self._target = render_target(self.source)
+        if "html" not in self.files:
+            # No index.html was written: the official run renders Chrome's error page and matches
+            # nothing. Nothing is rendered here; the loss is the parse error's.
+            self._generated, self._aes = None, None
+            self._evaluation = {"aes": 0.0, "outcome": "parse_error",
+                                "breakdown": breakdown(None, parse_error=True, render_error=False),
+                                "load_error": None, "page_errors": [], "blocked_urls": [], "state_scores": []}
+            return self._evaluation
+        actions = load_page_actions(self.source)
+        generated = renderer().render_states(self.work, actions, screenshots=True,
+                                             trace_path=self._tmp / "trace.zip" if self.trace else None)
+        self._generated = generated
+        states = generated.states
+        if generated.load_error or not states:
+            states = []
+        aes_result = score_page(self._target.states, _pad_states(self._target.states, states))
+        self._aes = aes_result
+        render_error = bool(generated.load_error or generated.page_errors_on_load)
+        failed = [s.name for s in states if s.action_error]
+        outcome = "render_error" if render_error else ("interaction_error" if failed else "rendered")
+        self._evaluation = {
+            "aes": aes_result.aes,
+            "outcome": outcome,
+            "breakdown": breakdown(aes_result, parse_error=False, render_error=render_error),
+            "load_error": generated.load_error,
+            "page_errors": list(generated.page_errors)[:20],
+            "blocked_urls": list(generated.blocked_urls)[:50],
+            "failed_actions": failed,
+            "state_scores": [{"name": s.name, "S": s.score_sum, "W": s.weight_sum, "score": s.score}
+                             for s in aes_result.states],
+            "states": aes_result.as_dict()["states"],
+        }
+        return self._evaluation
+
+    def save_artifacts(self, directory: Path) -> dict[str, Any]:
+        """Screenshots per state (target and generated), the AES tables, the code and the trace."""
+        evaluation = self.evaluate()
+        directory.mkdir(parents=True, exist_ok=True)
+        states = []
+        target_states = self._target.states if self._target else []
+        generated_states = self._generated.states if self._generated else []
+        for index, target_state in enumerate(target_states):
+            entry: dict[str, Any] = {"name": target_state.name, "target_frame": None, "generated_frame": None}
+            if target_state.screenshot:
+                entry["target_frame"] = _write(directory, f"state{index:02d}_target.png", target_state.screenshot)
+            if index < len(generated_states) and generated_states[index].screenshot:
+                entry["generated_frame"] = _write(directory, f"state{index:02d}_generated.png",
+                                                  generated_states[index].screenshot)
+                entry["action_error"] = generated_states[index].action_error
+            if index < len(evaluation.get("states", [])):
+                entry["score"] = evaluation["states"][index]
+            entry["target_elements"] = [e.as_dict() for e in target_state.elements]
+            if index < len(generated_states):
+                entry["generated_elements"] = [e.as_dict() for e in generated_states[index].elements]
+            states.append(entry)
+        trace = None
+        if (self._tmp / "trace.zip").exists():
+            shutil.copy2(self._tmp / "trace.zip", directory / "trace.zip")
+            trace = "trace.zip"
+        return {"kind": "webui", "states": states, "code": dict(self.files), "trace": trace}
+
+    def close(self) -> None:
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _pad_states(target_states: list[Any], generated: list[Any]) -> list[Any]:
+    """A generated page that did not load has no states: each is scored as a page with no elements."""
+    from evaluators.webui.elements import PageState
+
+    padded = list(generated)
+    for state in target_states[len(padded):]:
+        padded.append(PageState(name=state.name, elements=[]))
+    return padded
+
+
+def _write(directory: Path, name: str, data: bytes) -> str:
+    (directory / name).write_bytes(data)
+    return name

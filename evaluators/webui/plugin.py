@@ -1,0 +1,61 @@
+"""The WebUI environment plug-in (reference §2.4): pages rebuilt from descriptions, scored by AES."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
+                             PromptSet, ScenarioSpec)
+
+
+class WebUIPlugin(EnvironmentPlugin):
+    slug: ClassVar[str] = "webui"
+    title: ClassVar[str] = "WebUI"
+    score_label: ClassVar[str] = "AES %"
+    # The official experiment scripts (reference §1): API models see up to 10 images.
+    default_settings: ClassVar[dict[str, dict[str, Any]]] = {
+        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, "temperature": 0.1, "top_p": 0.95,
+                      "max_tokens": 4000, "parse_retries": 2},
+        FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, "temperature": 0.1,
+                      "top_p": 0.95, "max_tokens": 4000, "parse_retries": 2},
+    }
+
+    @property
+    def metric_card(self) -> dict[str, Any]:
+        from evaluators.webui.card import METRIC_CARD
+
+        return METRIC_CARD
+
+    def discover(self, resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
+        from evaluators.webui.resources import discover_webui
+
+        return discover_webui(resources, verify=verify)
+
+    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+        from evaluators.webui.env import WebUIEpisode
+
+        return WebUIEpisode(scenario, settings)
+
+    def prompts(self, flow: str) -> PromptSet:
+        from evaluators.webui import prompts
+
+        if flow == FLOW_GLOBAL:
+            return prompts.GLOBAL
+        if flow == FLOW_ONLINE:
+            return prompts.ONLINE
+        raise ValueError(f"WebUI has no flow {flow!r}")
+
+    def parse(self, flow: str, reply: str) -> ParseResult:
+        from evaluators.webui.parsing import parse_reply
+
+        return parse_reply(flow, reply)
+
+    def flow_runner(self, flow: str) -> Any:
+        if flow == FLOW_ONLINE:
+            from evaluators.webui.flow import run_webui_online
+
+            return run_webui_online
+        return super().flow_runner(flow)
+
+    def idle_score(self, scenario: ScenarioSpec) -> float | None:
+        return 0.0
