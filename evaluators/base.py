@@ -139,6 +139,10 @@ class EnvironmentPlugin(abc.ABC):
     title: ClassVar[str]
     score_label: ClassVar[str]
     flows: ClassVar[tuple[str, ...]] = FLOWS
+    #: Whether IA/RA (action diagnostics) mean something here; page-writing environments have none.
+    has_action_diagnostics: ClassVar[bool] = True
+    #: Names of the lost-score components each scored attempt stores in details["breakdown"].
+    breakdown_keys: ClassVar[tuple[str, ...]] = ()
     #: Default settings per flow (the paper's standard setting); a submission may override them.
     default_settings: ClassVar[dict[str, dict[str, Any]]]
 

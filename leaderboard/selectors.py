@@ -35,6 +35,7 @@ class BoardRow:
     ia_pct: float | None
     ra_pct: float | None
     prompt_version: str
+    breakdown: dict[str, float] | None = None
     rank: int | None = None
 
     @property
@@ -49,7 +50,7 @@ class BoardRow:
             "mean": self.mean, "se": self.se, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version,
+            "prompt_version": self.prompt_version, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -62,6 +63,8 @@ class Board:
     subset: str
     suite: str
     scenario_count: int
+    has_action_diagnostics: bool = True
+    breakdown_keys: tuple[str, ...] = ()
     rows: list[BoardRow] = field(default_factory=list)
 
 
@@ -78,10 +81,16 @@ def board_get(*, env: str, flow: str, subset: str, suite: str) -> Board:
         .select_related("model", "team")
     )
     per_submission: dict[int, list[tuple[int, str, float | None, bool, bool]]] = defaultdict(list)
-    rows_qs = Attempt.objects.filter(submission__in=[s.id for s in submissions]).values_list(
-        "submission_id", "scenario_id", "status", "score", "invalid_action", "repeating_action")
-    for submission_id, scenario_id, status, score, ia, ra in rows_qs.iterator(chunk_size=5000):
+    lost: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    fields = ["submission_id", "scenario_id", "status", "score", "invalid_action", "repeating_action"]
+    if plugin.breakdown_keys:
+        fields.append("details__breakdown")
+    rows_qs = Attempt.objects.filter(submission__in=[s.id for s in submissions]).values_list(*fields)
+    for submission_id, scenario_id, status, score, ia, ra, *extra in rows_qs.iterator(chunk_size=5000):
         per_submission[submission_id].append((scenario_id, status, score, ia, ra))
+        if extra and status == Attempt.Status.SCORED and isinstance(extra[0], dict):
+            for key in plugin.breakdown_keys:
+                lost[submission_id][key] += float(extra[0].get(key, 0.0))
     rows = []
     for submission in submissions:
         attempts = per_submission.get(submission.id, [])
@@ -97,6 +106,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str) -> Board:
             ia_pct=100.0 * sum(1 for s in scored if s[2]) / n if n else None,
             ra_pct=100.0 * sum(1 for s in scored if s[3]) / n if n else None,
             prompt_version=str(submission.settings.get("prompt_version", "")),
+            breakdown={k: 100.0 * lost[submission.id][k] / n for k in plugin.breakdown_keys} if n and plugin.breakdown_keys
+            else None,
         ))
     rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id))
     rank = 0
@@ -106,7 +117,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str) -> Board:
             row.rank = rank
     scenario_count = Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)).count()
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
-                 scenario_count=scenario_count, rows=rows)
+                 scenario_count=scenario_count, has_action_diagnostics=plugin.has_action_diagnostics,
+                 breakdown_keys=plugin.breakdown_keys, rows=rows)
 
 
 def environments_list() -> QuerySet[Environment]:

@@ -12,6 +12,8 @@ class WebUIPlugin(EnvironmentPlugin):
     slug: ClassVar[str] = "webui"
     title: ClassVar[str] = "WebUI"
     score_label: ClassVar[str] = "AES %"
+    has_action_diagnostics: ClassVar[bool] = False
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
     # The official experiment scripts (reference §1): API models see up to 10 images.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
         FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, "temperature": 0.1, "top_p": 0.95,
