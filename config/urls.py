@@ -17,6 +17,7 @@ urlpatterns = [
     path("submissions/<int:submission_id>/<str:action>/", submission_views.submission_action, name="submission-action"),
     path("attempts/<int:attempt_id>/replay/", submission_views.attempt_replay, name="attempt-replay"),
     path("attempts/<int:attempt_id>/frames/<str:name>", submission_views.attempt_frame, name="attempt-frame"),
+    path("attempts/<int:attempt_id>/trace.zip", submission_views.attempt_trace, name="attempt-trace"),
     path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/", board_apis.BoardApi.as_view(), name="api-board"),
     path("api/v1/submissions/", submission_apis.SubmissionCreateApi.as_view(), name="api-submission-create"),
     path("api/v1/submissions/<int:submission_id>/", submission_apis.SubmissionDetailApi.as_view(),

@@ -12,7 +12,7 @@ from django.db.models import Avg, Count, Max, Q, QuerySet
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from submissions.models import Attempt, Submission
 
-FRAME_NAME = re.compile(r"^frame_\d{4,6}\.png$")
+FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
 
 
 @dataclass
@@ -84,6 +84,12 @@ def attempt_trajectory(attempt: Attempt) -> dict[str, Any] | None:
     if directory is None or not (directory / INDEX_NAME).exists():
         return None
     return load_trajectory(directory)
+
+
+def attempt_trace_path(attempt: Attempt) -> Path | None:
+    directory = trajectory_dir(attempt)
+    path = directory / "trace.zip" if directory is not None else None
+    return path if path is not None and path.is_file() else None
 
 
 def attempt_frame_path(attempt: Attempt, name: str) -> Path | None:

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from submissions.forms import EndpointSubmissionForm
 from submissions.models import Attempt, Submission
-from submissions.selectors import (attempt_frame_path, attempt_trajectory, queue_list, submission_attempts,
+from submissions.selectors import (attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_list, submission_attempts,
                                    submission_progress)
 from submissions.services import (SubmissionError, model_entry_upsert, submission_cancel,
                                   submission_create_endpoint, submission_resume, team_get_or_create)
@@ -77,3 +77,13 @@ def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileRespo
     response = FileResponse(path.open("rb"), content_type="image/png")
     response["Cache-Control"] = "public, max-age=86400, immutable"
     return response
+
+
+def attempt_trace(request: HttpRequest, attempt_id: int) -> FileResponse:
+    """The Playwright trace of the generated page's evaluation (open it with `playwright show-trace`)."""
+    attempt = get_object_or_404(Attempt, id=attempt_id)
+    path = attempt_trace_path(attempt)
+    if path is None:
+        raise Http404("this attempt has no trace")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=f"attempt-{attempt.id}-trace.zip",
+                        content_type="application/zip")

@@ -203,10 +203,7 @@ class WebUIEpisode(Episode):
                                                   generated_states[index].screenshot)
                 entry["action_error"] = generated_states[index].action_error
             if index < len(evaluation.get("states", [])):
-                entry["score"] = evaluation["states"][index]
-            entry["target_elements"] = [e.as_dict() for e in target_state.elements]
-            if index < len(generated_states):
-                entry["generated_elements"] = [e.as_dict() for e in generated_states[index].elements]
+                entry["score"] = evaluation["states"][index]  # matched/unmatched elements with their boxes
             states.append(entry)
         trace = None
         if (self._tmp / "trace.zip").exists():
