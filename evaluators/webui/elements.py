@@ -13,7 +13,7 @@ from typing import Any
 #: returns them (the value Selenium's ``value_of_css_property`` reports). Names that are not CSS
 #: properties (``src``, ``type``) read as the empty string, exactly as they do through Selenium.
 CSS_PROPERTIES: tuple[str, ...] = (
-    "color", "background-color", "background-image", "background-repeat", "background-size",
+    "color", "background", "background-color", "background-image", "background-repeat", "background-size",
     "border-top-color", "border-right-color", "border-bottom-color", "border-left-color",
     "border-top-width", "border-right-width", "border-bottom-width", "border-left-width",
     "border-top-style", "border-right-style", "border-bottom-style", "border-left-style",
@@ -86,3 +86,6 @@ class PageState:
     action_error: str | None = None
     screenshot: bytes | None = None
     console_errors: list[str] = field(default_factory=list)
+    #: xpath → outerHTML of every <body> descendant, hidden ones included: the official rule for
+    #: leaving unchanged elements out of a state compares the whole DOM, not only displayed elements.
+    dom: dict[str, str] | None = None
