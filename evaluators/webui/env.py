@@ -168,7 +168,9 @@ class WebUIEpisode(Episode):
         states = generated.states
         if generated.load_error or not states:
             states = []
-        aes_result = score_page(self._target.states, _pad_states(self._target.states, states))
+        doms = [state.dom for state in self._target.states]
+        aes_result = score_page(self._target.states, _pad_states(self._target.states, states),
+                                target_dom=doms if all(d is not None for d in doms) else None)
         self._aes = aes_result
         render_error = bool(generated.load_error or generated.page_errors_on_load)
         failed = [s.name for s in states if s.action_error]
