@@ -13,9 +13,8 @@ from evaluators.agents.flows import (FlowResult, ProgressCallback, _finish, _obs
                                      _system_messages, _user)
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
 from evaluators.trajectory import TrajectoryRecorder
-from evaluators.webui.parsing import needs_continuation
-
-CONTINUE = "Continue the code exactly where it stopped, without repeating anything."
+from evaluators.webui.parsing import needs_continuation, parse_online
+from evaluators.webui.prompts import CONTINUATION
 
 
 def _current_code(files: dict[str, str]) -> str:
@@ -30,11 +29,15 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
     for attempt in range(retries + 1):
         reply, call_index = session.call(messages, images)
         if flow == FLOW_ONLINE and needs_continuation(reply):
-            # Official Online variants ask once for the rest of a reply cut off inside a code block.
-            follow = messages + [{"role": "assistant", "content": reply}, _user([{"type": "text", "text": CONTINUE}])]
+            # Official Online variants ask once for the rest of a reply cut off inside a code block,
+            # then read the joined text even if it is still unterminated.
+            follow = messages + [{"role": "assistant", "content": reply},
+                                 _user([{"type": "text", "text": CONTINUATION}])]
             more, _ = session.call(follow, images)
             reply = reply + more
-        parsed = plugin.parse(flow, reply)
+            parsed = parse_online(reply, allow_unterminated=True)
+        else:
+            parsed = plugin.parse(flow, reply)
         session.diagnostics.observe_reply(reply, [], [], parsed.ok)
         session.annotate_call(call_index, parsed=[str(a) for a in parsed.actions], parse_error=parsed.error,
                               retry=attempt, decision=round_index)

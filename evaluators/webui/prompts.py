@@ -1,0 +1,67 @@
+"""WebUI prompts, in the platform's own words. Bump the version whenever a text changes."""
+from __future__ import annotations
+
+from evaluators.base import PromptSet
+
+_TASK = (
+    "You are a front-end developer rebuilding a web page from its description. The description "
+    "explains what the page shows and how it reacts to the user, with screenshots of the page as "
+    "first loaded and after each scripted interaction (clicks, hovering, typing, choosing an option).\n"
+    "Your code is saved as three files in one folder: index.html, style.css and script.js. The page "
+    "is opened from index.html in Chromium with a 1920×1080 window, so link the other two files from "
+    "it by relative path (<link rel=\"stylesheet\" href=\"style.css\"> and "
+    "<script src=\"script.js\"></script>). Images and other assets that the description mentions are "
+    "already in that folder and load by their relative file name. Nothing outside the folder "
+    "loads: no CDN, no web fonts, no network requests.\n"
+    "The same interactions are then replayed on your page and compared with the original, element "
+    "by element: position, size, text and style all count. Keep the ids, classes, link texts and "
+    "element types the description names, because the interactions find elements by them."
+)
+
+_TAGS = (
+    "Put each file in its own fenced code block whose opening fence carries exactly one of these "
+    "tags: ```html for index.html, ```css for style.css, ```javascript for script.js. The tags are "
+    "case-sensitive; any other tag (js, HTML, or none) cannot be used."
+)
+
+GLOBAL = PromptSet(
+    version="webui-global-v1",
+    system=_TASK,
+    format_instruction=(
+        "Write all the code at once. " + _TAGS + " A reply with an unsupported tag is rejected as a "
+        "whole. Leave out the css or javascript block only if the page needs no such file; if the "
+        "same tag appears twice, the later block replaces the earlier one."
+    ),
+    first_turn="Here is the description of the page to rebuild.",
+    next_turn="",
+    regenerate=(
+        "Your reply could not be used. Please answer again with the complete code in ```html, ```css "
+        "and ```javascript blocks, using exactly these tags."
+    ),
+)
+
+ONLINE = PromptSet(
+    version="webui-online-v1",
+    system=_TASK,
+    format_instruction=(
+        "You improve the page over several rounds. After each round you see a screenshot of your "
+        "page and its current code. Reply in exactly this format:\n"
+        "# Analyze\n<how your page differs from the screenshots in the description, and which code "
+        "has to change and why>\n"
+        "# Regenerate\n<the full new content of every file you change>\n"
+        "Only the part after # Regenerate is read. " + _TAGS + " Always write a file in full, never "
+        "a fragment or a diff. A file you do not change may be left out and keeps its current content."
+    ),
+    first_turn="Here is the description of the page to rebuild. There is no implementation yet: write all of its code.",
+    next_turn=(
+        "Here is a screenshot of your current page, rendered at 1920×1080, together with its current code. "
+        "Compare it with the screenshots in the description, then reply with # Analyze and # Regenerate."
+    ),
+    regenerate=(
+        "Your reply could not be used. Please answer again with # Analyze and # Regenerate, and put "
+        "every file you change in a ```html, ```css or ```javascript block."
+    ),
+)
+
+#: Sent once, Online, when a reply stops inside a code block; the two replies are then read as one.
+CONTINUATION = "Your reply stopped inside a code block. Continue exactly where it stopped, without repeating anything."
