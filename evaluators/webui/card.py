@@ -35,7 +35,7 @@ METRIC_CARD: dict[str, object] = {
     ],
     "breakdown": [
         ("parse", "no usable code block: the whole score is lost to parsing"),
-        ("render", "the generated page failed to load or threw on load: what it did not match is a render loss"),
+        ("render", "the generated page failed to load or threw while loading: all its loss outside failed actions"),
         ("interaction", "a scripted action failed on the generated page: that state's weight is lost"),
         ("unmatched", "target elements with no generated counterpart"),
         ("attribute", "matched elements whose properties or position differ"),

@@ -76,10 +76,10 @@ def render_target(page_dir: Path) -> Any:
 def breakdown(aes_result: Any | None, *, parse_error: bool, render_error: bool) -> dict[str, float]:
     """Where the score went: AES plus the lost share by cause, adding up to 1.
 
-    A reply with no usable code loses everything to ``parse``; a generated page that failed to
-    load or threw on load has what it did not match counted as ``render`` (its scripted states
-    that failed are still ``interaction``); otherwise unmatched targets and attribute mismatches
-    (including position) split the rest.
+    A reply with no usable code loses everything to ``parse``. A generated page that failed to
+    load or threw while loading has all its loss outside failed actions counted as ``render``:
+    whatever it left unmatched or styled wrongly follows from the broken load. Otherwise unmatched
+    targets and attribute mismatches (including position) split the loss with failed actions.
     """
     result = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
     if parse_error or aes_result is None:
@@ -87,10 +87,13 @@ def breakdown(aes_result: Any | None, *, parse_error: bool, render_error: bool) 
         return result
     result["aes"] = aes_result.aes
     result["interaction"] = aes_result.interaction_loss
-    result["attribute"] = aes_result.attribute_loss
-    result["render" if render_error else "unmatched"] = aes_result.unmatched_loss
     if aes_result.weight_sum <= 0:
-        result["render" if render_error else "unmatched"] = 1.0 - result["aes"]
+        result["render" if render_error else "unmatched"] = 1.0
+    elif render_error:
+        result["render"] = aes_result.unmatched_loss + aes_result.attribute_loss
+    else:
+        result["unmatched"] = aes_result.unmatched_loss
+        result["attribute"] = aes_result.attribute_loss
     return result
 
 

@@ -11,8 +11,12 @@ BASELINE_TEAM = "MageBench baselines"
 AGENTS = {
     "idle": ("Idle agent", "replies with no action", 1),
     "random": ("Random agent", "uniformly random actions", None),
-    "oracle": ("Oracle agent", "reads the level from the image and plays an optimal solution", 1),
+    "oracle": ("Oracle agent", "Sokoban: reads the level from the image and plays an optimal solution; "
+                               "WebUI: answers with the target page's own files", 1),
+    "degraded": ("Degraded oracle", "WebUI: the target page with every style stripped", 1),
 }
+#: Agents that mean something per environment (the degraded oracle is a WebUI baseline only).
+AGENTS_FOR = {"sokoban": ("idle", "random", "oracle"), "webui": ("idle", "degraded", "oracle")}
 
 
 class Command(BaseCommand):
@@ -36,7 +40,7 @@ class Command(BaseCommand):
         unknown = sorted(set(where) - set(AGENTS))
         if unknown:
             raise CommandError(f"unknown baseline agent(s): {', '.join(unknown)}; known: {', '.join(sorted(AGENTS))}")
-        chosen = agents or sorted(where)
+        chosen = agents or [a for a in sorted(where) if a in AGENTS_FOR.get(env, tuple(AGENTS))]
         missing = [agent for agent in chosen if agent not in where]
         if missing:
             raise CommandError(f"no URL given for the {', '.join(missing)} agent")
