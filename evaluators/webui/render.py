@@ -1,0 +1,699 @@
+"""Rendering WebUI pages in headless Chromium: load, run the scripted actions, read every state.
+
+A :class:`PageRenderer` owns one Chromium for the life of a worker process and opens each page in
+a fresh browser context (the official run used two separate Chrome profiles for the target and
+the generated page, so nothing — localStorage included — is shared). Viewport 1920×1080, device
+scale 1, classic (space-taking) scrollbars as in the official headless Chrome.
+
+Pages are untrusted code:
+
+* only files inside the page's own folder may load: every request is routed, ``file://`` URLs
+  inside the folder continue, everything else (http, https, ws, other paths) is aborted and its
+  URL recorded in ``RenderResult.blocked_urls``; ``data:`` and ``blob:`` URLs never leave the
+  browser and are not routed;
+* the main frame may only (re)load the page's own index.html (a form submit reloading it is
+  fine); any other navigation is cancelled and recorded, the current document stays;
+* popups are closed, downloads refused, service workers blocked;
+* a watchdog bounds every step: loading, each action (its own sleeps excluded from the budget),
+  each state read and the final close. A page that stops answering (an infinite loop in a
+  handler) has its renderer processes killed; if the browser itself stops answering it is
+  killed too and relaunched for the next page. The failing step is reported, the worker lives.
+
+States: ``origin`` after the load event (plus ``settle_ms``), then one per action, named by the
+function. When an action raises, the state records ``action_error`` (``"<Exception>: message"``)
+and is still read, so replays show what the page looked like; scoring treats it as the official
+"action failed" (S = 0 for a generated page). Later actions still run, as the official evaluator
+does on the generated page (on the target it aborts: the caller decides what a failing target
+means). Only when the page stopped responding are later actions not run: their states carry
+``action_error`` "not run: …" and no elements. A state the page made unreadable (it replaced
+``JSON.stringify``, say) carries ``action_error`` "PageReadError: …" and no elements.
+
+Elements are read in one ``evaluate`` per state: every displayed descendant of ``<body>`` whose
+box has an area above 0.1 px². "Displayed" follows Selenium's ``is_displayed`` (the
+``bot.dom.isShown`` atom, re-implemented): not ``display:none`` on itself or an ancestor, not
+``visibility:hidden``/``collapse``, no ancestor-or-self with opacity 0, a positive size (or a
+child with one), not entirely clipped away by an ``overflow:hidden`` container or pushed to
+negative page coordinates; ``<option>`` follows its ``<select>``, hidden inputs and
+``<noscript>`` never show. Colours of the seven colour properties are reported as Selenium's
+``value_of_css_property`` reports them (``rgba(r, g, b, a)``); other values are
+``getComputedStyle`` strings.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import logging
+import os
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, Request, Route
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import sync_playwright
+
+from evaluators.browser import launch_chromium
+from evaluators.webui.elements import CSS_PROPERTIES, Element, PageState
+from evaluators.webui.selenium_compat import CompatDriver, UnsupportedSeleniumCall, cooperative_sleep, is_fatal
+from evaluators.webui.selenium_compat._dom import HELPERS
+
+log = logging.getLogger(__name__)
+
+VIEWPORT = {"width": 1920, "height": 1080}
+#: Caps that keep a hostile page from growing the records without bound.
+MAX_RECORDS = 500
+MAX_MESSAGE_CHARS = 2000
+#: Environment variable that marks the Chromium processes a renderer launched (to find them).
+_TOKEN_VARIABLE = "MAGEBENCH_PAGE_RENDERER"
+
+_EXTRACT_JS = "(props) => {" + HELPERS + r"""
+  const body = document.body;
+  if (!body) return '{"elements": [], "dom": {}}';
+  const elements = [];
+  const dom = {};
+  const sx = window.scrollX, sy = window.scrollY;
+  for (const el of body.getElementsByTagName('*')) {
+    const path = H.xpath(el);
+    dom[path] = el.outerHTML;
+    const r = el.getBoundingClientRect();
+    if (!(r.width * r.height > 0.1) || !H.isShown(el, false)) continue;
+    const styles = {};
+    for (const name of props) styles[name] = H.cssValue(el, name);
+    const attributes = {};
+    for (const a of el.attributes) attributes[a.name] = a.value;
+    elements.push({ tag: el.tagName.toLowerCase(), rect: [r.left + sx, r.top + sy, r.width, r.height],
+      text: H.visibleText(el), attributes, styles, descendants: el.getElementsByTagName('*').length, xpath: path });
+  }
+  // one string: Playwright serializes a large object value by value, JSON text in one piece
+  return JSON.stringify({ elements, dom });
+}"""
+
+
+class PageUnresponsive(Exception):
+    """The page stopped answering (or crashed) and was killed."""
+
+
+class PageLoadError(Exception):
+    """The page could not be loaded (missing index.html, navigation failure, load timeout)."""
+
+
+class PageReadError(Exception):
+    """A state could not be read: the page broke what extraction relies on (say, JSON.stringify)."""
+
+
+@dataclass
+class RenderedState(PageState):
+    """A :class:`PageState` plus ``dom``: xpath → outerHTML of *every* ``<body>`` descendant,
+    hidden ones included, which the official evaluator compares to tell what an action changed."""
+
+    dom: dict[str, str] | None = None
+
+
+@dataclass
+class RenderResult:
+    states: list[RenderedState]
+    #: Why the page has no states at all (no index.html, navigation failed, load hung).
+    load_error: str | None = None
+    blocked_urls: list[str] = field(default_factory=list)
+    #: Uncaught exceptions ("Name: message"), in order, for the whole render.
+    page_errors: list[str] = field(default_factory=list)
+    #: The uncaught exceptions raised before the origin state was read.
+    page_errors_on_load: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    #: Selenium calls the facade cannot run (a platform limitation, not the page's fault).
+    unsupported_calls: list[str] = field(default_factory=list)
+    #: The page stopped responding (or crashed) and was killed; later actions did not run.
+    unresponsive: bool = False
+    trace_path: Path | None = None
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding and killing the Chromium processes a renderer launched (Linux /proc)
+
+
+def _process_table() -> dict[int, tuple[int, str]]:
+    """pid → (parent pid, command line) for every process we can read."""
+    table: dict[int, tuple[int, str]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        table[int(entry)] = (parent, command)
+    return table
+
+
+def _browser_pid(token: str) -> int | None:
+    """The Chromium browser process whose environment carries ``token``."""
+    marker = f"{_TOKEN_VARIABLE}={token}".encode()
+    for pid, (_, command) in _process_table().items():
+        if "--type=" in command or "crashpad" in command or "chrom" not in command:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if marker in environ.read().split(b"\0"):
+                    return pid
+        except OSError:
+            continue
+    return None
+
+
+def _renderer_pids(browser_pid: int) -> list[int]:
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found, stack = [], [browser_pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            stack.append(child)
+            if "--type=renderer" in table[child][1]:
+                found.append(child)
+    return found
+
+
+def _kill(pids: Sequence[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# Watchdog
+
+
+class _Watchdog:
+    """Fires ``escalate(stage)`` when a guarded step overruns: stage 1 at the deadline, stage 2
+    ``grace`` seconds later if the step is still stuck. Deliberate waits extend the deadline."""
+
+    def __init__(self, escalate: Callable[[int], None], grace: float) -> None:
+        self._escalate = escalate
+        self._grace = grace
+        self._condition = threading.Condition()
+        self._deadline: float | None = None
+        self._stage = 0
+        self._closed = False
+        self.fired = False
+        self._thread = threading.Thread(target=self._run, name="page-watchdog", daemon=True)
+        self._thread.start()
+
+    @contextlib.contextmanager
+    def guard(self, seconds: float) -> Iterator[None]:
+        with self._condition:
+            self._deadline = time.monotonic() + seconds
+            self._stage = 0
+            self.fired = False
+            self._condition.notify_all()
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._deadline = None
+                self._condition.notify_all()
+
+    def extend(self, seconds: float) -> None:
+        with self._condition:
+            if self._deadline is not None and self._stage == 0:
+                self._deadline += seconds
+                self._condition.notify_all()
+
+    def close(self) -> None:
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+
+    def _run(self) -> None:
+        with self._condition:
+            while not self._closed:
+                if self._deadline is None:
+                    self._condition.wait()
+                    continue
+                remaining = self._deadline - time.monotonic()
+                if remaining > 0:
+                    self._condition.wait(remaining)
+                    continue
+                self._stage += 1
+                self.fired = True
+                self._deadline = time.monotonic() + self._grace if self._stage < 2 else None
+                try:
+                    self._escalate(self._stage)
+                except Exception:  # the watchdog must outlive whatever it kills
+                    log.exception("page watchdog could not escalate")
+
+
+# ---------------------------------------------------------------------------------------------
+# Playwright per thread
+
+
+_playwrights = threading.local()
+
+
+def shared_playwright() -> Playwright:
+    """One started Playwright per thread and process (the sync API allows one per thread)."""
+    current = getattr(_playwrights, "instance", None)
+    if current is not None and getattr(_playwrights, "pid", None) == os.getpid():
+        return current
+    instance = sync_playwright().start()
+    _playwrights.instance, _playwrights.pid = instance, os.getpid()
+    atexit.register(_stop_quietly, instance)
+    return instance
+
+
+def _stop_quietly(instance: Playwright) -> None:
+    with contextlib.suppress(Exception):
+        instance.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# One open page
+
+
+def _first_line(exc: BaseException) -> str:
+    text = exc.message if isinstance(exc, PlaywrightError) else str(exc)
+    text = text.split("Call log:")[0].strip()
+    return (text.splitlines()[0] if text else "")[:MAX_MESSAGE_CHARS]
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_first_line(exc)}".rstrip(": ")
+
+
+def _append(records: list[str], text: str) -> None:
+    if len(records) < MAX_RECORDS:
+        records.append(text[:MAX_MESSAGE_CHARS])
+
+
+def _element(index: int, raw: dict[str, Any], dom: dict[str, str]) -> Element:
+    x, y, width, height = (float(v) for v in raw["rect"])
+    return Element(index=index, tag=str(raw["tag"]), rect=(x, y, width, height), text=str(raw["text"]),
+                   attributes=dict(raw["attributes"]), styles=dict(raw["styles"]),
+                   descendants=int(raw["descendants"]), outer_html=str(dom.get(raw["xpath"], "")),
+                   xpath=str(raw["xpath"]))
+
+
+class LivePage:
+    """A page loaded in its own context, with its driver and what the renderer recorded."""
+
+    def __init__(self, renderer: PageRenderer, context: BrowserContext, page_dir: Path) -> None:
+        self.renderer = renderer
+        self.context = context
+        self.page_dir = page_dir.resolve()
+        self.index = self.page_dir / "index.html"
+        self.blocked_urls: list[str] = []
+        self.page_errors: list[str] = []
+        self.console_errors: list[str] = []
+        self.unsupported_calls: list[str] = []
+        self.crashed = False
+        #: A main-frame (re)load of index.html is under way (set when routed, cleared on load).
+        self.navigating = False
+        self._errors_for_state: list[str] = []
+        context.route("**/*", self._route)
+        context.route_web_socket("**/*", self._route_web_socket)
+        self.page: Page = context.new_page()
+        self.page.on("pageerror", self._on_page_error)
+        self.page.on("console", self._on_console)
+        self.page.on("crash", self._on_crash)
+        self.page.on("load", self._on_load)
+        self.page.on("requestfailed", self._on_request_failed)
+        context.on("page", self._on_popup)
+        self.driver = CompatDriver(self.page)
+        self.driver.before_command = self.wait_for_navigation
+
+    # --- what the page may load --------------------------------------------------------------
+
+    def _inside(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+            return False
+        try:
+            Path(url2pathname(parts.path)).resolve().relative_to(self.page_dir)
+        except (ValueError, OSError):
+            return False
+        return True
+
+    def _is_index(self, url: str) -> bool:
+        parts = urlsplit(url)
+        return self._inside(url) and Path(url2pathname(parts.path)).resolve() == self.index.resolve()
+
+    def _block(self, url: str) -> None:
+        if url not in self.blocked_urls:
+            _append(self.blocked_urls, url)
+
+    def _route(self, route: Route) -> None:
+        request: Request = route.request
+        url = request.url
+        try:
+            navigation = request.is_navigation_request() and request.frame.parent_frame is None
+        except PlaywrightError:
+            navigation = False
+        with contextlib.suppress(PlaywrightError):  # the page may be closing meanwhile
+            if navigation:
+                if self._is_index(url):
+                    if request.frame.page is self.page:
+                        self.navigating = True
+                    route.continue_()
+                else:
+                    self._block(url)
+                    route.abort("aborted")  # an aborted navigation leaves the current document in place
+            elif self._inside(url):
+                route.continue_()
+            else:
+                self._block(url)
+                route.abort("blockedbyclient")
+
+    def _route_web_socket(self, socket: Any) -> None:
+        self._block(socket.url)
+        with contextlib.suppress(PlaywrightError):
+            socket.close(code=1008, reason="blocked")
+
+    def _on_page_error(self, error: PlaywrightError) -> None:
+        text = f"{getattr(error, 'name', '') or 'Error'}: {error.message}"
+        _append(self.page_errors, text)
+        _append(self._errors_for_state, f"Uncaught {text}")
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            _append(self.console_errors, message.text)
+            _append(self._errors_for_state, message.text)
+
+    def _on_crash(self, _page: Page) -> None:
+        self.crashed = True
+
+    def _on_load(self, _page: Page) -> None:
+        self.navigating = False
+
+    def _on_request_failed(self, request: Request) -> None:
+        with contextlib.suppress(PlaywrightError):
+            if request.is_navigation_request() and request.frame.parent_frame is None:
+                self.navigating = False
+
+    def wait_for_navigation(self) -> None:
+        """Let a pending reload finish before the next command or read, as chromedriver does
+        before each command (a submit followed by a lookup finds the new document)."""
+        deadline = time.monotonic() + self.renderer.load_timeout
+        while self.navigating and not self.crashed and time.monotonic() < deadline:
+            self.page.wait_for_timeout(20)
+
+    def _on_popup(self, popup: Page) -> None:
+        if popup is not self.page:
+            with contextlib.suppress(PlaywrightError):
+                popup.close()
+
+    # --- steps -------------------------------------------------------------------------------
+
+    def load(self, settle_ms: int = 0) -> None:
+        if not self.index.is_file():
+            raise PageLoadError(f"index.html not found in {self.page_dir}")
+        timeout = self.renderer.load_timeout
+        with self.renderer.guarded(timeout + settle_ms / 1000 + 5, "loading the page"):
+            try:
+                self.page.goto(self.index.as_uri(), wait_until="load", timeout=timeout * 1000)
+            except PlaywrightTimeoutError as exc:
+                raise PageLoadError(f"the page did not finish loading within {timeout:g} s") from exc
+            except PlaywrightError as exc:
+                if is_fatal(exc):
+                    raise
+                raise PageLoadError(f"navigation failed: {_first_line(exc)}") from exc
+            if settle_ms > 0:
+                self.page.wait_for_timeout(settle_ms)
+
+    def read(self) -> tuple[list[Element], dict[str, str]]:
+        """Every displayed element, and xpath → outerHTML of every body descendant."""
+        with self.renderer.guarded(self.renderer.extract_timeout, "reading the page"):
+            for attempt in range(2):
+                try:
+                    self.wait_for_navigation()
+                    self.page.wait_for_load_state("load")
+                    text = self.page.evaluate(_EXTRACT_JS, list(CSS_PROPERTIES))
+                    break
+                except PlaywrightError as exc:
+                    if is_fatal(exc):
+                        raise
+                    # a submit or reload can replace the document between two calls: read the new one
+                    if attempt or "context was destroyed" not in exc.message:
+                        raise PageReadError(f"the page could not be read: {_first_line(exc)}") from exc
+        try:
+            raw = json.loads(text)
+            dom: dict[str, str] = raw["dom"]
+            elements = [_element(i, e, dom) for i, e in enumerate(raw["elements"])]
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise PageReadError(f"the page returned an unreadable state ({type(exc).__name__}: {exc})") from exc
+        return elements, dom
+
+    def elements(self) -> list[Element]:
+        return self.read()[0]
+
+    def screenshot(self) -> bytes | None:
+        with self.renderer.guarded(self.renderer.extract_timeout, "taking a screenshot"):
+            try:
+                return self.page.screenshot(type="png")
+            except PlaywrightError as exc:
+                if is_fatal(exc):
+                    raise
+                log.warning("screenshot failed: %s", _first_line(exc))
+                return None
+
+    def capture(self, name: str, action_error: str | None, screenshot: bool) -> RenderedState:
+        elements, dom = self.read()
+        shot = self.screenshot() if screenshot else None
+        errors, self._errors_for_state = self._errors_for_state, []
+        return RenderedState(name=name, elements=elements, action_error=action_error, screenshot=shot,
+                             console_errors=errors, dom=dom)
+
+    def run_action(self, action: Callable[[Any], object]) -> str | None:
+        """Run one scripted action; the error text if it raised, None if it did not.
+
+        Raises :class:`PageUnresponsive` when the page hung or crashed during the action.
+        """
+        name = getattr(action, "__name__", repr(action))
+        driver = self.driver
+        driver.on_wait = self.renderer.watchdog.extend
+        try:
+            with cooperative_sleep(driver.wait), \
+                    self.renderer.guarded(self.renderer.action_timeout, f"action {name!r}"):
+                try:
+                    action(driver)
+                except UnsupportedSeleniumCall as exc:
+                    _append(self.unsupported_calls, str(exc))
+                    return _describe(exc)
+                except (Exception, SystemExit) as exc:
+                    if is_fatal(exc) or self.crashed:
+                        raise PageUnresponsive(f"the page crashed during action {name!r}") from exc
+                    return _describe(exc)
+            return None
+        finally:
+            driver.on_wait = None
+
+    def close(self, trace_path: Path | None = None) -> Path | None:
+        saved = None
+        try:
+            with self.renderer.guarded(30.0, "closing the page"):
+                if trace_path is not None:
+                    try:
+                        trace_path.parent.mkdir(parents=True, exist_ok=True)
+                        self.context.tracing.stop(path=str(trace_path))
+                        saved = trace_path
+                    except PlaywrightError as exc:
+                        log.warning("could not save the Playwright trace: %s", _first_line(exc))
+                self.context.close()
+        except (PlaywrightError, PageUnresponsive) as exc:
+            log.warning("closing a page context failed: %s", _first_line(exc))
+            self.renderer.discard_browser()
+        return saved
+
+
+# ---------------------------------------------------------------------------------------------
+# The renderer
+
+
+class PageRenderer:
+    """One Chromium, reused; a fresh context per page. Use from the thread that created it."""
+
+    def __init__(self, *, playwright: Playwright | None = None, action_timeout: float = 15.0,
+                 load_timeout: float = 20.0, extract_timeout: float = 30.0, kill_grace: float = 5.0) -> None:
+        self._playwright = playwright
+        self.action_timeout = action_timeout
+        self.load_timeout = load_timeout
+        self.extract_timeout = extract_timeout
+        self._browser: Browser | None = None
+        self._browser_pid: int | None = None
+        self._token = ""
+        self._discard = False
+        self.watchdog = _Watchdog(self._escalate, kill_grace)
+
+    # --- browser lifecycle -------------------------------------------------------------------
+
+    def _ensure_browser(self) -> Browser:
+        if self._browser is not None and (self._discard or not self._browser.is_connected()):
+            with contextlib.suppress(Exception):
+                self._browser.close()
+            self._browser = None
+        if self._browser is None:
+            playwright = self._playwright or shared_playwright()
+            self._token = uuid.uuid4().hex
+            # Playwright hides scrollbars in headless mode; the official headless Chrome did not,
+            # and a vertical scrollbar takes 15 px of layout width (1905 px wide pages).
+            self._browser = launch_chromium(playwright, env={**os.environ, _TOKEN_VARIABLE: self._token},
+                                            ignore_default_args=["--hide-scrollbars"])
+            self._browser_pid = _browser_pid(self._token)
+            self._discard = False
+        return self._browser
+
+    def discard_browser(self) -> None:
+        """Relaunch Chromium before the next page (after it stopped answering)."""
+        self._discard = True
+
+    def _escalate(self, stage: int) -> None:
+        pid = self._browser_pid
+        if pid is None:
+            log.error("a page stopped responding and its Chromium process is unknown; cannot stop it")
+            return
+        if stage == 1:
+            renderers = _renderer_pids(pid)
+            log.warning("a page stopped responding: killing its renderer processes %s", renderers)
+            _kill(renderers)
+        else:
+            log.warning("Chromium stopped responding: killing the browser (pid %s)", pid)
+            self._discard = True
+            _kill([pid])
+
+    @contextlib.contextmanager
+    def guarded(self, seconds: float, what: str) -> Iterator[None]:
+        """Bound a step: if it overruns, the page (then the browser) is killed and
+        :class:`PageUnresponsive` raised."""
+        overran = f"{what} did not finish within {seconds:g} s; the page was stopped"
+        with self.watchdog.guard(seconds):
+            try:
+                yield
+            except Exception as exc:
+                if self.watchdog.fired:
+                    raise PageUnresponsive(overran) from exc
+                if is_fatal(exc):
+                    raise PageUnresponsive(f"{what} failed: the page crashed or was closed ({_first_line(exc)})") from exc
+                raise
+        if self.watchdog.fired:
+            raise PageUnresponsive(overran)
+
+    def close(self) -> None:
+        self.watchdog.close()
+        if self._browser is not None:
+            with contextlib.suppress(Exception):
+                self._browser.close()
+            self._browser = None
+
+    def __enter__(self) -> PageRenderer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- pages -------------------------------------------------------------------------------
+
+    def _new_page(self, page_dir: Path, *, trace: bool) -> LivePage:
+        browser = self._ensure_browser()
+        with self.guarded(30.0, "opening a browser context"):
+            context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, service_workers="block",
+                                          accept_downloads=False, locale="en-US")
+            try:
+                context.set_default_timeout(self.extract_timeout * 1000)
+                if trace:
+                    context.tracing.start(screenshots=True, snapshots=True)
+                return LivePage(self, context, page_dir)
+            except BaseException:
+                with contextlib.suppress(PlaywrightError):
+                    context.close()
+                raise
+
+    @contextlib.contextmanager
+    def open_page(self, page_dir: Path, *, settle_ms: int = 0, trace_path: Path | None = None) -> Iterator[LivePage]:
+        """A loaded page to drive by hand (``live.driver``); raises :class:`PageLoadError`."""
+        live = self._new_page(Path(page_dir), trace=trace_path is not None)
+        try:
+            live.load(settle_ms)
+            yield live
+        finally:
+            live.close(trace_path)
+
+    def render_states(self, page_dir: Path, actions: Sequence[Callable[[Any], object]], *,
+                      screenshots: bool = True, trace_path: Path | None = None,
+                      settle_ms: int = 300) -> RenderResult:
+        """Load ``page_dir/index.html``, read the origin state, then run each action and read
+        the state it leaves (see the module docstring for failures and what is read)."""
+        started = time.monotonic()
+        page_dir = Path(page_dir)
+        result = RenderResult(states=[])
+        if not (page_dir / "index.html").is_file():
+            result.load_error = f"index.html not found in {page_dir}"
+            result.seconds = time.monotonic() - started
+            return result
+        live = self._new_page(page_dir, trace=trace_path is not None)
+        try:
+            self._render(live, actions, result, screenshots=screenshots, settle_ms=settle_ms)
+        finally:
+            result.trace_path = live.close(trace_path)
+            result.blocked_urls = list(live.blocked_urls)
+            result.page_errors = list(live.page_errors)
+            result.console_errors = list(live.console_errors)
+            result.unsupported_calls = list(live.unsupported_calls)
+            result.seconds = time.monotonic() - started
+        return result
+
+    def _render(self, live: LivePage, actions: Sequence[Callable[[Any], object]], result: RenderResult, *,
+                screenshots: bool, settle_ms: int) -> None:
+        try:
+            live.load(settle_ms)
+            result.page_errors_on_load = list(live.page_errors)
+            result.states.append(live.capture("origin", None, screenshots))
+        except (PageLoadError, PageReadError) as exc:
+            result.load_error = str(exc)
+            return
+        except PageUnresponsive as exc:
+            result.load_error, result.unresponsive = str(exc), True
+            return
+        stopped: str | None = None
+        for action in actions:
+            name = getattr(action, "__name__", repr(action))
+            if stopped is not None:
+                result.states.append(RenderedState(name=name, elements=[], action_error=stopped))
+                continue
+            error: str | None = None
+            try:
+                error = live.run_action(action)
+                result.states.append(live.capture(name, error, screenshots))
+            except PageReadError as exc:
+                # scored like a failed action: the page broke what the state is read with
+                result.states.append(RenderedState(name=name, elements=[],
+                                                   action_error=error or f"PageReadError: {exc}"))
+            except PageUnresponsive as exc:
+                result.unresponsive = True
+                stopped = f"not run: the page stopped responding during {name!r}"
+                result.states.append(RenderedState(name=name, elements=[],
+                                                   action_error=f"PageUnresponsive: {exc}"))
+
+
+_default_renderer: PageRenderer | None = None
+
+
+def render_states(page_dir: Path, actions: Sequence[Callable[[Any], object]], *, screenshots: bool = True,
+                  trace_path: Path | None = None, settle_ms: int = 300) -> RenderResult:
+    """:meth:`PageRenderer.render_states` on a renderer shared by the calling process."""
+    global _default_renderer
+    if _default_renderer is None:
+        _default_renderer = PageRenderer()
+        atexit.register(_default_renderer.close)
+    return _default_renderer.render_states(page_dir, actions, screenshots=screenshots,
+                                           trace_path=trace_path, settle_ms=settle_ms)
