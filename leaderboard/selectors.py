@@ -134,4 +134,5 @@ def metric_card(env: str) -> dict[str, Any]:
         "prompts": {flow: plugin.prompts(flow) for flow in plugin.flows},
         "defaults": plugin.default_settings,
         "diagnostics": DIAGNOSTIC_DEFINITIONS,
+        "action_diagnostics": plugin.has_action_diagnostics,
     }

@@ -163,7 +163,7 @@ def _record_step(session: _Session, episode: Episode, action: Any, result: Any, 
     frames = [session.recorder.frame(frame) for frame in episode.replay_frames()]
     session.recorder.record_step({
         "call": call_index,
-        "action": action if isinstance(action, (str, int, float)) else repr(action),
+        "action": str(action),
         "reward": result.reward,
         "done": result.done,
         "frame": session.recorder.frame(image) if image is not None else None,

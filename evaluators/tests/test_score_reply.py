@@ -56,3 +56,19 @@ def test_it_explains_bad_input(fixture_scenarios, tmp_path):
         _score("--scenario", "1-Sokoban-small-v0", "--flow", "online", "--reply", str(bad))
     with pytest.raises(CommandError, match="no scenario 'nope'"):
         _score("--scenario", "nope", "--flow", "global", "--reply", str(bad))
+
+
+@pytest.mark.integration
+def test_it_renders_and_scores_a_webui_reply_with_its_states_and_breakdown(fixture_scenarios, tmp_path):
+    from conftest import FIXTURE_RESOURCES
+    from evaluators.baselines.webui import format_code_reply, page_files
+
+    page = FIXTURE_RESOURCES / "WebUI" / "step-counter"
+    reply = tmp_path / "reply.md"
+    reply.write_text(format_code_reply(page_files(page, degrade=True), online=False, analysis="unstyled"))
+    result = _score("--scenario", "step-counter", "--flow", "global", "--reply", str(reply), "--env", "webui")
+    assert 0 < result["score"] < 100
+    assert [s["name"] for s in result["details"]["state_scores"]][0] == "origin"
+    breakdown = result["details"]["breakdown"]
+    assert sum(breakdown.values()) == pytest.approx(1.0) and breakdown["attribute"] > 0
+    assert result["actions"] == ["write_html", "write_javascript"]

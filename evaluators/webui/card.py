@@ -46,6 +46,26 @@ METRIC_CARD: dict[str, object] = {
         "A target element assigned only to a penalised pair (cost 1e5) drops out of numerator and denominator.",
         "placeholder and value are compared on the elements' text, not on the attributes.",
         "src and type are read as computed CSS values, which are empty for every element, so they always agree.",
+        "border-bottom is never expanded (the official code spells it border-down), so it contributes nothing.",
+        "box-shadow with an rgba colour, or 'none' on either side, cannot be computed and is skipped.",
+        "A negative px target divides by a signed value, as officially (similarity can exceed 1).",
+        "Global code blocks: runs of newlines collapse to one everywhere, code included; a tag with trailing "
+        "spaces is rejected; Online guessed blocks lose len('```' + kind) characters from their start.",
+    ],
+    "browser": [
+        "Element lookups never wait (Selenium's implicit wait 0); a click on a covered element retries for up "
+        "to 1 s like chromedriver, then fails.",
+        "send_keys follows chromedriver: colour inputs get their value set directly; range and date inputs "
+        "receive real keystrokes (a date typed as '001990-05-02' depends on the field order of Chromium's "
+        "locale); clear() empties, fires change and blurs; submit() uses Selenium 4's JavaScript form submit.",
+        "Pointer moves take 250 ms (Selenium's default); move_by_offset starts from the tracked pointer; "
+        "move_to_element_with_offset measures from the element's centre (Selenium 4).",
+        "Scrollbars take space as in headless Chrome; colours are read as rgba(r, g, b, a) like Selenium.",
+        "Displayed elements follow Selenium's is_displayed rules (display, visibility, opacity, clipping).",
+        "A page that hangs is stopped after 15 s of work per action (its own sleeps excluded); later "
+        "actions are recorded as not run.",
+        "Resources from outside the page folder (CDN fonts, scripts, fetches) never load, on target pages too; "
+        "blocked addresses are listed with each attempt.",
     ],
     "deviations": [
         "Drag and drop follows Chromium's real HTML5 drag events as Playwright produces them; chromedriver "

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,40 @@ _target_cache: "OrderedDict[tuple[str, bool], Any]" = OrderedDict()  # per worke
 TARGET_CACHE_SIZE = 16
 
 
-def renderer():
+class RendererThread:
+    """A PageRenderer living on its own thread.
+
+    Playwright's sync API keeps an event loop on the thread that started it, and Django refuses
+    database calls from a thread with a running loop; so the browser never touches the thread
+    that runs attempts and writes their results.
+    """
+
+    def __init__(self) -> None:
+        from evaluators.webui.render import PageRenderer
+
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="webui-browser")
+        self._renderer = self._executor.submit(PageRenderer).result()
+
+    def render_states(self, *args: Any, **kwargs: Any) -> Any:
+        return self._executor.submit(self._renderer.render_states, *args, **kwargs).result()
+
+    def close(self) -> None:
+        try:
+            future = self._executor.submit(self._renderer.close)
+        except RuntimeError:
+            return  # interpreter exit already stopped the thread; Chromium goes with this process
+        try:
+            future.result(timeout=60)
+        finally:
+            self._executor.shutdown(wait=False)
+
+
+def renderer() -> RendererThread:
     """One browser per worker process, reused across pages (each page gets a fresh context)."""
     global _renderer
     with _renderer_lock:
         if _renderer is None:
-            from evaluators.webui.render import PageRenderer
-
-            _renderer = PageRenderer()
+            _renderer = RendererThread()
             atexit.register(_renderer.close)
         return _renderer
 

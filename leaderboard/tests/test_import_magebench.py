@@ -32,13 +32,34 @@ def test_it_imports_every_level_with_its_subsets_tags_and_upper_bound(tmp_path):
     mini = json.loads((FIXTURE_RESOURCES / "Sokoban_mini.json").read_text())
     assert f"sokoban: {len(listed)} created, 0 updated, 0 unchanged ({len(mini)} in mini)" in out
     assert "warning" not in out  # the solver agrees with every fixture upper bound
-    scenarios = Scenario.objects.filter(suite="fixture")
+    scenarios = Scenario.objects.filter(suite="fixture", environment_id="sokoban")
     assert scenarios.count() == len(listed) and scenarios.filter(in_mini=True).count() == len(mini)
     level = scenarios.get(key="1-Sokoban-small-v0")
     assert level.tags["variant"] == "small-v0" and level.tags["boxes"] == level.data["num_boxes"]
     bound = json.loads((FIXTURE_RESOURCES / "Sokoban" / "upper_bound.json").read_text())["1-Sokoban-small-v0"]
     assert level.data["upper_bound"]["reward"] == bound["reward"]
     assert level.data["grid"] == (FIXTURE_RESOURCES / "Sokoban" / "1-Sokoban-small-v0.txt").read_text().rstrip("\n")
+
+
+def test_it_imports_webui_pages_with_their_folders_and_action_names(tmp_path):
+    from django.conf import settings
+
+    out = _import(_copy(tmp_path), "--suite", "fixture", "--no-verify")
+    pages = json.loads((FIXTURE_RESOURCES / "WebUI_all.json").read_text())
+    assert f"webui: {len(pages)} created, 0 updated, 0 unchanged (3 in mini)" in out
+    page = Scenario.objects.get(environment_id="webui", key="任务清单")
+    assert page.data["actions"] == ["add_task", "complete_first_task", "delete_second_task"]
+    stored = settings.SCENARIO_ROOT / page.resource_path
+    assert (stored / "index.html").is_file() and (stored / "actions.py").is_file()
+    assert Scenario.objects.get(environment_id="webui", key="pricing plans").in_mini
+
+
+def test_it_refuses_a_webui_page_without_its_index(tmp_path):
+    resources = _copy(tmp_path)
+    (resources / "WebUI" / "step-counter" / "index.html").unlink()
+    with pytest.raises(CommandError, match="step-counter \\(no index.html\\)"):
+        _import(resources)
+    assert not Scenario.objects.exists()
 
 
 def test_importing_twice_changes_nothing(tmp_path):

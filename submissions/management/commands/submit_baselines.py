@@ -8,6 +8,7 @@ from submissions.services import (SubmissionError, default_suite, model_entry_up
                                   team_get_or_create)
 
 BASELINE_TEAM = "MageBench baselines"
+#: name, what it does (shown in the command's help), repeats (None: the flow's default)
 AGENTS = {
     "idle": ("Idle agent", "replies with no action", 1),
     "random": ("Random agent", "uniformly random actions", None),
@@ -20,7 +21,7 @@ AGENTS_FOR = {"sokoban": ("idle", "random", "oracle"), "webui": ("idle", "degrad
 
 
 class Command(BaseCommand):
-    help = ("Queue the platform's baseline agents (served by serve_baseline_agent) on every flow of an environment. "
+    help = ("Queue the platform's baseline agents (" + "; ".join(f"{k}: {v[1]}" for k, v in AGENTS.items()) + "), served by serve_baseline_agent, on every flow of an environment. "
             "Skips boards that already have that baseline, so it can run at every start.")
 
     def add_arguments(self, parser) -> None:
@@ -49,7 +50,7 @@ class Command(BaseCommand):
             for agent in chosen:
                 name, description, repeats = AGENTS[agent]
                 model = model_entry_upsert(team=team, name=name, organisation="MageBench Leaderboard",
-                                           licence=description, is_baseline=True)
+                                           is_baseline=True)
                 for flow in plugin.flows:
                     exists = Submission.objects.filter(model=model, environment_id=env, flow=flow, subset=subset,
                                                        suite=suite).exclude(status=Submission.Status.CANCELLED)
