@@ -14,22 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.base import ImportedScenario, ResourceError
+from evaluators.resources import read_subsets
 
 #: Verifying an official upper bound must not stall an import on one hard level.
 VERIFY_BUDGET_SECONDS = 60.0
 _NAME = re.compile(r"^(?P<id>\d+)-Sokoban-(?P<variant>[\w.-]+)$")
-
-
-def read_list(path: Path) -> list[str]:
-    """Scenario names (file stems) from a MageBench list file."""
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResourceError(f"{path.name} cannot be read as JSON: {exc}") from None
-    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-        raise ResourceError(f"{path.name} must be a JSON list of scenario paths")
-    stems = [Path(entry.replace("\\", "/")).name for entry in entries]
-    return [stem.rsplit(".", 1)[0] if "." in stem else stem for stem in stems]
 
 
 def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
@@ -37,12 +26,7 @@ def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedSc
     from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable, solve_grid
 
     folder = resources / "Sokoban"
-    all_names = read_list(resources / "Sokoban_all.json")
-    mini_path = resources / "Sokoban_mini.json"
-    mini_names = set(read_list(mini_path)) if mini_path.exists() else set()
-    stray = sorted(mini_names - set(all_names))
-    if stray:
-        raise ResourceError(f"Sokoban_mini.json names levels missing from Sokoban_all.json: {', '.join(stray[:5])}")
+    all_names, mini_names = read_subsets(resources, "Sokoban")
     missing = [name for name in all_names if not (folder / f"{name}.pkl").is_file()]
     if missing:
         raise ResourceError(

@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 from evaluators.base import ImportedScenario, ResourceError
-from evaluators.sokoban.resources import read_list
+from evaluators.resources import read_subsets
 
 #: Files a page needs; a page without actions.py has no interactions (one official page, Hoodie3).
 REQUIRED = ("index.html", "tasks.md")
@@ -47,12 +47,7 @@ def action_names(actions_file: Path) -> list[str]:
 
 def discover_webui(resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
     folder = resources / "WebUI"
-    all_names = read_list(resources / "WebUI_all.json")
-    mini_path = resources / "WebUI_mini.json"
-    mini = set(read_list(mini_path)) if mini_path.exists() else set()
-    stray = sorted(mini - set(all_names))
-    if stray:
-        raise ResourceError(f"WebUI_mini.json names pages missing from WebUI_all.json: {', '.join(stray[:5])}")
+    all_names, mini = read_subsets(resources, "WebUI")
     problems = []
     for name in all_names:
         missing = [f for f in REQUIRED if not (folder / name / f).is_file()]

@@ -1,0 +1,30 @@
+"""Scenario lists of a MageBench ``resources/`` directory, shared by every environment."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evaluators.base import ResourceError
+
+
+def read_list(path: Path) -> list[str]:
+    """Scenario names (file or folder stems) from a MageBench list file."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResourceError(f"{path.name} cannot be read as JSON: {exc}") from None
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        raise ResourceError(f"{path.name} must be a JSON list of scenario paths")
+    stems = [Path(entry.replace("\\", "/")).name for entry in entries]
+    return [stem.rsplit(".", 1)[0] if "." in stem else stem for stem in stems]
+
+
+def read_subsets(resources: Path, title: str) -> tuple[list[str], set[str]]:
+    """``<title>_all.json`` in order and the ``<title>_mini.json`` names, which must all be in it."""
+    all_names = read_list(resources / f"{title}_all.json")
+    mini_path = resources / f"{title}_mini.json"
+    mini = set(read_list(mini_path)) if mini_path.exists() else set()
+    stray = sorted(mini - set(all_names))
+    if stray:
+        raise ResourceError(f"{title}_mini.json names scenarios missing from {title}_all.json: {', '.join(stray[:5])}")
+    return all_names, mini
