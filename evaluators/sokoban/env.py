@@ -32,6 +32,7 @@ import numpy as np
 from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
+from evaluators.images import resize_longest_side
 from evaluators.sokoban.levels import (
     BOX_ON_TARGET,
     DEFAULT_MAX_STEPS,
@@ -49,18 +50,6 @@ DEFAULT_RESOLUTION = 640
 
 class EpisodeOver(RuntimeError):
     """A step was requested after the episode ended."""
-
-
-def resize_longest_side(image: Image.Image, resolution: int) -> Image.Image:
-    """Resize so the longest side equals ``resolution`` (LANCZOS, upscaling small images too)."""
-    if resolution <= 0:
-        raise ValueError(f"resolution must be positive, got {resolution}")
-    width, height = image.size
-    scale = resolution / max(width, height)
-    size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    if size == image.size:
-        return image.copy()
-    return image.resize(size, Image.LANCZOS)
 
 
 def _tenths(value: float) -> int:

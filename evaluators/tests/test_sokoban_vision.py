@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluators.sokoban.env import SokobanEpisode, resize_longest_side
+from evaluators.images import resize_longest_side
+from evaluators.sokoban.env import SokobanEpisode
 from evaluators.sokoban.levels import env_from_grid, load_pickled_env, normalize_grid
 from evaluators.sokoban.vision import read_grid
 

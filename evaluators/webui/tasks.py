@@ -11,16 +11,10 @@ from pathlib import Path
 
 from PIL import Image
 
+from evaluators.images import resize_longest_side
+
 IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 MISSING_IMAGE = "image not available."
-
-
-def resize_longest_side(image: Image.Image, resolution: int) -> Image.Image:
-    width, height = image.size
-    scale = resolution / max(width, height)
-    if scale == 1:
-        return image
-    return image.resize((max(1, round(width * scale)), max(1, round(height * scale))), Image.LANCZOS)
 
 
 def task_parts(page_dir: Path, resolution: int) -> list[str | Image.Image]:
