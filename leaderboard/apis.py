@@ -6,13 +6,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.selectors import board_get
-from submissions.services import default_suite
 
 
 class BoardApi(APIView):
     def get(self, request, env: str, flow: str, subset: str) -> Response:
         try:
-            board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite") or default_suite(env))
+            board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"))
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         return Response({"env": env, "flow": flow, "subset": subset, "suite": board.suite,

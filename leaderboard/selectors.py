@@ -5,6 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
@@ -68,12 +69,24 @@ class Board:
     rows: list[BoardRow] = field(default_factory=list)
 
 
+def default_suite(env: str) -> str:
+    """The official scenarios once imported, else the platform's fixtures."""
+    if settings.MAGEBENCH_DEFAULT_SUITE:
+        return settings.MAGEBENCH_DEFAULT_SUITE
+    if Scenario.objects.filter(environment_id=env, suite="official").exists():
+        return "official"
+    return "fixture"
+
+
 def suites_for(env: str) -> list[str]:
     return list(Scenario.objects.filter(environment_id=env).values_list("suite", flat=True).distinct().order_by("suite"))
 
 
-def board_get(*, env: str, flow: str, subset: str, suite: str) -> Board:
+def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> Board:
+    """One board; ``suite`` None is the environment's default suite. Unknown names raise
+    KeyError (environment) or ValueError (flow, subset)."""
     plugin = get_plugin(env)
+    suite = suite or default_suite(env)
     if flow not in FLOWS or subset not in ("mini", "full"):
         raise ValueError("unknown flow or subset")
     submissions = list(

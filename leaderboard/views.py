@@ -7,13 +7,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from evaluators.base import FLOWS, all_plugins
-from leaderboard.selectors import board_get, metric_card, suites_for
-from submissions.services import default_suite
+from leaderboard.selectors import board_get, default_suite, metric_card, suites_for
 
 
 def _board_or_404(env: str, flow: str, subset: str, suite: str | None):
     try:
-        return board_get(env=env, flow=flow, subset=subset, suite=suite or default_suite(env))
+        return board_get(env=env, flow=flow, subset=subset, suite=suite)
     except (KeyError, ValueError):
         raise Http404("no such board") from None
 

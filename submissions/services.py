@@ -20,6 +20,7 @@ from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
 from evaluators.endpoints.errors import InfraError
 from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
 from leaderboard.models import Scenario
+from leaderboard.selectors import default_suite
 from leaderboard.services import environment_ensure
 from submissions.crypto import decrypt_secret, encrypt_secret
 from submissions.models import Attempt, ModelEntry, Submission, Team
@@ -64,15 +65,6 @@ def model_entry_upsert(*, team: Team, name: str, organisation: str = "", paramet
                   "link": link, "licence": licence, "is_baseline": is_baseline},
     )
     return entry
-
-
-def default_suite(env: str) -> str:
-    """The official scenarios once imported, else the platform's fixtures."""
-    if django_settings.MAGEBENCH_DEFAULT_SUITE:
-        return django_settings.MAGEBENCH_DEFAULT_SUITE
-    if Scenario.objects.filter(environment_id=env, suite="official").exists():
-        return "official"
-    return "fixture"
 
 
 def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset: str, endpoint_url: str,

@@ -3,8 +3,9 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluators.base import get_plugin
+from leaderboard.selectors import default_suite
 from submissions.models import Submission
-from submissions.services import (SubmissionError, default_suite, model_entry_upsert, submission_create_endpoint,
+from submissions.services import (SubmissionError, model_entry_upsert, submission_create_endpoint,
                                   team_get_or_create)
 
 BASELINE_TEAM = "MageBench baselines"
