@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.agents.flows import (FlowResult, ProgressCallback, _finish, _observation_parts, _Session,
-                                     _system_messages, _user)
+from evaluators.agents.flows import (FlowResult, ProgressCallback, _finish, _observation_parts, _record_step,
+                                     _Session, _system_messages, _user)
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
 from evaluators.trajectory import TrajectoryRecorder
 from evaluators.webui.parsing import needs_continuation, parse_online
@@ -83,8 +83,6 @@ def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, se
 
 
 def _apply(session: _Session, episode: Episode, parsed: Any, call_index: int) -> None:
-    from evaluators.agents.flows import _record_step
-
     if not parsed.ok:
         session.diagnostics.observe_failed_decision()
         return
