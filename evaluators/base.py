@@ -197,4 +197,4 @@ def all_plugins() -> list[EnvironmentPlugin]:
 
 def _load_builtin_plugins() -> None:
     # Imported lazily so that importing this module never pulls in gym or a browser.
-    from evaluators import sokoban, webui  # noqa: F401
+    from evaluators import football, sokoban, webui  # noqa: F401

@@ -25,9 +25,15 @@ class EnvironmentFailure(Exception):
         self.message = message
 
 
-def effective_settings(env: str, flow: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def effective_settings(env: str, flow: str, overrides: dict[str, Any] | None = None,
+                       subset: str = "mini") -> dict[str, Any]:
+    """The plug-in's defaults for ``flow`` with ``overrides`` applied.
+
+    A default given per subset (``{"mini": 10, "full": 3}``) resolves to the value for ``subset``.
+    """
     plugin = get_plugin(env)
-    settings = dict(plugin.default_settings[flow])
+    settings = {key: value[subset] if isinstance(value, dict) and subset in value else value
+                for key, value in plugin.default_settings[flow].items()}
     settings["prompt_version"] = plugin.prompts(flow).version
     settings.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return settings

@@ -85,7 +85,7 @@ def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset
     scenarios = list(Scenario.objects.filter(environment=environment, suite=suite, **Scenario.subset_filter(subset)))
     if not scenarios:
         raise SubmissionError(f"no {subset} scenarios of {plugin.title} in the '{suite}' suite; import them first")
-    frozen = effective_settings(env, flow, _validated_settings(settings or {}))
+    frozen = effective_settings(env, flow, _validated_settings(settings or {}), subset=subset)
     repeats = int(frozen.get("repeats", 1))
     with transaction.atomic():
         submission = Submission.objects.create(
@@ -105,6 +105,20 @@ def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset
 _INT_SETTINGS = {"resolution": (64, 4096), "max_image": (0, 64), "max_memory": (0, 100), "max_loop": (1, 1000),
                  "repeats": (1, 20), "max_tokens": (1, 65536), "parse_retries": (0, 5)}
 _FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+#: observation_images = false declares an endpoint that reads no images: nothing is rendered for it.
+#: auto_render = false turns Football's auto-rendering off (one engine step per decision), for ablations.
+_BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render")
+
+
+def _boolean(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise SubmissionError(f"{key} must be true or false")
 
 
 def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
@@ -118,8 +132,8 @@ def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
         elif key in _FLOAT_SETTINGS:
             low, high = _FLOAT_SETTINGS[key]
             cast = float(value)
-        elif key == "no_system_role":
-            clean[key] = bool(value)
+        elif key in _BOOL_SETTINGS:
+            clean[key] = _boolean(key, value)
             continue
         else:
             raise SubmissionError(f"unknown setting {key!r}")

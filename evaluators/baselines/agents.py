@@ -22,6 +22,7 @@ from PIL import Image, UnidentifiedImageError
 
 from evaluators.agents.parsing import GLOBAL_MARKER, ONLINE_MARKER
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE
+from evaluators.football.env import ACCEPTED_ACTIONS as FOOTBALL_ACTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from evaluators.sokoban.levels import Level
@@ -125,6 +126,8 @@ class EnvironmentProfile:
     slug: str
     actions: tuple[str, ...]
     matches: Callable[[str], bool]
+    #: An accepted action that changes nothing, for environments whose parser accepts no "idle".
+    idle_action: str | None = None
 
 
 _ENVIRONMENTS: dict[str, EnvironmentProfile] = {}
@@ -146,6 +149,12 @@ def detect_environment(messages: Sequence[Message]) -> EnvironmentProfile | None
 SOKOBAN_ACTIONS = ("Up", "Down", "Left", "Right")
 SOKOBAN = register_environment(
     EnvironmentProfile("sokoban", SOKOBAN_ACTIONS, lambda text: "Sokoban" in text)
+)
+# A reply without an action consumes an Online turn without moving the game clock, so a silent
+# agent would never finish a Football episode; release_sprint, with no sprint on, stands still.
+FOOTBALL = register_environment(
+    EnvironmentProfile("football", FOOTBALL_ACTIONS, lambda text: "Google Research Football" in text,
+                       idle_action="release_sprint")
 )
 
 
@@ -177,7 +186,7 @@ def cannot_interpret(flow: str | None, reason: str) -> str:
 
 
 class IdleAgent:
-    """Never acts: the format is right, the action list is empty."""
+    """Never acts: the format is right, the action list is empty (or the environment's no-op)."""
 
     name = "idle"
 
@@ -185,7 +194,9 @@ class IdleAgent:
         flow = detect_flow(messages)
         if flow is None:
             return cannot_interpret(None, "the prompt asks for no reply format I know")
-        return format_reply(flow, "I prefer to stay where I am.", [])
+        env = detect_environment(messages)
+        idle = [env.idle_action] if env is not None and env.idle_action and flow == FLOW_ONLINE else []
+        return format_reply(flow, "I prefer to stay where I am.", idle)
 
 
 class RandomAgent:

@@ -1,2 +1,7 @@
-"""Football (gfootball). For now: scenario files read as data; the environment plug-in registers
-here once the engine runs."""
+"""Football (gfootball). Importing the package registers its plug-in; the engine loads lazily."""
+from evaluators.base import register
+from evaluators.football.plugin import FootballPlugin
+
+register(FootballPlugin())
+
+__all__ = ["FootballPlugin"]

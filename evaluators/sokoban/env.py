@@ -107,7 +107,7 @@ class SokobanEpisode(Episode):
             load_scenario_env(scenario),
             scenario_upper_bound(scenario),
             resolution=int(settings.get("resolution", DEFAULT_RESOLUTION)),
-            render_observations=bool(settings.get("render_observations", True)),
+            render_observations=bool(settings.get("observation_images", True)),
         )
 
     def _clear_bookkeeping(self) -> None:

@@ -11,14 +11,21 @@ from submissions.services import (SubmissionError, model_entry_upsert, submissio
 BASELINE_TEAM = "MageBench baselines"
 #: name, what it does (shown in the command's help), repeats (None: the flow's default)
 AGENTS = {
-    "idle": ("Idle agent", "replies with no action", 1),
+    "idle": ("Idle agent", "replies with no action (Football: release_sprint, a no-op, as no idle action is "
+                           "accepted)", 1),
     "random": ("Random agent", "uniformly random actions", None),
     "oracle": ("Oracle agent", "Sokoban: reads the level from the image and plays an optimal solution; "
                                "WebUI: answers with the target page's own files", 1),
     "degraded": ("Degraded oracle", "WebUI: the target page with every style stripped", 1),
 }
 #: Agents that mean something per environment (the degraded oracle is a WebUI baseline only).
-AGENTS_FOR = {"sokoban": ("idle", "random", "oracle"), "webui": ("idle", "degraded", "oracle")}
+AGENTS_FOR = {"sokoban": ("idle", "random", "oracle"), "webui": ("idle", "degraded", "oracle"),
+              "football": ("idle", "random")}
+#: Environments whose episodes are stochastic: every baseline runs the flow's default repeats there.
+STOCHASTIC_ENVS = ("football",)
+#: Agents that read no image, per environment where skipping the frames loses nothing: the Football
+#: replay draws the pitch from raw observations, while Sokoban frames are cheap and shown in replays.
+TEXT_ONLY = {"football": ("idle", "random")}
 
 
 class Command(BaseCommand):
@@ -50,6 +57,11 @@ class Command(BaseCommand):
         for subset in subsets or ["mini"]:
             for agent in chosen:
                 name, description, repeats = AGENTS[agent]
+                settings: dict[str, object] = {}
+                if repeats and env not in STOCHASTIC_ENVS:
+                    settings["repeats"] = repeats
+                if agent in TEXT_ONLY.get(env, ()):
+                    settings["observation_images"] = False
                 model = model_entry_upsert(team=team, name=name, organisation="MageBench Leaderboard",
                                            is_baseline=True)
                 for flow in plugin.flows:
@@ -60,7 +72,7 @@ class Command(BaseCommand):
                     try:
                         submission = submission_create_endpoint(
                             model=model, env=env, flow=flow, subset=subset, suite=suite, endpoint_url=where[agent],
-                            endpoint_model=agent, settings={"repeats": repeats} if repeats else {}, is_baseline=True)
+                            endpoint_model=agent, settings=settings, is_baseline=True)
                     except SubmissionError as exc:
                         raise CommandError(str(exc)) from None
                     self.stdout.write(f"{name} on {env}/{flow}/{subset}: submission {submission.id}")

@@ -1,0 +1,54 @@
+"""The Football environment plug-in (reference §2.3): gfootball scenarios, official dense reward."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from evaluators.agents.parsing import parse_online_action
+from evaluators.base import FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult, PromptSet, ScenarioSpec
+from evaluators.football.env import ACCEPTED_ACTIONS
+
+
+class FootballPlugin(EnvironmentPlugin):
+    slug: ClassVar[str] = "football"
+    title: ClassVar[str] = "Football"
+    score_label: ClassVar[str] = "Reward"
+    flows: ClassVar[tuple[str, ...]] = (FLOW_ONLINE,)
+    ACTIONS: ClassVar[tuple[str, ...]] = ACCEPTED_ACTIONS
+    # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full
+    # set's 108 scenarios are run 3 times. parse_retries is the platform's own.
+    default_settings: ClassVar[dict[str, dict[str, Any]]] = {
+        FLOW_ONLINE: {
+            "resolution": 1280, "max_image": 1, "max_memory": 5, "max_loop": 400,
+            "repeats": {"mini": 10, "full": 3}, "temperature": 0.1, "top_p": 0.95, "max_tokens": 1000,
+            "parse_retries": 2, "observation_images": True,
+        },
+    }
+
+    @property
+    def metric_card(self) -> dict[str, Any]:
+        from evaluators.football.card import METRIC_CARD
+
+        return METRIC_CARD
+
+    def discover(self, resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
+        from evaluators.football.resources import discover_football
+
+        return discover_football(resources, verify=verify)
+
+    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+        from evaluators.football.env import FootballEpisode
+
+        return FootballEpisode.from_scenario(scenario, settings)
+
+    def prompts(self, flow: str) -> PromptSet:
+        if flow == FLOW_ONLINE:
+            from evaluators.football.prompts import ONLINE
+
+            return ONLINE
+        raise ValueError(f"Football has no flow {flow!r}")
+
+    def parse(self, flow: str, reply: str) -> ParseResult:
+        if flow == FLOW_ONLINE:
+            return parse_online_action(reply, self.ACTIONS)
+        raise ValueError(f"Football has no flow {flow!r}")
