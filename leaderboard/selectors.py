@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
-from evaluators.base import FLOWS, get_plugin
+from evaluators.base import get_plugin
 from leaderboard.models import Environment, Scenario
 from leaderboard.stats import summarise
 from submissions.models import Attempt, Submission
@@ -87,7 +87,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> 
     KeyError (environment) or ValueError (flow, subset)."""
     plugin = get_plugin(env)
     suite = suite or default_suite(env)
-    if flow not in FLOWS or subset not in ("mini", "full"):
+    if flow not in plugin.flows or subset not in ("mini", "full"):
         raise ValueError("unknown flow or subset")
     submissions = list(
         Submission.objects.filter(environment_id=env, flow=flow, subset=subset, suite=suite, status__in=RANKED_STATUSES)

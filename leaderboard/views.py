@@ -6,7 +6,7 @@ import csv
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from evaluators.base import FLOWS, all_plugins
+from evaluators.base import all_plugins, get_plugin
 from leaderboard.selectors import board_get, default_suite, metric_card, suites_for
 
 
@@ -30,7 +30,8 @@ def home(request: HttpRequest) -> HttpResponse:
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     data = _board_or_404(env, flow, subset, request.GET.get("suite"))
     return render(request, "leaderboard/board.html", {
-        "board": data, "suites": suites_for(env), "flows": FLOWS, "subsets": ("mini", "full"),
+        # Only the environment's own flows get a tab (Football has no Global flow).
+        "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
     })
 
 

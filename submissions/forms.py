@@ -30,3 +30,6 @@ class EndpointSubmissionForm(forms.Form):
     temperature = forms.FloatField(required=False, min_value=0, max_value=2)
     max_tokens = forms.IntegerField(required=False, min_value=1, max_value=65536)
     no_system_role = forms.BooleanField(required=False, label="Model has no system role")
+    text_only = forms.BooleanField(required=False, label="Model reads no images",
+                                   help_text="Observations are sent as text alone and no frame is rendered "
+                                             "(Football and Sokoban).")

@@ -110,6 +110,15 @@ _FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
 _BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render")
 
 
+def _number(key: str, value: Any, kind: type) -> Any:
+    if isinstance(value, bool):
+        raise SubmissionError(f"{key} must be a number")
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise SubmissionError(f"{key} must be {'a whole number' if kind is int else 'a number'}, not {value!r}") from None
+
+
 def _boolean(key: str, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -128,10 +137,10 @@ def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
             continue
         if key in _INT_SETTINGS:
             low, high = _INT_SETTINGS[key]
-            cast: Any = int(value)
+            cast: Any = _number(key, value, int)
         elif key in _FLOAT_SETTINGS:
             low, high = _FLOAT_SETTINGS[key]
-            cast = float(value)
+            cast = _number(key, value, float)
         elif key in _BOOL_SETTINGS:
             clean[key] = _boolean(key, value)
             continue

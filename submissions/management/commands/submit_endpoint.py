@@ -32,6 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--repeats", type=int)
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                            help="any other submission setting, e.g. observation_images=false for a model that "
+                                 "reads no images, or max_loop=100")
         parser.add_argument("--wait", action="store_true", help="follow progress until the submission ends")
 
     def handle(self, *args, **o) -> None:
@@ -46,8 +49,14 @@ class Command(BaseCommand):
             model = model_entry_upsert(team=team, name=o["model"], organisation=o["organisation"],
                                        parameter_count=o["parameters"], open_weights=o["open_weights"],
                                        link=o["link"], licence=o["licence"], is_baseline=o["baseline"])
-            settings = {k: v for k, v in {"repeats": o["repeats"], "temperature": o["temperature"],
-                                          "max_tokens": o["max_tokens"]}.items() if v is not None}
+            settings: dict[str, object] = {}
+            for item in o["setting"]:
+                name, equals, value = item.partition("=")
+                if not equals or not name.strip():
+                    raise CommandError(f"--setting takes NAME=VALUE, not {item!r}")
+                settings[name.strip()] = value.strip()
+            settings.update({k: v for k, v in {"repeats": o["repeats"], "temperature": o["temperature"],
+                                               "max_tokens": o["max_tokens"]}.items() if v is not None})
             submission = submission_create_endpoint(
                 model=model, env=o["env"], flow=o["flow"], subset=o["subset"], suite=o["suite"],
                 endpoint_url=o["url"], endpoint_model=o["endpoint_model"], api_key=api_key, settings=settings,

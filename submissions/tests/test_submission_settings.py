@@ -1,0 +1,45 @@
+"""Submission settings: per-subset defaults, the text-only declaration and clear errors."""
+import pytest
+
+from submissions.services import (SubmissionError, model_entry_upsert, submission_create_endpoint,
+                                  team_get_or_create)
+
+
+@pytest.fixture
+def model(db):
+    return model_entry_upsert(team=team_get_or_create(name="Lab"), name="M")
+
+
+def _submit(model, **settings):
+    return submission_create_endpoint(model=model, env="football", flow="online", subset="mini", suite="fixture",
+                                      endpoint_url="http://127.0.0.1:9/v1", settings=settings)
+
+
+def test_a_football_mini_submission_runs_ten_repeats_of_each_scenario_by_default(fixture_scenarios, model):
+    submission = _submit(model)
+    assert submission.settings["repeats"] == 10
+    assert submission.attempts.count() == 3 * 10
+
+
+def test_an_endpoint_that_reads_no_images_is_recorded_as_text_only(fixture_scenarios, model):
+    assert _submit(model, observation_images="false", repeats=1).settings["observation_images"] is False
+    assert _submit(model, repeats=1).settings["observation_images"] is True
+
+
+@pytest.mark.parametrize("settings,message", [
+    ({"observation_images": "maybe"}, "observation_images must be true or false"),
+    ({"max_loop": "many"}, "max_loop must be a whole number"),
+    ({"temperature": "hot"}, "temperature must be a number"),
+    ({"max_loop": 0}, "max_loop must be between 1 and 1000"),
+    ({"seed": 3}, "unknown setting 'seed'"),
+])
+def test_a_bad_setting_is_refused_with_its_name_and_nothing_is_stored(fixture_scenarios, model, settings, message):
+    with pytest.raises(SubmissionError, match=message):
+        _submit(model, **settings)
+    assert not model.submissions.exists()
+
+
+def test_football_offers_no_global_flow(fixture_scenarios, model):
+    with pytest.raises(SubmissionError, match="Football has no flow 'global'"):
+        submission_create_endpoint(model=model, env="football", flow="global", subset="mini", suite="fixture",
+                                   endpoint_url="http://127.0.0.1:9/v1")
