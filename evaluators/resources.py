@@ -28,3 +28,15 @@ def read_subsets(resources: Path, title: str) -> tuple[list[str], set[str]]:
     if stray:
         raise ResourceError(f"{title}_mini.json names scenarios missing from {title}_all.json: {', '.join(stray[:5])}")
     return all_names, mini
+
+
+def read_listed_files(resources: Path, title: str, suffix: str, what: str) -> tuple[Path, list[str], set[str]]:
+    """The ``<title>/`` folder, the listed names and the mini names, once every listed file exists there."""
+    folder = resources / title
+    all_names, mini_names = read_subsets(resources, title)
+    missing = [name for name in all_names if not (folder / f"{name}{suffix}").is_file()]
+    if missing:
+        raise ResourceError(
+            f"{len(missing)} of {len(all_names)} {title} {what} have no {suffix} in {folder}: {', '.join(missing[:5])}"
+        )
+    return folder, all_names, mini_names

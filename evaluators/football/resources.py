@@ -12,7 +12,7 @@ from typing import Any
 
 from evaluators.base import ImportedScenario, ResourceError
 from evaluators.football.scenario import FootballScenario, ScenarioFileError, parse_scenario
-from evaluators.resources import read_subsets
+from evaluators.resources import read_listed_files
 
 _NAME = re.compile(r"^R(?P<zone>[1-9])_(?P<category>[PRT])_(?P<index>\d+)$")
 CATEGORIES = {"P": "personal", "T": "teamwork", "R": "real-world"}
@@ -41,13 +41,7 @@ def scenario_tags(name: str, scenario: FootballScenario) -> dict[str, Any]:
 
 
 def discover_football(resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
-    folder = resources / "Football"
-    all_names, mini_names = read_subsets(resources, "Football")
-    missing = [name for name in all_names if not (folder / f"{name}.py").is_file()]
-    if missing:
-        raise ResourceError(
-            f"{len(missing)} of {len(all_names)} Football scenarios have no .py in {folder}: {', '.join(missing[:5])}"
-        )
+    folder, all_names, mini_names = read_listed_files(resources, "Football", ".py", "scenarios")
     found: list[ImportedScenario] = []
     for name in all_names:
         path = folder / f"{name}.py"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.base import ImportedScenario, ResourceError
-from evaluators.resources import read_subsets
+from evaluators.resources import read_listed_files
 
 #: Verifying an official upper bound must not stall an import on one hard level.
 VERIFY_BUDGET_SECONDS = 60.0
@@ -25,13 +25,7 @@ def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedSc
     from evaluators.sokoban.levels import load_pickled_env, scenario_data_from_env
     from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable, solve_grid
 
-    folder = resources / "Sokoban"
-    all_names, mini_names = read_subsets(resources, "Sokoban")
-    missing = [name for name in all_names if not (folder / f"{name}.pkl").is_file()]
-    if missing:
-        raise ResourceError(
-            f"{len(missing)} of {len(all_names)} Sokoban levels have no .pkl in {folder}: {', '.join(missing[:5])}"
-        )
+    folder, all_names, mini_names = read_listed_files(resources, "Sokoban", ".pkl", "levels")
     bounds: dict[str, Any] = {}
     bound_file = folder / "upper_bound.json"
     if bound_file.exists():
