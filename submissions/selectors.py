@@ -1,6 +1,7 @@
 """Reads for submissions, attempts and trajectories."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,9 @@ from evaluators.trajectory import INDEX_NAME, load_trajectory
 from submissions.models import Attempt, Submission
 
 FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
+# An artifact is named by the trajectory index, which a model's output never writes into: a plain
+# file name is still required so a tampered index cannot reach outside its folder.
+ARTIFACT_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*\.json$")
 
 
 @dataclass
@@ -98,3 +102,18 @@ def attempt_frame_path(attempt: Attempt, name: str) -> Path | None:
         return None
     path = directory / name
     return path if path.is_file() else None
+
+
+def attempt_artifact(attempt: Attempt, name: str) -> dict[str, Any] | None:
+    """A JSON document stored beside the trajectory index (e.g. the football engine log), if readable."""
+    directory = trajectory_dir(attempt)
+    if directory is None or not ARTIFACT_NAME.match(name):
+        return None
+    path = (directory / name).resolve()
+    if path.parent != directory or not path.is_file():
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None

@@ -8,8 +8,8 @@ from django.views.decorators.http import require_POST
 
 from submissions.forms import EndpointSubmissionForm
 from submissions.models import Attempt, Submission
-from submissions.selectors import (attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_list, submission_attempts,
-                                   submission_progress)
+from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_list,
+                                   submission_attempts, submission_progress)
 from submissions.services import (SubmissionError, model_entry_upsert, submission_cancel,
                                   submission_create_endpoint, submission_resume, team_get_or_create)
 
@@ -27,7 +27,8 @@ def submit(request: HttpRequest) -> HttpResponse:
                 model=model, env=data["env"], flow=data["flow"], subset=data["subset"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 settings={k: data[k] for k in ("repeats", "temperature", "max_tokens") if data[k] is not None}
-                | ({"no_system_role": True} if data["no_system_role"] else {}),
+                | ({"no_system_role": True} if data["no_system_role"] else {})
+                | ({"observation_images": False} if data["text_only"] else {}),
             )
         except SubmissionError as exc:
             form.add_error(None, str(exc))
@@ -66,7 +67,12 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
 def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
     trajectory = attempt_trajectory(attempt)
-    return render(request, "submissions/replay.html", {"attempt": attempt, "trajectory": trajectory})
+    artifacts = (trajectory or {}).get("artifacts") or {}
+    football = None
+    if isinstance(artifacts, dict) and artifacts.get("kind") == "football":
+        football = attempt_artifact(attempt, str(artifacts.get("file") or "football.json"))
+    return render(request, "submissions/replay.html",
+                  {"attempt": attempt, "trajectory": trajectory, "football": football})
 
 
 def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileResponse:
