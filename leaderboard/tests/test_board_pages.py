@@ -81,3 +81,13 @@ def test_the_board_exports_csv_and_json_with_the_same_rows(client, scored):
 def test_an_unknown_board_is_a_404(client, db):
     assert client.get(reverse("board", args=["chess", "global", "mini"])).status_code == 404
     assert client.get(reverse("api-board", args=["sokoban", "sideways", "mini"])).status_code == 404
+
+
+def test_the_football_board_has_only_the_online_flow_and_its_metric_card(client, fixture_scenarios):
+    board = client.get(reverse("board", args=["football", "online", "mini"]) + "?suite=fixture")
+    assert board.status_code == 200
+    assert "Global" not in board.content.decode().split('class="tabs"')[1].split("</nav>")[0]
+    assert client.get(reverse("board", args=["football", "global", "mini"])).status_code == 404
+    card = client.get(reverse("metric-card", args=["football"])).content.decode()
+    assert "football-online-v1" in card and "S_stolen" in card and "release_sprint" in card
+    assert "Football" in client.get(reverse("home")).content.decode()
