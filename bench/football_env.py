@@ -50,40 +50,53 @@ def platform_episode(scenario: dict, seed: int, images: bool, rng: random.Random
     return elapsed, actions, render_points
 
 
-def raw_episode(scenario: dict, seed: int, actions: list[str], render_points: list[int]) -> float:
-    """The same engine actions on a bare FootballEnv, rendering exactly where the model needed a frame."""
+def raw_episode(scenario: dict, seed: int, actions: list[str], render_points: list[int]) -> tuple[float, int, int]:
+    """The same engine actions on a bare FootballEnv, rendering exactly where the model needed a frame.
+
+    Returns the wall time and the engine steps and renders done: the game is stochastic and
+    rendering perturbs it, so the bare run may end earlier than the platform's.
+    """
     started = time.perf_counter()
     env = make_env(scenario, seed=seed)
     wanted = set(render_points)
+    steps = renders = 0
     if 0 in wanted:
         env.render(mode="rgb_array")
         env.disable_render()
+        renders += 1
     for index, action in enumerate(actions, start=1):
         _, _, done, _ = env.step([ACTION_CODES[action]])
+        steps += 1
         if index in wanted:
             env.render(mode="rgb_array")
             env.disable_render()
+            renders += 1
         if done:
             break
     elapsed = time.perf_counter() - started
     env.close()
-    return elapsed
+    return elapsed, steps, renders
 
 
 def compare(scenarios: list[ScenarioSpec], per_scenario: int, images: bool) -> None:
     platform_total = raw_total = 0.0
-    steps = renders = 0
+    steps = renders = skipped = 0
     for spec in scenarios:
         for k in range(per_scenario):
             seed = 1000 + k
             elapsed, actions, points = platform_episode(spec.data["scenario"], seed, images, random.Random(seed))
+            raw_elapsed, done_steps, done_renders = raw_episode(spec.data["scenario"], seed, actions, points)
+            if done_steps != len(actions):
+                skipped += 1
+                continue  # the bare game diverged and ended early: not the same work, left out
             platform_total += elapsed
-            raw_total += raw_episode(spec.data["scenario"], seed, actions, points)
+            raw_total += raw_elapsed
             steps += len(actions)
             renders += len(points)
     label = "with the model's frames" if images else "no images"
     print(f"  {label:24s} platform {platform_total:7.2f} s   raw gfootball {raw_total:7.2f} s   "
-          f"ratio {platform_total / raw_total:.3f}   ({steps} engine steps, {renders} renders)")
+          f"ratio {platform_total / raw_total:.3f}   ({steps} engine steps, {renders} renders, "
+          f"{skipped} diverged episodes left out)")
 
 
 def model_calls(scenarios: list[ScenarioSpec], per_scenario: int) -> None:

@@ -139,10 +139,11 @@ class Engine:
 
     def frame(self) -> np.ndarray:
         """The current state rendered at 1280×720 (RGB, as gfootball's observation['frame'])."""
-        self.env.render(mode="rgb_array")
-        frame = self.env.observation()[0]["frame"]
+        # render() hands back observation['frame'] with its channels reversed (for OpenCV); reversing
+        # them again is a free view, where env.observation() would deep-copy every field and the frame.
+        reversed_channels = self.env.render(mode="rgb_array")
         self.env.disable_render()
-        return np.array(frame, copy=True)
+        return np.ascontiguousarray(reversed_channels[..., ::-1])
 
     def close(self) -> None:
         if self._closed:
