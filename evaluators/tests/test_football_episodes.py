@@ -11,12 +11,13 @@ import pytest
 from PIL import Image
 
 from evaluators.base import ScenarioSpec, get_plugin
-from evaluators.endpoints.client import ChatClient, Completion
+from evaluators.endpoints.client import ChatClient
 from evaluators.football.engine import colour_fix
 from evaluators.football.env import ACCEPTED_ACTIONS, FootballEpisode
 from evaluators.football.reward import TERM_NAMES
 from evaluators.football.resources import discover_football
 from evaluators.runner import effective_settings, run_attempt
+from evaluators.tests.test_flows import Scripted
 
 RESOURCES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources"
 
@@ -129,23 +130,9 @@ def test_auto_rendering_needs_fewer_model_calls_for_the_same_agent(scenarios, ba
     assert per_step[True] < 0.8
 
 
-class _Scripted:
-    """Answers every Online request with the next action of a list (then keeps the last one)."""
-
-    def __init__(self, *actions: str) -> None:
-        self.actions = list(actions)
-        self.requests: list[list[dict[str, Any]]] = []
-
-    def complete(self, messages, **_):
-        self.requests.append(messages)
-        action = self.actions.pop(0) if len(self.actions) > 1 else self.actions[0]
-        return Completion(text=f"# analyze\nplay\n# action\n{action}", prompt_tokens=5, completion_tokens=3,
-                          latency=0.0, attempts=1, finish_reason="stop")
-
-
 def test_the_model_sees_one_colour_corrected_frame_per_decision_at_its_resolution(scenarios, tmp_path):
     settings = effective_settings("football", "online", {"seed": 9, "resolution": 320, "max_loop": 3})
-    model = _Scripted("right", "right", "right")
+    model = Scripted(*[f"# analyze\nplay\n# action\n{a}" for a in ("right", "right", "right")])
     result = run_attempt(scenario=scenarios["R3_R_1"], flow="online", settings=settings, model=model,
                          out_dir=tmp_path)
     assert result.details["renders"] == result.steps + 1  # the initial scene and one per decision
