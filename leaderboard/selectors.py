@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import get_plugin
 from leaderboard.models import Environment, Scenario
-from leaderboard.stats import summarise
+from leaderboard.stats import bootstrap_ci, paired_test, scenario_means, summarise
 from submissions.models import Attempt, Submission
 
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
@@ -38,6 +38,12 @@ class BoardRow:
     prompt_version: str
     breakdown: dict[str, float] | None = None
     rank: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    #: "leader", "tied" (not separable from the leader by a paired test on shared scenarios) or "".
+    standing: str = ""
+    tie_p_value: float | None = None
+    scenario_means: dict[int, float] = field(default_factory=dict, repr=False)
 
     @property
     def incomplete(self) -> bool:
@@ -48,7 +54,8 @@ class BoardRow:
             "rank": self.rank, "submission": self.submission_id, "model": self.model, "team": self.team,
             "organisation": self.organisation, "parameter_count": self.parameter_count,
             "open_weights": self.open_weights, "baseline": self.is_baseline, "status": self.status,
-            "mean": self.mean, "se": self.se, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
+            "mean": self.mean, "se": self.se, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
+            "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
             "prompt_version": self.prompt_version, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
@@ -109,6 +116,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> 
         attempts = per_submission.get(submission.id, [])
         scored = [(sc, score, ia, ra) for sc, status, score, ia, ra in attempts if status == Attempt.Status.SCORED]
         summary = summarise((sc, score) for sc, score, _, _ in scored)
+        means = scenario_means((sc, score) for sc, score, _, _ in scored)
+        interval = bootstrap_ci(list(means.values()))
         n = len(scored)
         rows.append(BoardRow(
             submission_id=submission.id, model=submission.model.name, team=submission.team.name,
@@ -121,6 +130,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> 
             prompt_version=str(submission.settings.get("prompt_version", "")),
             breakdown={k: 100.0 * lost[submission.id][k] / n for k in plugin.breakdown_keys} if n and plugin.breakdown_keys
             else None,
+            ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
+            scenario_means=means,
         ))
     rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id))
     rank = 0
@@ -128,10 +139,26 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> 
         if not row.is_baseline and row.mean is not None:
             rank += 1
             row.rank = rank
+    _mark_ties(rows)
     scenario_count = Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)).count()
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
                  scenario_count=scenario_count, has_action_diagnostics=plugin.has_action_diagnostics,
                  breakdown_keys=plugin.breakdown_keys, rows=rows)
+
+
+def _mark_ties(rows: list[BoardRow]) -> None:
+    """Mark the leader and every entry a paired test on shared scenarios cannot separate from it."""
+    leader = next((row for row in rows if row.rank == 1), None)
+    if leader is None:
+        return
+    leader.standing = "leader"
+    for row in rows:
+        if row is leader or row.mean is None:
+            continue
+        test = paired_test(leader.scenario_means, row.scenario_means)
+        row.tie_p_value = test.p_value
+        if test.n_shared and test.tied:
+            row.standing = "tied"
 
 
 def environments_list() -> QuerySet[Environment]:

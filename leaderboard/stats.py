@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats as scipy_stats
 
 
 @dataclass(frozen=True)
@@ -39,3 +42,76 @@ def summarise(scores: Iterable[tuple[object, float]]) -> Summary:
         variance = sum((m - centre) ** 2 for m in means) / (k - 1)
         se = math.sqrt(variance) / math.sqrt(k)
     return Summary(total / count, se, k, count)
+
+
+#: Bootstrap resamples for a board's confidence intervals; a fixed seed keeps a board's numbers
+#: identical between page loads and exports.
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20241
+CONFIDENCE = 0.95
+TIE_ALPHA = 0.05
+
+
+def scenario_means(scores: Iterable[tuple[object, float]]) -> dict[object, float]:
+    """Each scenario's mean over its repeats."""
+    by_scenario: dict[object, list[float]] = defaultdict(list)
+    for scenario, score in scores:
+        by_scenario[scenario].append(float(score))
+    return {scenario: sum(values) / len(values) for scenario, values in by_scenario.items()}
+
+
+def bootstrap_ci(means: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                 confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean, resampling scenarios (their means) with replacement."""
+    values = np.asarray(list(means), dtype=float)
+    if len(values) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(values), size=(resamples, len(values)))
+    resampled = values[picks].mean(axis=1)
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(resampled, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    n_shared: int
+    mean_difference: float | None
+    p_value: float | None
+
+    @property
+    def tied(self) -> bool:
+        """Not distinguishable at TIE_ALPHA; fewer than two shared scenarios cannot separate anything."""
+        return self.n_shared < 2 or self.p_value is None or self.p_value >= TIE_ALPHA
+
+
+def paired_test(leader: Mapping[object, float], other: Mapping[object, float]) -> PairedTest:
+    """Paired t-test of per-scenario means on the scenarios both entries have scores for."""
+    shared = sorted(set(leader) & set(other), key=str)
+    if not shared:
+        return PairedTest(0, None, None)
+    a = np.array([leader[s] for s in shared], dtype=float)
+    b = np.array([other[s] for s in shared], dtype=float)
+    difference = float((a - b).mean())
+    if len(shared) < 2:
+        return PairedTest(len(shared), difference, None)
+    if np.allclose(a, b):
+        return PairedTest(len(shared), difference, 1.0)  # identical scores: the test is undefined, and tied
+    result = scipy_stats.ttest_rel(a, b)
+    p_value = float(result.pvalue)
+    return PairedTest(len(shared), difference, None if math.isnan(p_value) else p_value)
+
+
+def best_of_n(scores: Sequence[float], n: int) -> float | None:
+    """Unbiased estimate of E[max of n draws without replacement] from k ≥ n repeats.
+
+    With the scores sorted ascending, the i-th smallest (1-based) is the maximum of exactly
+    C(i−1, n−1) of the C(k, n) subsets of size n.
+    """
+    values = sorted(float(s) for s in scores)
+    k = len(values)
+    if n < 1 or k < n:
+        return None
+    total = math.comb(k, n)
+    return sum(value * math.comb(i - 1, n - 1) for i, value in enumerate(values, start=1) if i >= n) / total

@@ -91,3 +91,18 @@ def test_the_football_board_has_only_the_online_flow_and_its_metric_card(client,
     card = client.get(reverse("metric-card", args=["football"])).content.decode()
     assert "football-online-v1" in card and "S_stolen" in card and "release_sprint" in card
     assert "Football" in client.get(reverse("home")).content.decode()
+
+
+def test_the_board_gives_bootstrap_intervals_and_shades_entries_tied_with_the_leader(scored, baseline_endpoint, client):
+    _evaluate(baseline_endpoint("random", seed=3).url, "Lab model twin")  # the same replies: the same scores
+    board = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
+    by_model = {row.model: row for row in board.rows}
+    leader, twin, oracle = by_model["Lab model"], by_model["Lab model twin"], by_model["Oracle agent"]
+    assert {leader.standing, twin.standing} == {"leader", "tied"}
+    assert oracle.standing == "" and oracle.tie_p_value < 0.05  # 100 on every level is separable
+    assert leader.ci_low <= leader.mean <= leader.ci_high
+    assert oracle.ci_low == oracle.ci_high == pytest.approx(100.0)
+    page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture").content.decode()
+    assert "95% CI" in page and 'class="badge tie-badge">tied' in page
+    exported = client.get(reverse("board-export", args=["sokoban", "global", "mini", "json"]) + "?suite=fixture").json()
+    assert {"ci95_low", "ci95_high", "standing", "tie_p_value"} <= set(exported["rows"][0])

@@ -2,7 +2,10 @@ import math
 
 import pytest
 
-from leaderboard.stats import summarise
+import numpy as np
+from scipy import stats as scipy_stats
+
+from leaderboard.stats import best_of_n, bootstrap_ci, paired_test, scenario_means, summarise
 
 
 def test_it_averages_all_attempts_and_takes_the_error_over_scenario_means():
@@ -23,3 +26,61 @@ def test_it_has_no_standard_error_for_a_single_scenario():
 def test_it_summarises_nothing_as_missing():
     summary = summarise([])
     assert summary.mean is None and summary.se is None and summary.n_scores == 0
+
+
+def test_the_bootstrap_interval_of_two_scenarios_spans_their_means():
+    # Resampling {0, 1} twice gives means 0, 0.5, 1 with probabilities ¼, ½, ¼: the 2.5 % and
+    # 97.5 % quantiles are 0 and 1.
+    assert bootstrap_ci([0.0, 1.0]) == (0.0, 1.0)
+
+
+def test_the_bootstrap_interval_of_equal_scenarios_has_no_width_and_one_scenario_has_none():
+    assert bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
+    assert bootstrap_ci([3.0]) is None
+
+
+def test_the_bootstrap_interval_agrees_with_scipys_percentile_bootstrap():
+    means = np.random.default_rng(1).normal(50, 10, size=30)
+    ours = bootstrap_ci(means, resamples=20000)
+    theirs = scipy_stats.bootstrap((means,), np.mean, n_resamples=20000, method="percentile",
+                                   random_state=np.random.default_rng(2)).confidence_interval
+    assert ours[0] == pytest.approx(theirs.low, abs=0.4) and ours[1] == pytest.approx(theirs.high, abs=0.4)
+    assert ours[0] < means.mean() < ours[1]
+
+
+def test_scenario_means_average_each_scenarios_repeats():
+    assert scenario_means([("a", 1.0), ("a", 3.0), ("b", 5.0)]) == {"a": 2.0, "b": 5.0}
+
+
+def test_the_paired_test_is_scipys_ttest_rel_on_the_shared_scenarios():
+    leader = {"a": 90.0, "b": 80.0, "c": 85.0, "d": 70.0}
+    other = {"a": 60.0, "b": 55.0, "c": 70.0, "e": 99.0}
+    result = paired_test(leader, other)
+    expected = scipy_stats.ttest_rel([90, 80, 85], [60, 55, 70])
+    assert result.n_shared == 3 and result.mean_difference == pytest.approx((30 + 25 + 15) / 3)
+    assert result.p_value == pytest.approx(expected.pvalue)
+    assert not result.tied  # p ≈ 0.02
+
+
+def test_entries_that_differ_by_noise_are_tied_and_identical_ones_too():
+    assert paired_test({"a": 50, "b": 60, "c": 70}, {"a": 52, "b": 57, "c": 71}).tied
+    assert paired_test({"a": 50, "b": 60}, {"a": 50, "b": 60}).tied
+    assert paired_test({"a": 50}, {"a": 10}).tied  # one shared scenario cannot separate them
+    assert paired_test({"a": 50}, {"b": 10}).n_shared == 0
+
+
+def test_best_of_n_is_the_expected_maximum_over_subsets_of_the_repeats():
+    # Pairs of {1, 2, 3}: max 2, 3, 3 → 8 / 3.
+    assert best_of_n([3.0, 1.0, 2.0], 2) == pytest.approx(8 / 3)
+    assert best_of_n([3.0, 1.0, 2.0], 1) == pytest.approx(2.0)  # the plain mean
+    assert best_of_n([3.0, 1.0, 2.0], 3) == 3.0
+    assert best_of_n([1.0, 2.0], 3) is None
+
+
+def test_best_of_n_matches_enumerating_every_subset():
+    import itertools
+
+    scores = [5.0, 1.0, 4.0, 4.0, 9.0, 0.0]
+    for n in range(1, 7):
+        subsets = list(itertools.combinations(scores, n))
+        assert best_of_n(scores, n) == pytest.approx(sum(max(s) for s in subsets) / len(subsets))
