@@ -5,13 +5,14 @@ from django.http import Http404
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.selectors import board_get
+from leaderboard.selectors import BoardFilter, board_get
 
 
 class BoardApi(APIView):
     def get(self, request, env: str, flow: str, subset: str) -> Response:
         try:
-            board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"))
+            board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"),
+                              filters=BoardFilter.from_query(request.query_params))
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         return Response({"env": env, "flow": flow, "subset": subset, "suite": board.suite,

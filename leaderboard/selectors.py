@@ -76,6 +76,63 @@ class Board:
     rows: list[BoardRow] = field(default_factory=list)
 
 
+#: Parameter-size buckets for filtering (label, lower bound inclusive, upper bound exclusive).
+SIZE_BUCKETS: tuple[tuple[str, float, float], ...] = (
+    ("<10B", 0, 10e9), ("10-40B", 10e9, 40e9), ("40-100B", 40e9, 100e9), (">100B", 100e9, float("inf")),
+)
+UNKNOWN_SIZE = "unknown"
+
+
+def size_bucket(parameter_count: int | None) -> str:
+    if parameter_count is None:
+        return UNKNOWN_SIZE
+    return next(label for label, low, high in SIZE_BUCKETS if low <= parameter_count < high)
+
+
+@dataclass(frozen=True)
+class BoardFilter:
+    """What a visitor narrowed the board to. Baseline rows are always kept: they are the reference."""
+
+    open_weights: bool = False
+    size: str = ""
+    organisation: str = ""
+    best_per_team: bool = False
+
+    @classmethod
+    def from_query(cls, query: Any) -> "BoardFilter":
+        def flag(name: str) -> bool:
+            return str(query.get(name, "")).lower() in ("1", "true", "yes", "on")
+
+        size = str(query.get("size", ""))
+        return cls(open_weights=flag("open"), size=size if size in {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE} else "",
+                   organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"))
+
+    @property
+    def active(self) -> bool:
+        return self != BoardFilter()
+
+    def keeps(self, row: "BoardRow") -> bool:
+        if row.is_baseline:
+            return True
+        if self.open_weights and not row.open_weights:
+            return False
+        if self.size and size_bucket(row.parameter_count) != self.size:
+            return False
+        return not self.organisation or row.organisation.casefold() == self.organisation.casefold()
+
+    def apply(self, rows: list["BoardRow"]) -> list["BoardRow"]:
+        kept = [row for row in rows if self.keeps(row)]
+        if not self.best_per_team:
+            return kept
+        best: dict[str, BoardRow] = {}
+        for row in kept:
+            if row.is_baseline or row.mean is None:
+                continue
+            if row.team not in best or row.mean > (best[row.team].mean or 0.0):
+                best[row.team] = row
+        return [row for row in kept if row.is_baseline or best.get(row.team) is row]
+
+
 def default_suite(env: str) -> str:
     """The official scenarios once imported, else the platform's fixtures."""
     if settings.MAGEBENCH_DEFAULT_SUITE:
@@ -89,7 +146,8 @@ def suites_for(env: str) -> list[str]:
     return list(Scenario.objects.filter(environment_id=env).values_list("suite", flat=True).distinct().order_by("suite"))
 
 
-def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> Board:
+def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
+              filters: BoardFilter | None = None) -> Board:
     """One board; ``suite`` None is the environment's default suite. Unknown names raise
     KeyError (environment) or ValueError (flow, subset)."""
     plugin = get_plugin(env)
@@ -133,6 +191,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> 
             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
             scenario_means=means,
         ))
+    if filters is not None:
+        rows = filters.apply(rows)
     rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id))
     rank = 0
     for row in rows:
@@ -159,6 +219,14 @@ def _mark_ties(rows: list[BoardRow]) -> None:
         row.tie_p_value = test.p_value
         if test.n_shared and test.tied:
             row.standing = "tied"
+
+
+def board_organisations(*, env: str, flow: str, subset: str, suite: str) -> list[str]:
+    """Organisations with a ranked entry on the board, for its filter (whatever filter is applied)."""
+    names = (Submission.objects.filter(environment_id=env, flow=flow, subset=subset, suite=suite,
+                                       status__in=RANKED_STATUSES, is_baseline=False)
+             .exclude(model__organisation="").values_list("model__organisation", flat=True).distinct())
+    return sorted(set(names))
 
 
 def environments_list() -> QuerySet[Environment]:

@@ -7,12 +7,13 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from evaluators.base import all_plugins, get_plugin
-from leaderboard.selectors import board_get, default_suite, metric_card, suites_for
+from leaderboard.selectors import (SIZE_BUCKETS, UNKNOWN_SIZE, BoardFilter, board_get, board_organisations,
+                                   default_suite, metric_card, suites_for)
 
 
-def _board_or_404(env: str, flow: str, subset: str, suite: str | None):
+def _board_or_404(env: str, flow: str, subset: str, suite: str | None, filters: BoardFilter | None = None):
     try:
-        return board_get(env=env, flow=flow, subset=subset, suite=suite)
+        return board_get(env=env, flow=flow, subset=subset, suite=suite, filters=filters)
     except (KeyError, ValueError):
         raise Http404("no such board") from None
 
@@ -28,15 +29,18 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    data = _board_or_404(env, flow, subset, request.GET.get("suite"))
+    filters = BoardFilter.from_query(request.GET)
+    data = _board_or_404(env, flow, subset, request.GET.get("suite"), filters)
+    organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
     return render(request, "leaderboard/board.html", {
+        "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE], "organisations": organisations,
         # Only the environment's own flows get a tab (Football has no Global flow).
         "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
     })
 
 
 def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:
-    data = _board_or_404(env, flow, subset, request.GET.get("suite"))
+    data = _board_or_404(env, flow, subset, request.GET.get("suite"), BoardFilter.from_query(request.GET))
     rows = [row.as_dict() for row in data.rows]
     name = f"magebench-{env}-{flow}-{subset}-{data.suite}"
     if fmt == "json":

@@ -7,7 +7,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from leaderboard.selectors import board_get
+from leaderboard.selectors import BoardFilter, board_get, size_bucket
 from submissions.models import Attempt, Submission
 from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
 
@@ -106,3 +106,39 @@ def test_the_board_gives_bootstrap_intervals_and_shades_entries_tied_with_the_le
     assert "95% CI" in page and 'class="badge tie-badge">tied' in page
     exported = client.get(reverse("board-export", args=["sokoban", "global", "mini", "json"]) + "?suite=fixture").json()
     assert {"ci95_low", "ci95_high", "standing", "tie_p_value"} <= set(exported["rows"][0])
+
+
+def test_filters_keep_the_baselines_and_narrow_the_ranked_entries(scored, baseline_endpoint, client):
+    open_model = model_entry_upsert(team=team_get_or_create(name="Open lab"), name="Open small",
+                                    organisation="Open Org", parameter_count=7_000_000_000, open_weights=True)
+    submission = submission_create_endpoint(model=open_model, env="sokoban", flow="global", subset="mini",
+                                            suite="fixture", endpoint_url=baseline_endpoint("random", seed=8).url,
+                                            settings={"repeats": 1, "resolution": 256})
+    for attempt_id in submission.attempts.values_list("id", flat=True):
+        attempt_run(attempt_id=attempt_id)
+    everything = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
+    assert {"Open small", "Lab model"} <= {r.model for r in everything.rows}
+    for query in ({"open": "1"}, {"size": "<10B"}, {"org": "open org"}):
+        rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
+                         filters=BoardFilter.from_query(query)).rows
+        assert [r.model for r in rows if not r.is_baseline] == ["Open small"], query
+        assert {"Oracle agent", "Idle agent"} <= {r.model for r in rows}
+        assert next(r for r in rows if r.model == "Open small").rank == 1
+    page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture&open=1").content.decode()
+    assert "Open small" in page and "Lab model" not in page and "Open Org" in page
+    csv_rows = list(csv.DictReader(io.StringIO(client.get(
+        reverse("board-export", args=["sokoban", "global", "mini", "csv"]) + "?suite=fixture&open=1").content.decode())))
+    assert "Lab model" not in {r["model"] for r in csv_rows}
+
+
+def test_best_entry_per_team_keeps_only_each_teams_highest_mean(scored, baseline_endpoint):
+    _evaluate(baseline_endpoint("idle").url, "Lab idle")  # the same team ("Lab"), a lower mean
+    rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
+                     filters=BoardFilter(best_per_team=True)).rows
+    lab = [r.model for r in rows if r.team == "Lab"]
+    assert lab == ["Lab model"]
+
+
+def test_size_buckets_cover_every_parameter_count():
+    assert [size_bucket(n) for n in (None, 1, 10_000_000_000, 70_000_000_000, 400_000_000_000)] == [
+        "unknown", "<10B", "10-40B", "40-100B", ">100B"]

@@ -69,3 +69,48 @@ def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_se
                                " return img.complete && img.naturalWidth > 0; })()", timeout=10_000)
         browser.close()
     assert errors == []
+
+
+def test_a_visitor_sorts_and_filters_a_board(live_server, evaluated, baseline_endpoint):
+    from playwright.sync_api import sync_playwright
+
+    lab = model_entry_upsert(team=team_get_or_create(name="Lab"), name="Zebra model", organisation="Zoo",
+                             open_weights=True)
+    submission = submission_create_endpoint(model=lab, env="sokoban", flow="online", subset="mini", suite="fixture",
+                                            endpoint_url=baseline_endpoint("idle").url,
+                                            settings={"repeats": 1, "resolution": 256, "max_loop": 2})
+    for attempt_id in submission.attempts.values_list("id", flat=True):
+        attempt_run(attempt_id=attempt_id)
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{live_server.url}/boards/sokoban/online/mini/?suite=fixture")
+
+        def models() -> list[str]:
+            return [t.strip() for t in page.locator("table.board tbody tr td:nth-child(2) a").all_inner_texts()]
+
+        assert models() == ["Oracle agent", "Zebra model"]  # by score, best first
+        model_header = page.locator("table.board th", has_text="Model")
+        model_header.click()
+        assert models() == ["Oracle agent", "Zebra model"] and "sorted" in model_header.get_attribute("class")
+        assert model_header.get_attribute("aria-sort") == "ascending"
+        model_header.click()
+        assert models() == ["Zebra model", "Oracle agent"] and "↓" in model_header.inner_text()
+        score_header = page.locator("table.board th", has_text="Reward score")
+        assert "sorted" not in score_header.get_attribute("class")
+        score_header.click()
+        assert models()[0] == "Oracle agent"
+
+        page.locator("form.filters select[name=org]").select_option("Zoo")
+        page.locator("form.filters button").click()
+        page.wait_for_url("**org=Zoo**")
+        assert models() == ["Oracle agent", "Zebra model"]  # the baseline always stays
+        page.locator("form.filters input[name=open]").check()
+        page.locator("form.filters button").click()
+        assert "Zebra model" in models()
+        browser.close()
+    assert not errors, errors
