@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
-from evaluators.base import get_plugin
+from evaluators.base import all_plugins, get_plugin
 from leaderboard.models import Environment, Scenario
 from leaderboard.stats import bootstrap_ci, paired_test, scenario_means, summarise
 from submissions.models import Attempt, Submission
@@ -219,6 +219,48 @@ def _mark_ties(rows: list[BoardRow]) -> None:
         row.tie_p_value = test.p_value
         if test.n_shared and test.tied:
             row.standing = "tied"
+
+
+@dataclass
+class OverviewCell:
+    mean: float | None
+    se: float | None
+    submission_id: int
+    incomplete: bool
+
+
+@dataclass
+class OverviewRow:
+    model: str
+    team: str
+    is_baseline: bool
+    cells: list[OverviewCell | None]
+
+
+@dataclass
+class Overview:
+    """One column per environment × flow, like the paper's Table 1; each model's best entry per cell."""
+
+    subset: str
+    columns: list[Board]
+    rows: list[OverviewRow]
+
+
+def overview_get(*, subset: str = "mini") -> Overview:
+    columns = [board_get(env=plugin.slug, flow=flow, subset=subset)
+               for plugin in all_plugins() for flow in plugin.flows]
+    by_model: dict[tuple[str, str], OverviewRow] = {}
+    for index, board in enumerate(columns):
+        for row in board.rows:
+            if row.mean is None:
+                continue
+            key = (row.team, row.model)
+            entry = by_model.setdefault(key, OverviewRow(row.model, row.team, row.is_baseline, [None] * len(columns)))
+            current = entry.cells[index]
+            if current is None or (current.mean is not None and row.mean > current.mean):
+                entry.cells[index] = OverviewCell(row.mean, row.se, row.submission_id, row.incomplete)
+    rows = sorted(by_model.values(), key=lambda r: (r.is_baseline, r.model.casefold()))
+    return Overview(subset=subset, columns=columns, rows=rows)
 
 
 def board_organisations(*, env: str, flow: str, subset: str, suite: str) -> list[str]:

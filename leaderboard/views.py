@@ -8,7 +8,7 @@ from django.shortcuts import render
 
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.selectors import (SIZE_BUCKETS, UNKNOWN_SIZE, BoardFilter, board_get, board_organisations,
-                                   default_suite, metric_card, suites_for)
+                                   default_suite, metric_card, overview_get, suites_for)
 
 
 def _board_or_404(env: str, flow: str, subset: str, suite: str | None, filters: BoardFilter | None = None):
@@ -25,7 +25,9 @@ def home(request: HttpRequest) -> HttpResponse:
         boards = [board_get(env=plugin.slug, flow=flow, subset=subset, suite=suite)
                   for subset in ("mini", "full") for flow in plugin.flows]
         sections.append({"plugin": plugin, "suite": suite, "boards": boards})
-    return render(request, "leaderboard/home.html", {"sections": sections})
+    subset = request.GET.get("overview", "mini")
+    overview = overview_get(subset=subset if subset in ("mini", "full") else "mini")
+    return render(request, "leaderboard/home.html", {"sections": sections, "overview": overview})
 
 
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:

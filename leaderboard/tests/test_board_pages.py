@@ -7,7 +7,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from leaderboard.selectors import BoardFilter, board_get, size_bucket
+from leaderboard.selectors import BoardFilter, board_get, overview_get, size_bucket
 from submissions.models import Attempt, Submission
 from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
 
@@ -142,3 +142,15 @@ def test_best_entry_per_team_keeps_only_each_teams_highest_mean(scored, baseline
 def test_size_buckets_cover_every_parameter_count():
     assert [size_bucket(n) for n in (None, 1, 10_000_000_000, 70_000_000_000, 400_000_000_000)] == [
         "unknown", "<10B", "10-40B", "40-100B", ">100B"]
+
+
+def test_the_overview_has_a_column_per_environment_and_flow_with_each_models_best_entry(scored, client):
+    overview = overview_get(subset="mini")
+    assert [(c.env, c.flow) for c in overview.columns] == [
+        ("football", "online"), ("sokoban", "global"), ("sokoban", "online"), ("webui", "global"), ("webui", "online")]
+    oracle = next(r for r in overview.rows if r.model == "Oracle agent")
+    sokoban_global = oracle.cells[1]
+    assert sokoban_global.mean == pytest.approx(100.0) and oracle.is_baseline
+    assert oracle.cells[0] is None  # no Football run
+    page = client.get(reverse("home")).content.decode()
+    assert "Overview" in page and "Sokoban · Global" in page and "Football · Online" in page
