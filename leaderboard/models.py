@@ -57,3 +57,31 @@ class Scenario(models.Model):
         if subset not in ("mini", "full"):
             raise ValueError(f"unknown subset {subset!r}")
         return {f"in_{subset}": True}
+
+
+class ReportedResult(models.Model):
+    """A published number the platform did not run (a paper's table, a model card).
+
+    Shown on its board, marked as reported, and kept off the ranking: nothing behind it can be
+    replayed or re-scored here.
+    """
+
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="reported_results")
+    flow = models.CharField(max_length=16)
+    subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
+    model_name = models.CharField(max_length=120)
+    organisation = models.CharField(max_length=120, blank=True)
+    parameter_count = models.BigIntegerField(null=True, blank=True)
+    open_weights = models.BooleanField(default=False)
+    score = models.FloatField()
+    ia_pct = models.FloatField(null=True, blank=True)
+    ra_pct = models.FloatField(null=True, blank=True)
+    source = models.URLField(max_length=500, help_text="Where the number is published")
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["environment", "flow", "subset", "-score"]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} ({self.environment_id}/{self.flow}/{self.subset}, reported)"

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
-from leaderboard.models import Environment, Scenario
+from leaderboard.models import Environment, ReportedResult, Scenario
 from leaderboard.stats import bootstrap_ci, paired_test, scenario_means, summarise
 from submissions.models import Attempt, Submission
 
@@ -19,7 +19,7 @@ RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
 
 @dataclass
 class BoardRow:
-    submission_id: int
+    submission_id: int | None
     model: str
     team: str
     organisation: str
@@ -44,6 +44,9 @@ class BoardRow:
     standing: str = ""
     tie_p_value: float | None = None
     scenario_means: dict[int, float] = field(default_factory=dict, repr=False)
+    #: A published number the platform did not run (ReportedResult); ``submission_id`` is then None.
+    is_reported: bool = False
+    source: str = ""
 
     @property
     def incomplete(self) -> bool:
@@ -58,7 +61,7 @@ class BoardRow:
             "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "prompt_version": self.prompt_version, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -97,6 +100,8 @@ class BoardFilter:
     size: str = ""
     organisation: str = ""
     best_per_team: bool = False
+    #: Rank published (reported) numbers among the platform's own runs; off by default.
+    rank_reported: bool = False
 
     @classmethod
     def from_query(cls, query: Any) -> "BoardFilter":
@@ -105,7 +110,8 @@ class BoardFilter:
 
         size = str(query.get("size", ""))
         return cls(open_weights=flag("open"), size=size if size in {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE} else "",
-                   organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"))
+                   organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"),
+                   rank_reported=flag("reported"))
 
     @property
     def active(self) -> bool:
@@ -126,11 +132,11 @@ class BoardFilter:
             return kept
         best: dict[str, BoardRow] = {}
         for row in kept:
-            if row.is_baseline or row.mean is None:
+            if row.is_baseline or row.is_reported or row.mean is None:
                 continue
             if row.team not in best or row.mean > (best[row.team].mean or 0.0):
                 best[row.team] = row
-        return [row for row in kept if row.is_baseline or best.get(row.team) is row]
+        return [row for row in kept if row.is_baseline or row.is_reported or best.get(row.team) is row]
 
 
 def default_suite(env: str) -> str:
@@ -191,12 +197,16 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
             scenario_means=means,
         ))
+    if suite == "official":
+        # Published numbers belong to the official scenarios only.
+        rows.extend(_reported_rows(env, flow, subset))
     if filters is not None:
         rows = filters.apply(rows)
-    rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id))
+    rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id or 0))
+    rank_reported = filters is not None and filters.rank_reported
     rank = 0
     for row in rows:
-        if not row.is_baseline and row.mean is not None:
+        if not row.is_baseline and row.mean is not None and (rank_reported or not row.is_reported):
             rank += 1
             row.rank = rank
     _mark_ties(rows)
@@ -204,6 +214,16 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
                  scenario_count=scenario_count, has_action_diagnostics=plugin.has_action_diagnostics,
                  breakdown_keys=plugin.breakdown_keys, rows=rows)
+
+
+def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
+    return [
+        BoardRow(submission_id=None, model=r.model_name, team=r.organisation or "reported", organisation=r.organisation,
+                 parameter_count=r.parameter_count, open_weights=r.open_weights, is_baseline=False, status="reported",
+                 mean=r.score, se=None, n_scenarios=0, n_scored=0, n_attempts=0, n_infra_failed=0,
+                 ia_pct=r.ia_pct, ra_pct=r.ra_pct, prompt_version="", is_reported=True, source=r.source)
+        for r in ReportedResult.objects.filter(environment_id=env, flow=flow, subset=subset)
+    ]
 
 
 def _mark_ties(rows: list[BoardRow]) -> None:
@@ -252,7 +272,7 @@ def overview_get(*, subset: str = "mini") -> Overview:
     by_model: dict[tuple[str, str], OverviewRow] = {}
     for index, board in enumerate(columns):
         for row in board.rows:
-            if row.mean is None:
+            if row.mean is None or row.is_reported:
                 continue
             key = (row.team, row.model)
             entry = by_model.setdefault(key, OverviewRow(row.model, row.team, row.is_baseline, [None] * len(columns)))

@@ -154,3 +154,23 @@ def test_the_overview_has_a_column_per_environment_and_flow_with_each_models_bes
     assert oracle.cells[0] is None  # no Football run
     page = client.get(reverse("home")).content.decode()
     assert "Overview" in page and "Sokoban · Global" in page and "Football · Online" in page
+
+
+def test_reported_results_show_on_official_boards_marked_and_unranked_by_default(client, db):
+    from leaderboard.models import ReportedResult
+    from leaderboard.services import environment_ensure
+
+    env = environment_ensure("sokoban")
+    ReportedResult.objects.create(environment=env, flow="global", subset="mini", model_name="Paper model",
+                                  organisation="Some Lab", score=57.5, source="https://example.org/paper")
+    board = board_get(env="sokoban", flow="global", subset="mini", suite="official")
+    (row,) = board.rows
+    assert row.is_reported and row.rank is None and row.mean == 57.5 and row.submission_id is None
+    ranked = board_get(env="sokoban", flow="global", subset="mini", suite="official",
+                       filters=BoardFilter(rank_reported=True)).rows
+    assert ranked[0].rank == 1
+    assert board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows == []
+    page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=official").content.decode()
+    assert "Paper model" in page and "reported-badge" in page and "https://example.org/paper" in page
+    data = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=official").json()
+    assert data["rows"][0]["reported"] is True and data["rows"][0]["rank"] is None
