@@ -68,6 +68,8 @@ class Submission(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     status_reason = models.TextField(blank=True)
     is_baseline = models.BooleanField(default=False)
+    #: The submission this one re-runs with the same frozen settings; both stay on record.
+    rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -94,11 +94,7 @@ def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset
             endpoint_model=endpoint_model or model.name, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline,
         )
-        Attempt.objects.bulk_create(
-            Attempt(submission=submission, scenario=scenario, repeat=r)
-            for scenario in scenarios for r in range(repeats)
-        )
-        _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+        _attempts_create(submission, scenarios, repeats)
     return submission
 
 
@@ -150,6 +146,13 @@ def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
             raise SubmissionError(f"{key} must be between {low} and {high}")
         clean[key] = cast
     return clean
+
+
+def _attempts_create(submission: Submission, scenarios: list[Scenario], repeats: int) -> None:
+    """Every scenario × repeat of a new submission, queued once the transaction commits."""
+    Attempt.objects.bulk_create(Attempt(submission=submission, scenario=scenario, repeat=r)
+                                for scenario in scenarios for r in range(repeats))
+    _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
 
 
 def _plugin_or_error(env: str):
@@ -304,6 +307,27 @@ def submission_cancel(*, submission: Submission) -> Submission:
             status=Attempt.Status.CANCELLED, finished_at=timezone.now())
     submission.refresh_from_db()
     return submission
+
+
+def submission_rerun(*, submission: Submission) -> Submission:
+    """A new submission with the same model, endpoint, board and frozen settings; the old one is kept."""
+    if submission.source != Submission.Source.ENDPOINT:
+        raise SubmissionError("only endpoint submissions can be re-run by the platform")
+    scenarios = list(Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
+                                             **Scenario.subset_filter(submission.subset)))
+    if not scenarios:
+        raise SubmissionError("the board's scenarios are no longer imported")
+    repeats = int(submission.settings.get("repeats", 1))
+    with transaction.atomic():
+        rerun = Submission.objects.create(
+            team=submission.team, model=submission.model, environment=submission.environment, flow=submission.flow,
+            subset=submission.subset, suite=submission.suite, source=submission.source,
+            settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
+            endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
+            is_baseline=submission.is_baseline, rerun_of=submission,
+        )
+        _attempts_create(rerun, scenarios, repeats)
+    return rerun
 
 
 def submission_resume(*, submission: Submission) -> Submission:

@@ -11,7 +11,8 @@ from submissions.models import Attempt, Submission
 from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_list,
                                    submission_attempts, submission_progress)
 from submissions.services import (SubmissionError, model_entry_upsert, submission_cancel,
-                                  submission_create_endpoint, submission_resume, team_get_or_create)
+                                  submission_create_endpoint, submission_rerun, submission_resume,
+                                  team_get_or_create)
 
 
 def submit(request: HttpRequest) -> HttpResponse:
@@ -59,6 +60,14 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
     elif action == "resume":
         submission_resume(submission=submission)
         messages.info(request, "Unscored attempts queued again.")
+    elif action == "rerun":
+        try:
+            rerun = submission_rerun(submission=submission)
+        except SubmissionError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Re-run queued as submission #{rerun.id}; this one is kept.")
+            return redirect("submission-detail", submission_id=rerun.id)
     else:
         raise Http404("unknown action")
     return redirect("submission-detail", submission_id=submission.id)

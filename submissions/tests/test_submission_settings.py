@@ -43,3 +43,19 @@ def test_football_offers_no_global_flow(fixture_scenarios, model):
     with pytest.raises(SubmissionError, match="Football has no flow 'global'"):
         submission_create_endpoint(model=model, env="football", flow="global", subset="mini", suite="fixture",
                                    endpoint_url="http://127.0.0.1:9/v1")
+
+
+def test_a_rerun_is_a_new_submission_with_the_same_settings_and_the_old_one_is_kept(fixture_scenarios, model, client):
+    from submissions.models import Submission
+    from submissions.services import submission_rerun
+
+    first = _submit(model, repeats=2, observation_images="false")
+    rerun = submission_rerun(submission=first)
+    assert rerun.id != first.id and rerun.rerun_of_id == first.id
+    assert rerun.settings == first.settings and rerun.endpoint_url == first.endpoint_url
+    assert rerun.attempts.count() == first.attempts.count() == 6
+    assert Submission.objects.filter(id=first.id).exists()
+    response = client.post(f"/submissions/{first.id}/rerun/")
+    assert response.status_code == 302 and first.reruns.count() == 2
+    page = client.get(f"/submissions/{first.id}/").content.decode()
+    assert "Re-runs:" in page and f"#{rerun.id}" in page
