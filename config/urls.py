@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import path
 
+from leaderboard import analysis_views
 from leaderboard import apis as board_apis
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
@@ -24,5 +25,7 @@ urlpatterns = [
          name="api-submission-detail"),
     path("api/v1/attempts/<int:attempt_id>/trajectory/", submission_apis.AttemptTrajectoryApi.as_view(),
          name="api-attempt-trajectory"),
+    path("boards/<slug:env>/<slug:flow>/<slug:subset>/analysis/", analysis_views.board_analysis, name="board-analysis"),
+    path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
     path("admin/", admin.site.urls),
 ]

@@ -1,0 +1,471 @@
+"""Read-only analyses of one board: error breakdowns, best-of-N curves, per-tag scores, the
+per-scenario matrix and model-vs-model comparisons.
+
+Everything is computed from per-scenario means (a scenario's repeats averaged first), the same unit
+the board's standard errors and paired tests use. One board costs the queries of ``board_get`` plus
+two: the board's scored attempts (one ``values_list``) and its scenarios.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from django.db.models import Q
+
+from evaluators.base import get_plugin
+from leaderboard.models import Scenario
+from leaderboard.selectors import Board, BoardRow, board_get
+from leaderboard.stats import PairedTest, best_of_n, paired_test
+from submissions.models import Attempt
+
+#: Scenario tags each environment is broken down by: (tag name, heading). "key" is the scenario's own key.
+TAG_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
+    "sokoban": (("variant", "Variant"), ("boxes", "Boxes")),
+    "football": (("category", "Category"),),
+    "webui": (("key", "Page"),),
+}
+
+#: Pitch lanes (rows) and thirds (columns) of Football's R1–R9 zones, in the order the zones count.
+ZONE_LANES = ("top", "central", "bottom")
+ZONE_THIRDS = ("own", "middle", "attacking")
+_ZONE = re.compile(r"^R([1-9])$")
+
+#: Environments whose score has an absolute meaning to fail against; the others fail relative to the board.
+FIXED_FAIL_THRESHOLDS: dict[str, float] = {"webui": 50.0}
+
+
+def natural_key(value: object) -> tuple[tuple[int, int | str], ...]:
+    """Sort "2-…" before "10-…" and 3 boxes before 10."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part.lower())
+                 for part in re.split(r"(\d+)", str(value)) if part)
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    submission_id: int
+    label: str
+    model: str
+    team: str
+    is_baseline: bool
+    mean: float | None
+
+
+@dataclass(frozen=True)
+class ScenarioRef:
+    id: int
+    key: str
+    tags: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    model: ModelRef
+    ia_pct: float | None
+    ra_pct: float | None
+    n_scored: int
+
+
+@dataclass(frozen=True)
+class LostRow:
+    """Where a WebUI model's score went, in % of the maximum score: AES plus the lost parts."""
+    model: ModelRef
+    aes: float | None
+    parts: dict[str, float]
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    n: int
+    value: float
+    #: How many scenarios had at least ``n`` scored repeats (the ones averaged at this N).
+    scenarios: int
+
+
+@dataclass(frozen=True)
+class Curve:
+    model: ModelRef
+    points: list[CurvePoint]
+
+
+@dataclass(frozen=True)
+class TagRow:
+    model: ModelRef
+    means: list[float | None]
+    counts: list[int]
+
+    @property
+    def cells(self) -> list[tuple[float | None, int]]:
+        return list(zip(self.means, self.counts))
+
+
+@dataclass(frozen=True)
+class TagBreakdown:
+    tag: str
+    label: str
+    values: list[str]
+    rows: list[TagRow]
+
+
+@dataclass(frozen=True)
+class ZoneGrid:
+    model: ModelRef
+    #: means[lane][third], None where the model has no scored scenario in that zone.
+    means: list[list[float | None]]
+    counts: list[list[int]]
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    mean: float
+    repeats: int
+    attempt_id: int
+    colour: str
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    model: ModelRef
+    cells: list[MatrixCell | None]
+
+
+@dataclass
+class BoardData:
+    """The board plus its scored attempts, grouped per submission and scenario."""
+    board: Board
+    models: list[ModelRef]
+    scenarios: list[ScenarioRef]
+    #: scores[submission_id][scenario_id] in repeat order.
+    scores: dict[int, dict[int, list[float]]]
+    #: first_attempt[submission_id][scenario_id]: the lowest scored repeat, shown as the replay.
+    first_attempt: dict[int, dict[int, int]]
+
+    def means(self, submission_id: int) -> dict[int, float]:
+        return {sc: sum(v) / len(v) for sc, v in self.scores.get(submission_id, {}).items() if v}
+
+
+@dataclass
+class BoardAnalysis:
+    board: Board
+    models: list[ModelRef]
+    scenarios: list[ScenarioRef]
+    errors: list[ErrorRow] = field(default_factory=list)
+    lost: list[LostRow] = field(default_factory=list)
+    curves: list[Curve] = field(default_factory=list)
+    tags: list[TagBreakdown] = field(default_factory=list)
+    zones: list[ZoneGrid] = field(default_factory=list)
+    matrix: list[MatrixRow] = field(default_factory=list)
+
+    @property
+    def curve_ns(self) -> list[int]:
+        return list(range(1, max((p.n for c in self.curves for p in c.points), default=0) + 1))
+
+    def curve_table(self) -> list[tuple[ModelRef, list[float | None]]]:
+        """Each curve's values aligned on ``curve_ns`` (None past a model's own repeats)."""
+        ns = self.curve_ns
+        table = []
+        for curve in self.curves:
+            by_n = {p.n: p.value for p in curve.points}
+            table.append((curve.model, [by_n.get(n) for n in ns]))
+        return table
+
+    def chart_data(self) -> dict[str, Any]:
+        """What static/js/analysis.js draws, as plain JSON."""
+        return {
+            "scoreLabel": self.board.score_label,
+            "errors": [{"label": r.model.label, "ia": r.ia_pct, "ra": r.ra_pct} for r in self.errors],
+            "lostKeys": list(self.board.breakdown_keys),
+            "lost": [{"label": r.model.label, "aes": r.aes, "parts": r.parts} for r in self.lost],
+            "curves": [{"label": c.model.label, "n": [p.n for p in c.points], "value": [p.value for p in c.points],
+                        "scenarios": [p.scenarios for p in c.points]} for c in self.curves],
+            "tags": [{"tag": t.tag, "label": t.label, "values": t.values,
+                      "series": [{"label": r.model.label, "means": r.means, "counts": r.counts} for r in t.rows]}
+                     for t in self.tags],
+            "zones": {
+                "lanes": list(ZONE_LANES), "thirds": list(ZONE_THIRDS),
+                "names": [[f"R{1 + 3 * lane + third}" for third in range(3)] for lane in range(3)],
+                "models": [{"id": z.model.submission_id, "label": z.model.label, "means": z.means, "counts": z.counts}
+                           for z in self.zones],
+            } if self.zones else None,
+        }
+
+
+@dataclass(frozen=True)
+class ScenarioDelta:
+    scenario: ScenarioRef
+    a: float
+    b: float
+    a_attempt_id: int | None
+    b_attempt_id: int | None
+
+    @property
+    def delta(self) -> float:
+        return self.a - self.b
+
+
+@dataclass
+class BoardComparison:
+    board: Board
+    models: list[ModelRef]
+    a: ModelRef | None
+    b: ModelRef | None
+    test: PairedTest | None = None
+    a_shared_mean: float | None = None
+    b_shared_mean: float | None = None
+    a_wins: list[ScenarioDelta] = field(default_factory=list)
+    b_wins: list[ScenarioDelta] = field(default_factory=list)
+    ties: list[ScenarioDelta] = field(default_factory=list)
+    both_fail: list[ScenarioDelta] = field(default_factory=list)
+    only_a: int = 0
+    only_b: int = 0
+    fail_threshold: float | None = None
+    #: "fixed" (an absolute threshold, WebUI's AES) or "median" (the board's median per-scenario mean).
+    fail_rule: str = "median"
+
+    @property
+    def shared(self) -> list[ScenarioDelta]:
+        return sorted(self.a_wins + self.b_wins + self.ties, key=lambda d: natural_key(d.scenario.key))
+
+    def chart_data(self) -> dict[str, Any]:
+        return {
+            "scoreLabel": self.board.score_label,
+            "a": self.a.label if self.a else None, "b": self.b.label if self.b else None,
+            "points": [{"key": d.scenario.key, "a": d.a, "b": d.b} for d in self.shared],
+            "threshold": self.fail_threshold,
+        }
+
+
+# --- pure computations (no database) ---------------------------------------------------------
+
+
+def best_of_n_curve(scores_by_scenario: Mapping[object, Sequence[float]]) -> list[CurvePoint]:
+    """Expected best score over N repeats, N = 1 … the most repeats any scenario has.
+
+    At each N only the scenarios with at least N scored repeats can be estimated, so the
+    average at N is over those (their number is kept beside the value).
+    """
+    most = max((len(v) for v in scores_by_scenario.values()), default=0)
+    points = []
+    for n in range(1, most + 1):
+        values = [best_of_n(v, n) for v in scores_by_scenario.values() if len(v) >= n]
+        estimates = [v for v in values if v is not None]
+        if estimates:
+            points.append(CurvePoint(n=n, value=sum(estimates) / len(estimates), scenarios=len(estimates)))
+    return points
+
+
+def tag_value(scenario: ScenarioRef, tag: str) -> str | None:
+    if tag == "key":
+        return scenario.key
+    value = scenario.tags.get(tag)
+    return None if value is None or value == "" else str(value)
+
+
+def tag_breakdown(tag: str, label: str, scenarios: Sequence[ScenarioRef], models: Sequence[ModelRef],
+                  means: Mapping[int, Mapping[int, float]]) -> TagBreakdown:
+    """Each model's mean of per-scenario means over the scenarios carrying each value of ``tag``."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for scenario in scenarios:
+        value = tag_value(scenario, tag)
+        if value is not None:
+            groups[value].append(scenario.id)
+    values = sorted(groups, key=natural_key)
+    rows = []
+    for model in models:
+        own = means.get(model.submission_id, {})
+        row_means: list[float | None] = []
+        counts: list[int] = []
+        for value in values:
+            hits = [own[sc] for sc in groups[value] if sc in own]
+            row_means.append(sum(hits) / len(hits) if hits else None)
+            counts.append(len(hits))
+        rows.append(TagRow(model=model, means=row_means, counts=counts))
+    return TagBreakdown(tag=tag, label=label, values=values, rows=rows)
+
+
+def zone_index(zone: object) -> tuple[int, int] | None:
+    """(lane, third) of a zone tag "R1" … "R9"; R1–R3 are the top lane from own to attacking third."""
+    match = _ZONE.match(str(zone or ""))
+    if not match:
+        return None
+    return divmod(int(match.group(1)) - 1, 3)
+
+
+def zone_grid(model: ModelRef, scenarios: Sequence[ScenarioRef], means: Mapping[int, float]) -> ZoneGrid:
+    sums = [[0.0] * 3 for _ in range(3)]
+    counts = [[0] * 3 for _ in range(3)]
+    for scenario in scenarios:
+        where = zone_index(scenario.tags.get("zone"))
+        if where is None or scenario.id not in means:
+            continue
+        lane, third = where
+        sums[lane][third] += means[scenario.id]
+        counts[lane][third] += 1
+    grid = [[sums[lane][third] / counts[lane][third] if counts[lane][third] else None for third in range(3)]
+            for lane in range(3)]
+    return ZoneGrid(model=model, means=grid, counts=counts)
+
+
+def score_colour(value: float, low: float, high: float) -> str:
+    """A light red → amber → green background for ``value`` on the board's own score range."""
+    fraction = 0.5 if high <= low else min(1.0, max(0.0, (value - low) / (high - low)))
+    return f"hsl({round(120 * fraction)}, 62%, 84%)"
+
+
+def compare_scenarios(a: Mapping[int, float], b: Mapping[int, float], scenarios: Mapping[int, ScenarioRef],
+                      threshold: float, a_attempts: Mapping[int, int] | None = None,
+                      b_attempts: Mapping[int, int] | None = None,
+                      ) -> tuple[list[ScenarioDelta], list[ScenarioDelta], list[ScenarioDelta], list[ScenarioDelta]]:
+    """(A better, B better, equal, both below ``threshold``) on the scenarios both have means for.
+
+    The two win lists run from the largest gap down; ties and failures follow the scenario keys.
+    """
+    a_attempts = a_attempts or {}
+    b_attempts = b_attempts or {}
+    a_wins: list[ScenarioDelta] = []
+    b_wins: list[ScenarioDelta] = []
+    ties: list[ScenarioDelta] = []
+    both_fail: list[ScenarioDelta] = []
+    for sc in set(a) & set(b):
+        if sc not in scenarios:
+            continue
+        delta = ScenarioDelta(scenario=scenarios[sc], a=a[sc], b=b[sc],
+                              a_attempt_id=a_attempts.get(sc), b_attempt_id=b_attempts.get(sc))
+        # Per-scenario means are averages of floats: treat rounding noise as a tie.
+        if abs(delta.delta) <= 1e-9:
+            ties.append(delta)
+        elif delta.delta > 0:
+            a_wins.append(delta)
+        else:
+            b_wins.append(delta)
+        if a[sc] < threshold and b[sc] < threshold:
+            both_fail.append(delta)
+    a_wins.sort(key=lambda d: (-d.delta, natural_key(d.scenario.key)))
+    b_wins.sort(key=lambda d: (d.delta, natural_key(d.scenario.key)))
+    ties.sort(key=lambda d: natural_key(d.scenario.key))
+    both_fail.sort(key=lambda d: natural_key(d.scenario.key))
+    return a_wins, b_wins, ties, both_fail
+
+
+# --- database reads ---------------------------------------------------------------------------
+
+
+def _model_refs(rows: Iterable[BoardRow]) -> list[ModelRef]:
+    rows = list(rows)
+    names: dict[str, int] = defaultdict(int)
+    for row in rows:
+        names[row.model] += 1
+    # The same model may sit on a board twice (another prompt version, a re-run): the id tells them apart.
+    return [ModelRef(submission_id=row.submission_id,
+                     label=f"{row.model} #{row.submission_id}" if names[row.model] > 1 else row.model,
+                     model=row.model, team=row.team, is_baseline=row.is_baseline, mean=row.mean) for row in rows]
+
+
+def board_data_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> BoardData:
+    """The board and its scored attempts. Unknown names raise KeyError / ValueError like ``board_get``."""
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    models = _model_refs(board.rows)
+    scores: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    first_attempt: dict[int, dict[int, int]] = defaultdict(dict)
+    attempts = (Attempt.objects.filter(submission_id__in=[m.submission_id for m in models],
+                                       status=Attempt.Status.SCORED, score__isnull=False)
+                .order_by("submission_id", "scenario_id", "repeat", "id")
+                .values_list("id", "submission_id", "scenario_id", "score"))
+    for attempt_id, submission_id, scenario_id, score in attempts.iterator(chunk_size=5000):
+        scores[submission_id][scenario_id].append(float(score))
+        first_attempt[submission_id].setdefault(scenario_id, attempt_id)
+    attempted = {sc for per in scores.values() for sc in per}
+    # A scenario that left the subset after a submission ran still has its scores on the board.
+    scenario_rows = (Scenario.objects
+                     .filter(Q(environment_id=env, suite=board.suite, **Scenario.subset_filter(subset))
+                             | Q(id__in=attempted))
+                     .order_by().values_list("id", "key", "tags"))
+    scenarios = sorted((ScenarioRef(id=i, key=k, tags=t if isinstance(t, dict) else {}) for i, k, t in scenario_rows),
+                       key=lambda s: natural_key(s.key))
+    return BoardData(board=board, models=models, scenarios=scenarios,
+                     scores={k: dict(v) for k, v in scores.items()}, first_attempt=dict(first_attempt))
+
+
+def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> BoardAnalysis:
+    data = board_data_get(env=env, flow=flow, subset=subset, suite=suite)
+    board = data.board
+    plugin = get_plugin(env)
+    rows = {row.submission_id: row for row in board.rows}
+    means = {m.submission_id: data.means(m.submission_id) for m in data.models}
+    analysis = BoardAnalysis(board=board, models=data.models, scenarios=data.scenarios)
+
+    if plugin.has_action_diagnostics:
+        analysis.errors = [ErrorRow(model=m, ia_pct=rows[m.submission_id].ia_pct, ra_pct=rows[m.submission_id].ra_pct,
+                                    n_scored=rows[m.submission_id].n_scored) for m in data.models]
+    if plugin.breakdown_keys:
+        analysis.lost = [LostRow(model=m, aes=rows[m.submission_id].mean,
+                                 parts=dict(rows[m.submission_id].breakdown or {}))
+                         for m in data.models if rows[m.submission_id].breakdown is not None]
+
+    analysis.curves = [Curve(model=m, points=best_of_n_curve(data.scores.get(m.submission_id, {})))
+                       for m in data.models if data.scores.get(m.submission_id)]
+    analysis.tags = [tag_breakdown(tag, label, data.scenarios, data.models, means)
+                     for tag, label in TAG_GROUPS.get(env, ())]
+    analysis.tags = [t for t in analysis.tags if t.values]
+    if any(zone_index(s.tags.get("zone")) for s in data.scenarios):
+        analysis.zones = [zone_grid(m, data.scenarios, means[m.submission_id]) for m in data.models
+                          if means[m.submission_id]]
+
+    cell_values = [v for per in means.values() for v in per.values()]
+    low, high = (min(cell_values), max(cell_values)) if cell_values else (0.0, 0.0)
+    for model in data.models:
+        own = data.scores.get(model.submission_id, {})
+        first = data.first_attempt.get(model.submission_id, {})
+        cells: list[MatrixCell | None] = []
+        for scenario in data.scenarios:
+            values = own.get(scenario.id)
+            if not values:
+                cells.append(None)
+                continue
+            mean = sum(values) / len(values)
+            cells.append(MatrixCell(mean=mean, repeats=len(values), attempt_id=first[scenario.id],
+                                    colour=score_colour(mean, low, high)))
+        analysis.matrix.append(MatrixRow(model=model, cells=cells))
+    return analysis
+
+
+def fail_threshold(env: str, means: Mapping[int, Mapping[int, float]]) -> tuple[float | None, str]:
+    """The score below which a scenario counts as failed, and which rule set it."""
+    if env in FIXED_FAIL_THRESHOLDS:
+        return FIXED_FAIL_THRESHOLDS[env], "fixed"
+    values = [v for per in means.values() for v in per.values()]
+    return (statistics.median(values) if values else None), "median"
+
+
+def board_compare_get(*, env: str, flow: str, subset: str, suite: str | None = None,
+                      a: int | None = None, b: int | None = None) -> BoardComparison:
+    """A against B on the scenarios both ran. An ``a`` or ``b`` not on the board falls back to the
+    board's first and second entries."""
+    data = board_data_get(env=env, flow=flow, subset=subset, suite=suite)
+    by_id = {m.submission_id: m for m in data.models}
+    model_a = by_id.get(a) if a is not None else None
+    model_a = model_a or (data.models[0] if data.models else None)
+    model_b = by_id.get(b) if b is not None else None
+    if model_b is None:
+        model_b = next((m for m in data.models if model_a is None or m.submission_id != model_a.submission_id), None)
+    comparison = BoardComparison(board=data.board, models=data.models, a=model_a, b=model_b)
+    means = {m.submission_id: data.means(m.submission_id) for m in data.models}
+    comparison.fail_threshold, comparison.fail_rule = fail_threshold(env, means)
+    if model_a is None or model_b is None:
+        return comparison
+    a_means, b_means = means[model_a.submission_id], means[model_b.submission_id]
+    comparison.test = paired_test(a_means, b_means)
+    shared = set(a_means) & set(b_means)
+    if shared:
+        comparison.a_shared_mean = sum(a_means[s] for s in shared) / len(shared)
+        comparison.b_shared_mean = sum(b_means[s] for s in shared) / len(shared)
+    comparison.only_a = len(set(a_means) - shared)
+    comparison.only_b = len(set(b_means) - shared)
+    threshold = comparison.fail_threshold if comparison.fail_threshold is not None else float("-inf")
+    (comparison.a_wins, comparison.b_wins, comparison.ties,
+     comparison.both_fail) = compare_scenarios(
+        a_means, b_means, {s.id: s for s in data.scenarios}, threshold,
+        data.first_attempt.get(model_a.submission_id), data.first_attempt.get(model_b.submission_id))
+    return comparison

@@ -1,0 +1,172 @@
+// Charts of a board's analysis and comparison pages, drawn from the JSON the server embeds.
+(function () {
+  "use strict";
+  const Plotly = window.Plotly;
+  if (!Plotly) return;
+
+  const CONFIG = { displayModeBar: false, responsive: true };
+  const FONT = { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12, color: "#1d2330" };
+  // The same colours as the board's lost-score bars (static/css/site.css, .seg.*).
+  const LOST_COLOURS = {
+    aes: "#1f7a46", parse: "#8c2d2d", render: "#c0582b", interaction: "#d9a21b", unmatched: "#7c8ba1",
+    attribute: "#4d7cc9",
+  };
+  // Low scores red, high scores green, like the per-scenario matrix.
+  const ZONE_COLOURS = [[0, "#e8a39b"], [0.5, "#f3e3a0"], [1, "#8fd19e"]];
+
+  function readJson(id) {
+    const node = document.getElementById(id);
+    if (!node) return null;
+    try {
+      return JSON.parse(node.textContent);
+    } catch (error) {
+      return null;
+    }
+  }
+
+  // The height goes on the container, not the layout: a responsive plot re-reads its container's size on every
+  // window resize, and a container without a height would collapse the chart to its CSS minimum.
+  function layout(node, extra) {
+    const options = Object.assign({
+      font: FONT, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
+      margin: { l: 60, r: 20, t: 20, b: 50 }, legend: { orientation: "h", y: -0.2 }, height: 340,
+    }, extra);
+    node.style.height = options.height + "px";
+    delete options.height;
+    options.autosize = true;
+    return options;
+  }
+
+  function draw(id, traces, extraLayout) {
+    const node = document.getElementById(id);
+    if (!node || !traces.length) return;
+    Plotly.newPlot(node, traces, layout(node, extraLayout), CONFIG);
+  }
+
+  function axisTitle(text) { return { title: { text: text }, automargin: true }; }
+
+  function drawErrors(data) {
+    const rows = data.errors || [];
+    if (!rows.length) return;
+    const labels = rows.map((r) => r.label);
+    draw("chart-errors", [
+      { type: "bar", name: "IA %", x: labels, y: rows.map((r) => r.ia), marker: { color: "#c0582b" } },
+      { type: "bar", name: "RA %", x: labels, y: rows.map((r) => r.ra), marker: { color: "#4d7cc9" } },
+    ], { barmode: "group", yaxis: Object.assign(axisTitle("% of scored attempts"), { rangemode: "tozero" }),
+      xaxis: { automargin: true } });
+  }
+
+  function drawLost(data) {
+    const rows = data.lost || [];
+    if (!rows.length) return;
+    const labels = rows.map((r) => r.label);
+    const traces = [{
+      type: "bar", orientation: "h", name: "AES", y: labels, x: rows.map((r) => r.aes),
+      marker: { color: LOST_COLOURS.aes }, hovertemplate: "AES %{x:.1f}%<extra>%{y}</extra>",
+    }];
+    (data.lostKeys || []).forEach((key) => {
+      traces.push({
+        type: "bar", orientation: "h", name: key, y: labels, x: rows.map((r) => (r.parts || {})[key] || 0),
+        marker: { color: LOST_COLOURS[key] || "#999" }, hovertemplate: key + " %{x:.1f}%<extra>%{y}</extra>",
+      });
+    });
+    draw("chart-lost", traces, {
+      barmode: "stack", height: Math.max(200, 60 + 36 * rows.length),
+      xaxis: Object.assign(axisTitle("% of the maximum score"), { range: [0, 100] }),
+      yaxis: { automargin: true, autorange: "reversed" }, margin: { l: 20, r: 20, t: 10, b: 70 },
+      legend: { orientation: "h", y: -0.25, traceorder: "normal" },
+    });
+  }
+
+  function drawCurves(data) {
+    const curves = data.curves || [];
+    const traces = curves.filter((c) => c.n.length).map((c) => ({
+      type: "scatter", mode: "lines+markers", name: c.label, x: c.n, y: c.value, customdata: c.scenarios,
+      hovertemplate: "N = %{x}: %{y:.2f} (%{customdata} scenarios)<extra>" + c.label + "</extra>",
+    }));
+    draw("chart-best-of-n", traces, {
+      xaxis: Object.assign(axisTitle("N (repeats drawn)"), { dtick: 1 }),
+      yaxis: axisTitle("expected best " + (data.scoreLabel || "score").toLowerCase()),
+    });
+  }
+
+  function drawTags(data) {
+    (data.tags || []).forEach((group, index) => {
+      const values = group.values.map(String);
+      const traces = group.series.map((s) => ({
+        type: "bar", name: s.label, x: values, y: s.means, customdata: s.counts,
+        hovertemplate: group.label + " %{x}: %{y:.2f} (%{customdata} scenarios)<extra>" + s.label + "</extra>",
+      }));
+      draw("chart-tag-" + index, traces, {
+        barmode: "group", xaxis: Object.assign(axisTitle(group.label), { type: "category" }),
+        yaxis: axisTitle("mean " + (data.scoreLabel || "score").toLowerCase()),
+      });
+    });
+  }
+
+  function drawZones(data) {
+    const zones = data.zones;
+    const node = document.getElementById("chart-zones");
+    const select = document.getElementById("zone-model");
+    if (!zones || !zones.models.length || !node) return;
+    const all = zones.models.flatMap((m) => m.means.flat()).filter((v) => v !== null);
+    const low = Math.min.apply(null, all.length ? all : [0]);
+    const high = Math.max.apply(null, all.length ? all : [1]);
+
+    function trace(model) {
+      const text = zones.names.map((row, lane) => row.map((name, third) => {
+        const value = model.means[lane][third];
+        return value === null ? name + "<br>—" : name + "<br>" + value.toFixed(2) + " (" + model.counts[lane][third] + ")";
+      }));
+      return [{
+        type: "heatmap", z: model.means, x: zones.thirds.map((t) => t + " third"), y: zones.lanes.map((l) => l + " lane"),
+        text: text, texttemplate: "%{text}", hoverinfo: "text", colorscale: ZONE_COLOURS, zmin: low,
+        zmax: high > low ? high : low + 1, xgap: 3, ygap: 3, colorbar: { title: { text: data.scoreLabel || "" } },
+      }];
+    }
+
+    const zoneLayout = layout(node, { height: 360, yaxis: { autorange: "reversed", automargin: true, showgrid: false, zeroline: false },
+      xaxis: { side: "bottom", automargin: true, showgrid: false, zeroline: false }, margin: { l: 20, r: 20, t: 10, b: 40 } });
+    Plotly.newPlot(node, trace(zones.models[0]), zoneLayout, CONFIG);
+    if (select) {
+      select.addEventListener("change", () => {
+        const model = zones.models[Number(select.value)] || zones.models[0];
+        Plotly.react(node, trace(model), zoneLayout, CONFIG);
+      });
+    }
+  }
+
+  function drawComparison(data) {
+    const points = data.points || [];
+    if (!points.length) return;
+    const values = points.flatMap((p) => [p.a, p.b]);
+    const low = Math.min.apply(null, values);
+    const high = Math.max.apply(null, values);
+    const pad = (high - low) * 0.05 || 1;
+    const range = [low - pad, high + pad];
+    draw("chart-compare", [
+      { type: "scatter", mode: "lines", name: "A = B", x: range, y: range, hoverinfo: "skip",
+        line: { color: "#8a94a3", dash: "dash", width: 1 } },
+      { type: "scatter", mode: "markers", name: "scenario", x: points.map((p) => p.a), y: points.map((p) => p.b),
+        text: points.map((p) => p.key), marker: { size: 9, color: "#2457c5", opacity: 0.75 },
+        hovertemplate: "%{text}<br>A %{x:.2f} · B %{y:.2f}<extra></extra>" },
+    ], {
+      // Equal scales on a square plot area, so the diagonal really is A = B at 45°.
+      height: 460, showlegend: false, margin: { l: 70, r: 20, t: 20, b: 60 },
+      xaxis: Object.assign(axisTitle("A: " + data.a), { range: range, zeroline: false, constrain: "domain" }),
+      yaxis: Object.assign(axisTitle("B: " + data.b), { range: range, zeroline: false, scaleanchor: "x",
+        scaleratio: 1, constrain: "domain" }),
+    });
+  }
+
+  const analysis = readJson("analysis-data");
+  if (analysis) {
+    drawErrors(analysis);
+    drawLost(analysis);
+    drawCurves(analysis);
+    drawTags(analysis);
+    drawZones(analysis);
+  }
+  const comparison = readJson("compare-data");
+  if (comparison) drawComparison(comparison);
+})();
