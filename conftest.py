@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -41,6 +41,31 @@ def baseline_endpoint() -> Iterator[Callable[..., object]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def site_page() -> Iterator[Callable[..., tuple[Any, list[str]]]]:
+    """Opens pages of the site in headless Debian Chromium; each page records its console errors and
+    uncaught exceptions in the list returned beside it."""
+    from playwright.sync_api import sync_playwright
+
+    from evaluators.browser import launch_chromium
+
+    # Playwright's sync API runs an event loop on this thread, which Django's ORM guard mistakes for
+    # async code; the live server itself serves from a plain thread.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+
+        def open_page(**options: Any) -> tuple[Any, list[str]]:
+            errors: list[str] = []
+            page = browser.new_page(**options)
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            return page, errors
+
+        yield open_page
+        browser.close()
 
 
 def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:

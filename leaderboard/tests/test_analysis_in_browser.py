@@ -1,11 +1,8 @@
 """A board's analysis and comparison pages in headless Chromium: the charts draw without console errors."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from evaluators.browser import launch_chromium
 from leaderboard.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission, Team
 
@@ -34,33 +31,24 @@ def seeded_board(transactional_db, fixture_scenarios):
     return lab, other
 
 
-def test_a_visitor_sees_the_analysis_charts_and_compares_two_models(live_server, seeded_board):
-    from playwright.sync_api import sync_playwright
-
+def test_a_visitor_sees_the_analysis_charts_and_compares_two_models(live_server, site_page, seeded_board):
     lab, other = seeded_board
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server thread is plain sync Django
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = launch_chromium(p)
-        page = browser.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    page, errors = site_page()
 
-        page.goto(f"{live_server.url}/boards/sokoban/global/mini/analysis/?suite=fixture")
-        # IA/RA bars, best-of-N curves, and one chart per tag (variant, boxes).
-        for chart in ("#chart-errors", "#chart-best-of-n", "#chart-tag-0", "#chart-tag-1"):
-            page.wait_for_selector(f"{chart} svg.main-svg", timeout=15_000)
-        assert page.locator("#chart-best-of-n .scatterlayer .trace").count() == 2
-        assert page.locator("table.matrix td.cell a").count() == 2 * 10
+    page.goto(f"{live_server.url}/boards/sokoban/global/mini/analysis/?suite=fixture")
+    # IA/RA bars, best-of-N curves, and one chart per tag (variant, boxes).
+    for chart in ("#chart-errors", "#chart-best-of-n", "#chart-tag-0", "#chart-tag-1"):
+        page.wait_for_selector(f"{chart} svg.main-svg", timeout=15_000)
+    assert page.locator("#chart-best-of-n .scatterlayer .trace").count() == 2
+    assert page.locator("table.matrix td.cell a").count() == 2 * 10
 
-        page.get_by_role("link", name="Compare models", exact=True).click()
-        page.wait_for_url("**/compare/**")
-        page.select_option("#compare-a", str(other.id))
-        page.select_option("#compare-b", str(lab.id))
-        page.get_by_role("button", name="Compare").click()
-        page.wait_for_url(f"**a={other.id}&b={lab.id}**")
-        page.wait_for_selector("#chart-compare svg.main-svg", timeout=15_000)
-        assert page.locator("#chart-compare .scatterlayer .point").count() == 10
-        assert "Paired t-test" in page.locator("table.compare-summary").inner_text()
-        browser.close()
+    page.get_by_role("link", name="Compare models", exact=True).click()
+    page.wait_for_url("**/compare/**")
+    page.select_option("#compare-a", str(other.id))
+    page.select_option("#compare-b", str(lab.id))
+    page.get_by_role("button", name="Compare").click()
+    page.wait_for_url(f"**a={other.id}&b={lab.id}**")
+    page.wait_for_selector("#chart-compare svg.main-svg", timeout=15_000)
+    assert page.locator("#chart-compare .scatterlayer .point").count() == 10
+    assert "Paired t-test" in page.locator("table.compare-summary").inner_text()
     assert errors == []

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -193,86 +192,75 @@ def test_an_artifact_is_read_only_by_a_plain_json_name_inside_the_trajectory_fol
 
 
 @pytest.mark.integration
-def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(live_server, transactional_db, media_root):
-    from playwright.sync_api import sync_playwright
-
-    from evaluators.browser import launch_chromium
-
+def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(live_server, site_page, transactional_db, media_root):
     attempt = football_attempt(media_root)
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server thread is plain sync Django
-    errors: list[str] = []
     requests: list[str] = []
-    with sync_playwright() as p:
-        browser = launch_chromium(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("request", lambda r: requests.append(r.url))
-        page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
+    page, errors = site_page(viewport={"width": 1400, "height": 1000})
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
 
-        step = page.locator("#football-step")
-        assert step.inner_text() == "Step 0 / 20"
-        assert "before decision 1" in page.locator("#football-decision").inner_text()
-        pixels = page.evaluate("""() => {
-            const c = document.getElementById('football-pitch');
-            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            const colours = new Set(); let ours = 0, theirs = 0, white = 0;
-            for (let i = 0; i < d.length; i += 4) {
-              colours.add((d[i] >> 4) + ',' + (d[i + 1] >> 4) + ',' + (d[i + 2] >> 4));
-              if (d[i] < 60 && d[i + 2] > 170) ours++;
-              if (d[i] > 170 && d[i + 1] < 80 && d[i + 2] < 80) theirs++;
-              if (d[i] > 240 && d[i + 1] > 240 && d[i + 2] > 240) white++;
-            }
-            return {colours: colours.size, ours, theirs, white, width: c.width};
-        }""")
-        assert pixels["width"] >= 320 and pixels["colours"] > 8, pixels
-        assert pixels["ours"] > 50 and pixels["theirs"] > 50 and pixels["white"] > 50, pixels
-        first_drawing = page.evaluate("document.getElementById('football-pitch').toDataURL()")
+    step = page.locator("#football-step")
+    assert step.inner_text() == "Step 0 / 20"
+    assert "before decision 1" in page.locator("#football-decision").inner_text()
+    pixels = page.evaluate("""() => {
+        const c = document.getElementById('football-pitch');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        const colours = new Set(); let ours = 0, theirs = 0, white = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          colours.add((d[i] >> 4) + ',' + (d[i + 1] >> 4) + ',' + (d[i + 2] >> 4));
+          if (d[i] < 60 && d[i + 2] > 170) ours++;
+          if (d[i] > 170 && d[i + 1] < 80 && d[i + 2] < 80) theirs++;
+          if (d[i] > 240 && d[i + 1] > 240 && d[i + 2] > 240) white++;
+        }
+        return {colours: colours.size, ours, theirs, white, width: c.width};
+    }""")
+    assert pixels["width"] >= 320 and pixels["colours"] > 8, pixels
+    assert pixels["ours"] > 50 and pixels["theirs"] > 50 and pixels["white"] > 50, pixels
+    first_drawing = page.evaluate("document.getElementById('football-pitch').toDataURL()")
 
-        page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
-        assert page.locator("#football-chart .legendtext").count() == len(TERMS) + 1
-        marker = "() => { const s = document.getElementById('football-chart').layout.shapes; return s[s.length - 1].x0; }"
+    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    assert page.locator("#football-chart .legendtext").count() == len(TERMS) + 1
+    marker = "() => { const s = document.getElementById('football-chart').layout.shapes; return s[s.length - 1].x0; }"
 
-        page.keyboard.press(".")
-        assert step.inner_text() == "Step 1 / 20"
-        assert page.locator("#football-action").inner_text() == "right"
-        page.locator("#football-slider").fill("8")
-        assert step.inner_text() == "Step 8 / 20"
-        assert page.locator("#football-decision").inner_text() == "decision 2 / 3"
-        assert page.locator("#football-action").inner_text() == "builtin_ai"
-        assert page.locator("#football-auto").is_visible() and page.locator("#football-mode").inner_text() == "pass"
-        assert "ours, player 10" in page.locator("#football-possession").inner_text()
-        assert page.locator("#football-segments li.active").get_attribute("data-decision") == "2"
-        assert page.locator("#football-frame").get_attribute("src").endswith("/frames/frame_0002.png")
-        page.wait_for_function(f"({marker})() === 8")
-        assert page.evaluate("document.getElementById('football-pitch').toDataURL()") != first_drawing
-        page.keyboard.press(",")
-        assert step.inner_text() == "Step 7 / 20"
+    page.keyboard.press(".")
+    assert step.inner_text() == "Step 1 / 20"
+    assert page.locator("#football-action").inner_text() == "right"
+    page.locator("#football-slider").fill("8")
+    assert step.inner_text() == "Step 8 / 20"
+    assert page.locator("#football-decision").inner_text() == "decision 2 / 3"
+    assert page.locator("#football-action").inner_text() == "builtin_ai"
+    assert page.locator("#football-auto").is_visible() and page.locator("#football-mode").inner_text() == "pass"
+    assert "ours, player 10" in page.locator("#football-possession").inner_text()
+    assert page.locator("#football-segments li.active").get_attribute("data-decision") == "2"
+    assert page.locator("#football-frame").get_attribute("src").endswith("/frames/frame_0002.png")
+    page.wait_for_function(f"({marker})() === 8")
+    assert page.evaluate("document.getElementById('football-pitch').toDataURL()") != first_drawing
+    page.keyboard.press(",")
+    assert step.inner_text() == "Step 7 / 20"
 
-        assert page.locator("#football-segments li.auto").count() == 2
-        page.locator("#football-segments li", has_text="top_right").click()
-        assert step.inner_text() == "Step 13 / 20" and page.locator("#football-auto").is_hidden()
+    assert page.locator("#football-segments li.auto").count() == 2
+    page.locator("#football-segments li", has_text="top_right").click()
+    assert step.inner_text() == "Step 13 / 20" and page.locator("#football-auto").is_hidden()
 
-        page.locator("#football-play").click()
-        page.wait_for_function("document.getElementById('football-step').textContent !== 'Step 13 / 20'")
-        page.wait_for_function("document.getElementById('football-step').textContent === 'Step 20 / 20'",
-                               timeout=10_000)
-        page.wait_for_function("document.getElementById('football-play').textContent === 'Play'")
-        assert "opponents, player 7" in page.locator("#football-possession").inner_text()
-        final = football_log()["steps"][-1]["cumulative"]
-        assert page.locator("#football-cumulative").inner_text() == f"{final:.3f}"
-        page.wait_for_function(f"({marker})() === 20")
+    page.locator("#football-play").click()
+    page.wait_for_function("document.getElementById('football-step').textContent !== 'Step 13 / 20'")
+    page.wait_for_function("document.getElementById('football-step').textContent === 'Step 20 / 20'",
+                           timeout=10_000)
+    page.wait_for_function("document.getElementById('football-play').textContent === 'Play'")
+    assert "opponents, player 7" in page.locator("#football-possession").inner_text()
+    final = football_log()["steps"][-1]["cumulative"]
+    assert page.locator("#football-cumulative").inner_text() == f"{final:.3f}"
+    page.wait_for_function(f"({marker})() === 20")
 
-        page.locator("h1").click()  # space must reach the page, not a focused control
-        page.keyboard.press("Space")
-        page.wait_for_function("document.getElementById('football-step').textContent !== 'Step 20 / 20'")
-        page.keyboard.press("Space")
-        assert page.locator("#football-play").inner_text() == "Play"
+    page.locator("h1").click()  # space must reach the page, not a focused control
+    page.keyboard.press("Space")
+    page.wait_for_function("document.getElementById('football-step').textContent !== 'Step 20 / 20'")
+    page.keyboard.press("Space")
+    assert page.locator("#football-play").inner_text() == "Play"
 
-        page.keyboard.press("ArrowRight")  # the generic viewer still steps through decisions
-        assert page.locator("#step-list li.active").inner_text() == "1. right"
-        page.wait_for_function("(() => { const img = document.getElementById('football-frame');"
-                               " return img.complete && img.naturalWidth > 0; })()", timeout=10_000)
-        browser.close()
+    page.keyboard.press("ArrowRight")  # the generic viewer still steps through decisions
+    assert page.locator("#step-list li.active").inner_text() == "1. right"
+    page.wait_for_function("(() => { const img = document.getElementById('football-frame');"
+                           " return img.complete && img.naturalWidth > 0; })()", timeout=10_000)
     assert errors == []
     assert all(url.startswith(live_server.url) for url in requests), requests
