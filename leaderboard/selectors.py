@@ -266,8 +266,10 @@ class Overview:
     rows: list[OverviewRow]
 
 
-def overview_get(*, subset: str = "mini") -> Overview:
-    columns = [board_get(env=plugin.slug, flow=flow, subset=subset)
+def overview_get(*, subset: str = "mini", boards: list[Board] | None = None) -> Overview:
+    """``boards`` already built by the caller (default suites) are reused instead of read again."""
+    known = {(b.env, b.flow, b.subset): b for b in boards or []}
+    columns = [known.get((plugin.slug, flow, subset)) or board_get(env=plugin.slug, flow=flow, subset=subset)
                for plugin in all_plugins() for flow in plugin.flows]
     by_model: dict[tuple[str, str], OverviewRow] = {}
     for index, board in enumerate(columns):

@@ -174,3 +174,12 @@ def test_reported_results_show_on_official_boards_marked_and_unranked_by_default
     assert "Paper model" in page and "reported-badge" in page and "https://example.org/paper" in page
     data = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=official").json()
     assert data["rows"][0]["reported"] is True and data["rows"][0]["rank"] is None
+
+
+def test_the_home_page_builds_each_board_once(client, fixture_scenarios, django_assert_max_num_queries):
+    # 5 boards × mini/full, a handful of queries each; the overview adds none of its own.
+    with django_assert_max_num_queries(60) as captured:
+        assert client.get(reverse("home")).status_code == 200
+    boards = sum(1 for q in captured.captured_queries if 'FROM "submissions_submission"' in q["sql"]
+                 and "submissions_attempt" not in q["sql"])
+    assert boards == 10
