@@ -106,6 +106,11 @@ def _compact(observation: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _term_sums(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Each reward term summed over engine-step records."""
+    return {name: round(sum(record["terms"][name] for record in records), 6) for name in TERM_NAMES}
+
+
 @dataclass
 class _Segment:
     decision: int
@@ -132,7 +137,6 @@ class FootballEpisode(Episode):
     previous_action: int | None = None
     last_direction: int | None = None
     renders: int = 0
-    _pending_frames: list[Image.Image] = field(default_factory=list)
 
     @classmethod
     def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> "FootballEpisode":
@@ -192,7 +196,7 @@ class FootballEpisode(Episode):
                 "engine_steps": segment.last_step - segment.first_step + 1,
                 "mode": segment.mode,
                 "cumulative": round(self.rewards.total, 6),
-                "terms": self._segment_terms(segment),
+                "terms": _term_sums(self.records[segment.first_step - 1: segment.last_step]),
                 "changed": self._changed(before, after),
                 "outcome": self.outcome,
             },
@@ -207,15 +211,11 @@ class FootballEpisode(Episode):
         return round(self.rewards.total, 6)
 
     def score_details(self) -> dict[str, Any]:
-        totals = {name: 0.0 for name in TERM_NAMES}
-        for record in self.records:
-            for name in TERM_NAMES:
-                totals[name] += record["terms"][name]
         final = self.records[-1]["observation"] if self.records else self.initial or {}
         return {
             # Still running here means the flow's decision budget (max_loop) ran out first.
             "outcome": self.outcome if self.done else "decision_limit",
-            "terms": {name: round(value, 6) for name, value in totals.items()},
+            "terms": _term_sums(self.records),
             "engine_steps": len(self.records),
             "decisions": len(self.segments),
             "auto_steps": sum(1 for r in self.records if r["auto"]),
@@ -223,10 +223,6 @@ class FootballEpisode(Episode):
             "score_line": final.get("score", [0, 0]),
             "seed": self.seed,
         }
-
-    def replay_frames(self) -> list[Image.Image]:
-        frames, self._pending_frames = self._pending_frames, []
-        return frames
 
     def save_artifacts(self, directory: Path) -> dict[str, Any]:
         document = {
@@ -318,13 +314,6 @@ class FootballEpisode(Episode):
                 break  # someone received the ball: the model decides again
             steps += 1
         return total
-
-    def _segment_terms(self, segment: _Segment) -> dict[str, float]:
-        sums = {name: 0.0 for name in TERM_NAMES}
-        for record in self.records[segment.first_step - 1: segment.last_step]:
-            for name in TERM_NAMES:
-                sums[name] += record["terms"][name]
-        return {name: round(value, 6) for name, value in sums.items()}
 
     @staticmethod
     def _changed(before: dict[str, Any], after: dict[str, Any]) -> bool:
