@@ -10,6 +10,14 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
+def parse_bool(value: object) -> bool | None:
+    """True or False for the usual spellings (1/0, true/false, yes/no, on/off), None for anything else."""
+    if isinstance(value, bool):
+        return value
+    lowered = str(value).strip().lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
+
+
 def env_str(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name)
     return value if value not in (None, "") else default
@@ -19,12 +27,10 @@ def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value in (None, ""):
         return default
-    lowered = value.strip().lower()
+    parsed = parse_bool(value)
     # A typo such as DJANGO_DEBUG=Flase must not silently mean True.
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
+    if parsed is not None:
+        return parsed
     raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet
 
+from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.models import Environment, ReportedResult, Scenario
@@ -106,7 +107,7 @@ class BoardFilter:
     @classmethod
     def from_query(cls, query: Any) -> "BoardFilter":
         def flag(name: str) -> bool:
-            return str(query.get(name, "")).lower() in ("1", "true", "yes", "on")
+            return parse_bool(query.get(name, "")) is True
 
         size = str(query.get("size", ""))
         return cls(open_weights=flag("open"), size=size if size in {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE} else "",

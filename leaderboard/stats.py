@@ -25,16 +25,12 @@ class Summary:
 
 def summarise(scores: Iterable[tuple[object, float]]) -> Summary:
     """Mean over all (scenario, score) pairs and the standard error over scenario means."""
-    by_scenario: dict[object, list[float]] = defaultdict(list)
-    total = 0.0
-    count = 0
-    for scenario, score in scores:
-        by_scenario[scenario].append(score)
-        total += score
-        count += 1
-    if not count:
+    pairs = [(scenario, float(score)) for scenario, score in scores]
+    if not pairs:
         return Summary(None, None, 0, 0)
-    means = [sum(values) / len(values) for values in by_scenario.values()]
+    total = sum(score for _, score in pairs)
+    count = len(pairs)
+    means = list(scenario_means(pairs).values())
     k = len(means)
     se = None
     if k > 1:

@@ -14,6 +14,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from config.env import parse_bool
 from evaluators.agents.flows import Cancelled
 from evaluators.base import FLOWS, ScenarioSpec, get_plugin
 from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
@@ -116,14 +117,10 @@ def _number(key: str, value: Any, kind: type) -> Any:
 
 
 def _boolean(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise SubmissionError(f"{key} must be true or false")
+    parsed = parse_bool(value)
+    if parsed is None:
+        raise SubmissionError(f"{key} must be true or false")
+    return parsed
 
 
 def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
