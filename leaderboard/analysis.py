@@ -3,7 +3,7 @@ per-scenario matrix and model-vs-model comparisons.
 
 Everything is computed from per-scenario means (a scenario's repeats averaged first), the same unit
 the board's standard errors and paired tests use. One board costs the queries of ``board_get`` plus
-two: the board's scored attempts (one ``values_list``) and its scenarios.
+one for its scenarios: the entries' per-scenario scores come with the board's stored results.
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from evaluators.base import get_plugin
 from leaderboard.models import Scenario
 from leaderboard.selectors import Board, BoardRow, board_get
 from leaderboard.stats import PairedTest, best_of_n, paired_test
-from submissions.models import Attempt
 
 #: Scenario tags each environment is broken down by: (tag name, heading). "key" is the scenario's own key.
 TAG_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -365,17 +364,10 @@ def _model_refs(rows: Iterable[BoardRow]) -> list[ModelRef]:
 
 def board_data_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> BoardData:
     """The board and its scored attempts. Unknown names raise KeyError / ValueError like ``board_get``."""
-    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite, detail=True)
     models = _model_refs(board.rows)
-    scores: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    first_attempt: dict[int, dict[int, int]] = defaultdict(dict)
-    attempts = (Attempt.objects.filter(submission_id__in=[m.submission_id for m in models],
-                                       status=Attempt.Status.SCORED, score__isnull=False)
-                .order_by("submission_id", "scenario_id", "repeat", "id")
-                .values_list("id", "submission_id", "scenario_id", "score"))
-    for attempt_id, submission_id, scenario_id, score in attempts.iterator(chunk_size=5000):
-        scores[submission_id][scenario_id].append(float(score))
-        first_attempt[submission_id].setdefault(scenario_id, attempt_id)
+    scores = {row.submission_id: row.scenario_scores for row in board.rows if row.submission_id is not None}
+    first_attempt = {row.submission_id: row.first_attempts for row in board.rows if row.submission_id is not None}
     attempted = {sc for per in scores.values() for sc in per}
     # A scenario that left the subset after a submission ran still has its scores on the board.
     scenario_rows = (Scenario.objects
@@ -385,7 +377,7 @@ def board_data_get(*, env: str, flow: str, subset: str, suite: str | None = None
     scenarios = sorted((ScenarioRef(id=i, key=k, tags=t if isinstance(t, dict) else {}) for i, k, t in scenario_rows),
                        key=lambda s: natural_key(s.key))
     return BoardData(board=board, models=models, scenarios=scenarios,
-                     scores={k: dict(v) for k, v in scores.items()}, first_attempt=dict(first_attempt))
+                     scores=scores, first_attempt=first_attempt)
 
 
 def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> BoardAnalysis:

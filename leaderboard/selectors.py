@@ -1,7 +1,6 @@
 """Reads for boards, metric cards and scenarios."""
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,8 +11,9 @@ from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.models import Environment, ReportedResult, Scenario
-from leaderboard.stats import bootstrap_ci, paired_test, scenario_means, summarise
-from submissions.models import Attempt, Submission
+from leaderboard.stats import EntrySummary, paired_test, summarise_entry
+from submissions.models import Submission, SubmissionResult
+from submissions.selectors import attempt_outcomes
 
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
 
@@ -45,6 +45,10 @@ class BoardRow:
     standing: str = ""
     tie_p_value: float | None = None
     scenario_means: dict[int, float] = field(default_factory=dict, repr=False)
+    #: Filled by ``board_get(detail=True)`` only: each scenario's scores in repeat order, and its replay.
+    scenario_scores: dict[int, list[float]] = field(default_factory=dict, repr=False)
+    first_attempts: dict[int, int] = field(default_factory=dict, repr=False)
+    verified: bool = False
     #: A published number the platform did not run (ReportedResult); ``submission_id`` is then None.
     is_reported: bool = False
     source: str = ""
@@ -62,7 +66,7 @@ class BoardRow:
             "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "prompt_version": self.prompt_version, "verified": self.verified, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -103,6 +107,8 @@ class BoardFilter:
     best_per_team: bool = False
     #: Rank published (reported) numbers among the platform's own runs; off by default.
     rank_reported: bool = False
+    #: Only entries the maintainers checked (reported numbers are not runs, so they go too).
+    verified_only: bool = False
 
     @classmethod
     def from_query(cls, query: Any) -> "BoardFilter":
@@ -112,7 +118,7 @@ class BoardFilter:
         size = str(query.get("size", ""))
         return cls(open_weights=flag("open"), size=size if size in {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE} else "",
                    organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"),
-                   rank_reported=flag("reported"))
+                   rank_reported=flag("reported"), verified_only=flag("verified"))
 
     @property
     def active(self) -> bool:
@@ -122,6 +128,8 @@ class BoardFilter:
         if row.is_baseline:
             return True
         if self.open_weights and not row.open_weights:
+            return False
+        if self.verified_only and not row.verified:
             return False
         if self.size and size_bucket(row.parameter_count) != self.size:
             return False
@@ -153,50 +161,63 @@ def suites_for(env: str) -> list[str]:
     return list(Scenario.objects.filter(environment_id=env).values_list("suite", flat=True).distinct().order_by("suite"))
 
 
+def _by_scenario(mapping: Any) -> dict[int, Any]:
+    return {int(key): value for key, value in (mapping or {}).items()}
+
+
+def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None:
+    try:
+        result = submission.result
+    except SubmissionResult.DoesNotExist:
+        return None
+    return EntrySummary(
+        mean=result.mean, se=result.se, ci_low=result.ci_low, ci_high=result.ci_high,
+        n_scenarios=result.n_scenarios, n_scored=result.n_scored, n_attempts=result.n_attempts,
+        n_infra_failed=result.n_infra_failed, ia_pct=result.ia_pct, ra_pct=result.ra_pct, breakdown=result.breakdown,
+        scenario_means=_by_scenario(result.scenario_means),
+        scenario_scores=_by_scenario(result.scenario_scores) if detail else {},
+        first_attempts=_by_scenario(result.first_attempts) if detail else {},
+    )
+
+
 def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
-              filters: BoardFilter | None = None) -> Board:
+              filters: BoardFilter | None = None, detail: bool = False) -> Board:
     """One board; ``suite`` None is the environment's default suite. Unknown names raise
-    KeyError (environment) or ValueError (flow, subset)."""
+    KeyError (environment) or ValueError (flow, subset). ``detail`` also loads every entry's
+    per-scenario repeats and replay links (the analysis pages need them; the board does not)."""
     plugin = get_plugin(env)
     suite = suite or default_suite(env)
     if flow not in plugin.flows or subset not in ("mini", "full"):
         raise ValueError("unknown flow or subset")
-    submissions = list(
-        Submission.objects.filter(environment_id=env, flow=flow, subset=subset, suite=suite, status__in=RANKED_STATUSES)
-        .select_related("model", "team")
-    )
-    per_submission: dict[int, list[tuple[int, str, float | None, bool, bool]]] = defaultdict(list)
-    lost: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    fields = ["submission_id", "scenario_id", "status", "score", "invalid_action", "repeating_action"]
-    if plugin.breakdown_keys:
-        fields.append("details__breakdown")
-    rows_qs = Attempt.objects.filter(submission__in=[s.id for s in submissions]).values_list(*fields)
-    for submission_id, scenario_id, status, score, ia, ra, *extra in rows_qs.iterator(chunk_size=5000):
-        per_submission[submission_id].append((scenario_id, status, score, ia, ra))
-        if extra and status == Attempt.Status.SCORED and isinstance(extra[0], dict):
-            for key in plugin.breakdown_keys:
-                lost[submission_id][key] += float(extra[0].get(key, 0.0))
+    queryset = (Submission.objects
+                .filter(environment_id=env, flow=flow, subset=subset, suite=suite, status__in=RANKED_STATUSES)
+                .select_related("model", "team", "result"))
+    if not detail:
+        queryset = queryset.defer("result__scenario_scores", "result__first_attempts")
+    submissions = list(queryset)
+    summaries = {s.id: _stored_summary(s, detail) for s in submissions}
+    # A finished submission gets its stored result when it finishes; one from before that existed
+    # (or whose result was deleted) is summarised from its attempts here, the same way.
+    missing = [submission_id for submission_id, summary in summaries.items() if summary is None]
+    if missing:
+        for submission_id, outcomes in attempt_outcomes(missing, with_breakdown=bool(plugin.breakdown_keys)).items():
+            summaries[submission_id] = summarise_entry(outcomes, plugin.breakdown_keys)
     rows = []
     for submission in submissions:
-        attempts = per_submission.get(submission.id, [])
-        scored = [(sc, score, ia, ra) for sc, status, score, ia, ra in attempts if status == Attempt.Status.SCORED]
-        summary = summarise((sc, score) for sc, score, _, _ in scored)
-        means = scenario_means((sc, score) for sc, score, _, _ in scored)
-        interval = bootstrap_ci(list(means.values()))
-        n = len(scored)
+        summary = summaries[submission.id]
+        assert summary is not None
         rows.append(BoardRow(
             submission_id=submission.id, model=submission.model.name, team=submission.team.name,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
-            mean=summary.mean, se=summary.se, n_scenarios=summary.n_scenarios, n_scored=n, n_attempts=len(attempts),
-            n_infra_failed=sum(1 for a in attempts if a[1] == Attempt.Status.INFRA_FAILED),
-            ia_pct=100.0 * sum(1 for s in scored if s[2]) / n if n else None,
-            ra_pct=100.0 * sum(1 for s in scored if s[3]) / n if n else None,
+            verified=submission.verified,
+            mean=summary.mean, se=summary.se, n_scenarios=summary.n_scenarios, n_scored=summary.n_scored,
+            n_attempts=summary.n_attempts, n_infra_failed=summary.n_infra_failed,
+            ia_pct=summary.ia_pct, ra_pct=summary.ra_pct,
             prompt_version=str(submission.settings.get("prompt_version", "")),
-            breakdown={k: 100.0 * lost[submission.id][k] / n for k in plugin.breakdown_keys} if n and plugin.breakdown_keys
-            else None,
-            ci_low=interval[0] if interval else None, ci_high=interval[1] if interval else None,
-            scenario_means=means,
+            breakdown=summary.breakdown if plugin.breakdown_keys else None,
+            ci_low=summary.ci_low, ci_high=summary.ci_high, scenario_means=summary.scenario_means,
+            scenario_scores=summary.scenario_scores, first_attempts=summary.first_attempts,
         ))
     if suite == "official":
         # Published numbers belong to the official scenarios only.

@@ -111,3 +111,68 @@ def best_of_n(scores: Sequence[float], n: int) -> float | None:
         return None
     total = math.comb(k, n)
     return sum(value * math.comb(i - 1, n - 1) for i, value in enumerate(values, start=1) if i >= n) / total
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """What a board needs of one attempt; ``scored`` and ``infra_failed`` come from its status."""
+
+    attempt_id: int
+    scenario_id: int
+    repeat: int
+    scored: bool
+    infra_failed: bool
+    score: float | None
+    invalid_action: bool = False
+    repeating_action: bool = False
+    #: WebUI's lost-score parts for this attempt (fractions of the maximum score), if any.
+    breakdown: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class EntrySummary:
+    """A board entry's numbers, computed once from all its attempts."""
+
+    mean: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_scenarios: int
+    n_scored: int
+    n_attempts: int
+    n_infra_failed: int
+    ia_pct: float | None
+    ra_pct: float | None
+    #: Mean lost score per part in % of the maximum, for environments that break their score down.
+    breakdown: dict[str, float] | None
+    scenario_means: dict[int, float]
+    #: Each scenario's scores in repeat order (best-of-N curves need the repeats, not just their mean).
+    scenario_scores: dict[int, list[float]]
+    #: Each scenario's lowest scored repeat, the one a board links to as its replay.
+    first_attempts: dict[int, int]
+
+
+def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence[str] = ()) -> EntrySummary:
+    ordered = sorted(outcomes, key=lambda o: (o.scenario_id, o.repeat, o.attempt_id))
+    scored = [o for o in ordered if o.scored and o.score is not None]
+    summary = summarise((o.scenario_id, o.score) for o in scored)
+    scores: dict[int, list[float]] = defaultdict(list)
+    first: dict[int, int] = {}
+    for outcome in scored:
+        scores[outcome.scenario_id].append(float(outcome.score))  # type: ignore[arg-type]
+        first.setdefault(outcome.scenario_id, outcome.attempt_id)
+    means = {scenario: sum(values) / len(values) for scenario, values in scores.items()}
+    interval = bootstrap_ci(list(means.values()))
+    n = len(scored)
+    breakdown = None
+    if n and breakdown_keys:
+        breakdown = {key: 100.0 * sum(float((o.breakdown or {}).get(key, 0.0)) for o in scored) / n
+                     for key in breakdown_keys}
+    return EntrySummary(
+        mean=summary.mean, se=summary.se, ci_low=interval[0] if interval else None,
+        ci_high=interval[1] if interval else None, n_scenarios=summary.n_scenarios, n_scored=n,
+        n_attempts=len(ordered), n_infra_failed=sum(1 for o in ordered if o.infra_failed),
+        ia_pct=100.0 * sum(1 for o in scored if o.invalid_action) / n if n else None,
+        ra_pct=100.0 * sum(1 for o in scored if o.repeating_action) / n if n else None,
+        breakdown=breakdown, scenario_means=means, scenario_scores=dict(scores), first_attempts=first,
+    )

@@ -68,6 +68,8 @@ class Submission(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     status_reason = models.TextField(blank=True)
     is_baseline = models.BooleanField(default=False)
+    #: Checked by the maintainers (set in the admin); boards can show verified entries only.
+    verified = models.BooleanField(default=False, db_index=True)
     #: The submission this one re-runs with the same frozen settings; both stay on record.
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -152,3 +154,32 @@ class Attempt(models.Model):
 
     def touch(self) -> None:
         self.heartbeat_at = timezone.now()
+
+
+class SubmissionResult(models.Model):
+    """A finished submission's board numbers, computed from its attempts when it finishes.
+
+    Boards, the home page and the analysis pages read one of these per entry instead of every
+    attempt row (a full board is hundreds of thousands of attempts). The per-scenario fields are
+    JSON objects keyed by scenario id.
+    """
+
+    submission = models.OneToOneField(Submission, primary_key=True, on_delete=models.CASCADE, related_name="result")
+    mean = models.FloatField(null=True)
+    se = models.FloatField(null=True)
+    ci_low = models.FloatField(null=True)
+    ci_high = models.FloatField(null=True)
+    n_scenarios = models.PositiveIntegerField(default=0)
+    n_scored = models.PositiveIntegerField(default=0)
+    n_attempts = models.PositiveIntegerField(default=0)
+    n_infra_failed = models.PositiveIntegerField(default=0)
+    ia_pct = models.FloatField(null=True)
+    ra_pct = models.FloatField(null=True)
+    breakdown = models.JSONField(null=True)
+    scenario_means = models.JSONField(default=dict)
+    scenario_scores = models.JSONField(default=dict)
+    first_attempts = models.JSONField(default=dict)
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"result of submission {self.submission_id}"

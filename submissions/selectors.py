@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db.models import Avg, Count, Max, Q, QuerySet
 
 from evaluators.trajectory import INDEX_NAME, load_trajectory
+from leaderboard.stats import AttemptOutcome
 from submissions.models import Attempt, Submission
 
 FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
@@ -67,6 +68,22 @@ def queue_list(limit: int = 50) -> list[tuple[Submission, Progress]]:
     recent = list(Submission.objects.exclude(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
                   .select_related("model", "team", "environment").order_by("-created_at")[:limit])
     return [(s, submission_progress(s)) for s in active + recent]
+
+
+def attempt_outcomes(submission_ids: list[int], *, with_breakdown: bool = False) -> dict[int, list[AttemptOutcome]]:
+    """Every attempt of these submissions as the board sees it, grouped by submission."""
+    fields = ["id", "submission_id", "scenario_id", "repeat", "status", "score", "invalid_action", "repeating_action"]
+    if with_breakdown:
+        fields.append("details__breakdown")
+    grouped: dict[int, list[AttemptOutcome]] = {submission_id: [] for submission_id in submission_ids}
+    rows = Attempt.objects.filter(submission_id__in=submission_ids).order_by().values_list(*fields)
+    for attempt_id, submission_id, scenario_id, repeat, status, score, ia, ra, *extra in rows.iterator(chunk_size=5000):
+        breakdown = extra[0] if extra and isinstance(extra[0], dict) else None
+        grouped[submission_id].append(AttemptOutcome(
+            attempt_id=attempt_id, scenario_id=scenario_id, repeat=repeat, scored=status == Attempt.Status.SCORED,
+            infra_failed=status == Attempt.Status.INFRA_FAILED, score=score, invalid_action=ia, repeating_action=ra,
+            breakdown=breakdown))
+    return grouped
 
 
 def submission_attempts(submission: Submission) -> QuerySet[Attempt]:

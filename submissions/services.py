@@ -24,7 +24,9 @@ from leaderboard.models import Scenario
 from leaderboard.selectors import default_suite
 from leaderboard.services import environment_ensure
 from submissions.crypto import decrypt_secret, encrypt_secret
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from leaderboard.stats import summarise_entry
+from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
+from submissions.selectors import attempt_outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -287,11 +289,33 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
             kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
                      .values("error_kind").annotate(n=Count("id")).order_by("-n"))
             reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
-            live.update(status=Submission.Status.INCOMPLETE, status_reason=reason or "attempts were cancelled",
-                        finished_at=timezone.now())
+            finished = live.update(status=Submission.Status.INCOMPLETE, status_reason=reason or "attempts were cancelled",
+                                   finished_at=timezone.now())
         else:
-            live.update(status=Submission.Status.COMPLETED, status_reason="", finished_at=timezone.now())
+            finished = live.update(status=Submission.Status.COMPLETED, status_reason="", finished_at=timezone.now())
+        if finished:
+            submission_result_rebuild(submission_id=submission_id)
     return Submission.objects.get(id=submission_id)
+
+
+RESULT_FIELDS = ("mean", "se", "ci_low", "ci_high", "n_scenarios", "n_scored", "n_attempts", "n_infra_failed",
+                 "ia_pct", "ra_pct", "breakdown", "scenario_means", "scenario_scores", "first_attempts")
+
+
+def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
+    """Recompute a submission's board numbers from its attempts and store them (an idempotent upsert).
+
+    Two workers finishing a submission's last attempts at once both land here; the upsert makes
+    the later write win instead of failing on the primary key.
+    """
+    env = Submission.objects.values_list("environment_id", flat=True).get(id=submission_id)
+    keys = get_plugin(env).breakdown_keys
+    summary = summarise_entry(attempt_outcomes([submission_id], with_breakdown=bool(keys))[submission_id], keys)
+    result = SubmissionResult(submission_id=submission_id, computed_at=timezone.now(),
+                              **{name: getattr(summary, name) for name in RESULT_FIELDS})
+    SubmissionResult.objects.bulk_create([result], update_conflicts=True, unique_fields=["submission"],
+                                         update_fields=[*RESULT_FIELDS, "computed_at"])
+    return result
 
 
 def submission_cancel(*, submission: Submission) -> Submission:

@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from leaderboard.selectors import BoardFilter, board_get, overview_get, size_bucket
 from submissions.models import Attempt, Submission
-from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint, submission_refresh_status,
+                                  team_get_or_create)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -51,7 +52,7 @@ def test_an_incomplete_submission_is_marked_on_the_board(scored):
     attempt = scored["model"].attempts.first()
     Attempt.objects.filter(id=attempt.id).update(status=Attempt.Status.INFRA_FAILED, score=None,
                                                  error_kind="server_error")
-    Submission.objects.filter(id=scored["model"].id).update(status=Submission.Status.INCOMPLETE)
+    assert submission_refresh_status(submission_id=scored["model"].id).status == Submission.Status.INCOMPLETE
     row = next(r for r in board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows
                if r.model == "Lab model")
     assert row.incomplete and row.n_infra_failed == 1 and row.n_scored == 9
@@ -183,3 +184,52 @@ def test_the_home_page_builds_each_board_once(client, fixture_scenarios, django_
     boards = sum(1 for q in captured.captured_queries if 'FROM "submissions_submission"' in q["sql"]
                  and "submissions_attempt" not in q["sql"])
     assert boards == 10
+
+
+def test_a_finished_submission_stores_its_result_and_the_board_reads_no_attempts(scored, django_assert_num_queries):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from submissions.models import SubmissionResult
+
+    stored = SubmissionResult.objects.get(submission=scored["model"])
+    scores = list(scored["model"].attempts.values_list("score", flat=True))
+    assert stored.mean == pytest.approx(sum(scores) / len(scores)) and stored.n_attempts == 10
+    assert len(stored.scenario_means) == 10 and all(len(v) == 1 for v in stored.scenario_scores.values())
+    with CaptureQueriesContext(connection) as captured:
+        from_results = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
+    assert not any("submissions_attempt" in q["sql"] for q in captured.captured_queries)
+    # A submission without a stored result is summarised from its attempts, to the same numbers.
+    SubmissionResult.objects.all().delete()
+    with CaptureQueriesContext(connection) as captured:
+        from_attempts = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
+    assert any("submissions_attempt" in q["sql"] for q in captured.captured_queries)
+    assert [r.as_dict() for r in from_results.rows] == [r.as_dict() for r in from_attempts.rows]
+
+
+def test_rebuilding_results_picks_up_attempts_edited_by_hand(scored):
+    from django.core.management import call_command
+
+    attempt = scored["model"].attempts.order_by("id").first()
+    Attempt.objects.filter(id=attempt.id).update(score=attempt.score - 50.0)
+    before = next(r for r in board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows
+                  if r.model == "Lab model")
+    out = io.StringIO()
+    call_command("rebuild_results", str(scored["model"].id), stdout=out)
+    assert "1 submission result(s) rebuilt" in out.getvalue()
+    after = next(r for r in board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows
+                 if r.model == "Lab model")
+    assert after.mean == pytest.approx(before.mean - 5.0)  # 50 points off one of 10 attempts
+
+
+def test_verified_only_keeps_the_baselines_and_the_checked_entries(scored, baseline_endpoint, client):
+    checked = _evaluate(baseline_endpoint("random", seed=5).url, "Checked model")
+    Submission.objects.filter(id=checked.id).update(verified=True)
+    rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
+                     filters=BoardFilter.from_query({"verified": "1"})).rows
+    assert [r.model for r in rows if not r.is_baseline] == ["Checked model"]
+    assert {"Oracle agent", "Idle agent"} <= {r.model for r in rows}
+    page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture&verified=1").content.decode()
+    assert "Checked model" in page and "Lab model" not in page and "verified-badge" in page
+    data = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=fixture&verified=1").json()
+    assert [r["model"] for r in data["rows"] if not r["baseline"]] == ["Checked model"]

@@ -5,7 +5,8 @@ import pytest
 import numpy as np
 from scipy import stats as scipy_stats
 
-from leaderboard.stats import best_of_n, bootstrap_ci, paired_test, scenario_means, summarise
+from leaderboard.stats import (AttemptOutcome, best_of_n, bootstrap_ci, paired_test, scenario_means, summarise,
+                              summarise_entry)
 
 
 def test_it_averages_all_attempts_and_takes_the_error_over_scenario_means():
@@ -84,3 +85,33 @@ def test_best_of_n_matches_enumerating_every_subset():
     for n in range(1, 7):
         subsets = list(itertools.combinations(scores, n))
         assert best_of_n(scores, n) == pytest.approx(sum(max(s) for s in subsets) / len(subsets))
+
+
+def test_an_entry_summary_counts_only_scored_attempts_and_keeps_repeats_in_order():
+    outcomes = [
+        # scenario 7: repeats 1 then 0 (given out of order), one invalid action
+        AttemptOutcome(attempt_id=12, scenario_id=7, repeat=1, scored=True, infra_failed=False, score=60.0,
+                       invalid_action=True, breakdown={"parse": 0.1, "render": 0.0}),
+        AttemptOutcome(attempt_id=11, scenario_id=7, repeat=0, scored=True, infra_failed=False, score=40.0,
+                       repeating_action=True, breakdown={"parse": 0.3, "render": 0.2}),
+        AttemptOutcome(attempt_id=13, scenario_id=9, repeat=0, scored=True, infra_failed=False, score=90.0),
+        AttemptOutcome(attempt_id=14, scenario_id=9, repeat=1, scored=False, infra_failed=True, score=None),
+        AttemptOutcome(attempt_id=15, scenario_id=9, repeat=2, scored=False, infra_failed=False, score=None),
+    ]
+    entry = summarise_entry(outcomes, ("parse", "render"))
+    # scores 40, 60, 90 -> mean 190/3; scenario means 50 and 90 -> sd = 28.28..., se = 20
+    assert entry.mean == pytest.approx(190 / 3) and entry.se == pytest.approx(20.0)
+    assert (entry.n_scenarios, entry.n_scored, entry.n_attempts, entry.n_infra_failed) == (2, 3, 5, 1)
+    assert entry.ia_pct == pytest.approx(100 / 3) and entry.ra_pct == pytest.approx(100 / 3)
+    # lost parts summed over scored attempts (a missing breakdown counts 0) over 3 attempts, in %
+    assert entry.breakdown == pytest.approx({"parse": 40 / 3, "render": 20 / 3})
+    assert entry.scenario_means == {7: 50.0, 9: 90.0}
+    assert entry.scenario_scores == {7: [40.0, 60.0], 9: [90.0]}
+    assert entry.first_attempts == {7: 11, 9: 13}
+    assert (entry.ci_low, entry.ci_high) == bootstrap_ci([50.0, 90.0])
+
+
+def test_an_entry_without_scores_has_no_numbers():
+    entry = summarise_entry([AttemptOutcome(1, 1, 0, scored=False, infra_failed=True, score=None)], ("parse",))
+    assert entry.mean is None and entry.ci_low is None and entry.ia_pct is None and entry.breakdown is None
+    assert (entry.n_attempts, entry.n_infra_failed, entry.n_scored) == (1, 1, 0)

@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from submissions.models import Submission
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ("id", "model", "team", "environment", "flow", "subset", "status", "verified", "created_at")
+    list_filter = ("environment", "flow", "subset", "status", "verified", "is_baseline")
+    search_fields = ("model__name", "team__name")
+    readonly_fields = ("settings", "api_key_encrypted", "status", "status_reason", "rerun_of",
+                       "started_at", "finished_at")
+    actions = ("mark_verified", "clear_verified")
+
+    @admin.action(description="Mark as verified")
+    def mark_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        queryset.update(verified=True)
+
+    @admin.action(description="Remove the verified mark")
+    def clear_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        queryset.update(verified=False)
