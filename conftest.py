@@ -32,9 +32,9 @@ def baseline_endpoint() -> Iterator[Callable[..., object]]:
     servers = []
 
     def start(agent: str = "oracle", *, fault: str | None = None, first_n: int | None = None,
-              delay: float = 5.0, api_key: str | None = None, seed: int | None = 0):
+              delay: float = 5.0, api_key: str | None = None, seed: int | None = 0, every_n: int | None = None):
         server = start_server(make_agent(agent, seed=seed), api_key=api_key,
-                              fault=Fault(fault, first_n=first_n, delay=delay) if fault else None)
+                              fault=Fault(fault, first_n=first_n, every_n=every_n, delay=delay) if fault else None)
         servers.append(server)
         return server
 

@@ -120,6 +120,11 @@ class Episode(abc.ABC):
         """Extra metric components stored beside the score (e.g. best-so-far reward)."""
         return {}
 
+    def running_score(self) -> float | None:
+        """The score so far, recorded at every step for the replay; None where scoring mid-episode
+        is expensive (WebUI's AES renders every state) and only the final score is meaningful."""
+        return None
+
     def replay_frames(self) -> Sequence[Image.Image]:
         """Frames produced since the last call that the replay should keep (default: none)."""
         return ()

@@ -127,6 +127,8 @@ class AttemptOutcome:
     repeating_action: bool = False
     #: WebUI's lost-score parts for this attempt (fractions of the maximum score), if any.
     breakdown: Mapping[str, float] | None = None
+    #: Wall time of the attempt's last try.
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,8 @@ class EntrySummary:
     scenario_scores: dict[int, list[float]]
     #: Each scenario's lowest scored repeat, the one a board links to as its replay.
     first_attempts: dict[int, int]
+    #: Mean wall time of a scored attempt: what the queue's ETAs for the same board start from.
+    mean_seconds: float | None = None
 
 
 def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence[str] = ()) -> EntrySummary:
@@ -164,6 +168,7 @@ def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence
     means = {scenario: sum(values) / len(values) for scenario, values in scores.items()}
     interval = bootstrap_ci(list(means.values()))
     n = len(scored)
+    durations = [o.seconds for o in scored if o.seconds is not None]
     breakdown = None
     if n and breakdown_keys:
         breakdown = {key: 100.0 * sum(float((o.breakdown or {}).get(key, 0.0)) for o in scored) / n
@@ -175,4 +180,5 @@ def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence
         ia_pct=100.0 * sum(1 for o in scored if o.invalid_action) / n if n else None,
         ra_pct=100.0 * sum(1 for o in scored if o.repeating_action) / n if n else None,
         breakdown=breakdown, scenario_means=means, scenario_scores=dict(scores), first_attempts=first,
+        mean_seconds=sum(durations) / len(durations) if durations else None,
     )

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler as drf_exception_handler
 
 from submissions.models import Attempt, Submission
-from submissions.selectors import attempt_trajectory, submission_progress
+from submissions.selectors import attempt_trajectory, queue_item, submission_progress
 from submissions.services import (SubmissionError, model_entry_upsert, submission_create_endpoint,
                                   team_get_or_create)
 
@@ -52,9 +52,13 @@ class SubmissionDetailApi(APIView):
 
         def get_progress(self, submission: Submission) -> dict[str, Any]:
             p = submission_progress(submission)
+            place = queue_item(submission) if submission.is_active else None
             return {"total": p.total, "done": p.done, "scored": p.scored, "running": p.running,
                     "retrying": p.retrying, "pending": p.pending, "infra_failed": p.infra_failed,
-                    "cancelled": p.cancelled, "eta_seconds": p.eta_seconds}
+                    "cancelled": p.cancelled, "queue_position": place.position if place else None,
+                    "eta_seconds": place.eta_seconds if place else None,
+                    "eta_is_lower_bound": bool(place and place.eta_at_least),
+                    "last_error": place.last_error if place else ""}
 
     def get(self, request, submission_id: int) -> Response:
         submission = get_object_or_404(Submission.objects.select_related("model", "team"), id=submission_id)

@@ -179,6 +179,7 @@ class SubmissionResult(models.Model):
     scenario_means = models.JSONField(default=dict)
     scenario_scores = models.JSONField(default=dict)
     first_attempts = models.JSONField(default=dict)
+    mean_seconds = models.FloatField(null=True)
     computed_at = models.DateTimeField()
 
     def __str__(self) -> str:

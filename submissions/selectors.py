@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Count, Max, Q, QuerySet
+from django.db.models import Avg, Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from leaderboard.stats import AttemptOutcome
@@ -37,57 +37,157 @@ class Progress:
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
 
-    @property
-    def eta_seconds(self) -> float | None:
-        remaining = self.pending + self.running + self.retrying
-        if not remaining or not self.mean_seconds:
-            return None
-        return remaining * self.mean_seconds
 
 
-def submission_progress(submission: Submission) -> Progress:
-    c = submission.attempts.aggregate(
-        total=Count("id"),
-        scored=Count("id", filter=Q(status=Attempt.Status.SCORED)),
-        running=Count("id", filter=Q(status=Attempt.Status.RUNNING)),
-        retrying=Count("id", filter=Q(status=Attempt.Status.RETRYING)),
-        pending=Count("id", filter=Q(status=Attempt.Status.PENDING)),
-        failed=Count("id", filter=Q(status=Attempt.Status.INFRA_FAILED)),
-        cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
-        heartbeat=Max("heartbeat_at"),
-        seconds=Avg("duration_seconds", filter=Q(status=Attempt.Status.SCORED)),
-    )
+_PROGRESS_COUNTS = dict(
+    total=Count("id"),
+    scored=Count("id", filter=Q(status=Attempt.Status.SCORED)),
+    running=Count("id", filter=Q(status=Attempt.Status.RUNNING)),
+    retrying=Count("id", filter=Q(status=Attempt.Status.RETRYING)),
+    pending=Count("id", filter=Q(status=Attempt.Status.PENDING)),
+    failed=Count("id", filter=Q(status=Attempt.Status.INFRA_FAILED)),
+    cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
+    heartbeat=Max("heartbeat_at"),
+    seconds=Avg("duration_seconds", filter=Q(status=Attempt.Status.SCORED)),
+)
+
+
+def _progress(c: dict[str, Any]) -> Progress:
     return Progress(total=c["total"], done=c["scored"] + c["failed"] + c["cancelled"], scored=c["scored"],
                     running=c["running"], retrying=c["retrying"], pending=c["pending"], infra_failed=c["failed"],
                     cancelled=c["cancelled"], last_heartbeat=c["heartbeat"], mean_seconds=c["seconds"])
 
 
-def queue_list(limit: int = 50) -> list[tuple[Submission, Progress]]:
-    active = list(Submission.objects.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
-                  .select_related("model", "team", "environment").order_by("created_at"))
-    recent = list(Submission.objects.exclude(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
-                  .select_related("model", "team", "environment").order_by("-created_at")[:limit])
-    return [(s, submission_progress(s)) for s in active + recent]
+def submission_progress(submission: Submission) -> Progress:
+    return _progress(submission.attempts.aggregate(**_PROGRESS_COUNTS))
+
+
+@dataclass
+class QueueItem:
+    submission: Submission
+    progress: Progress
+    #: 1 for the submission served first; None once finished.
+    position: int | None = None
+    #: Seconds until this submission should finish, counting the work queued ahead of it.
+    eta_seconds: float | None = None
+    #: Where the per-attempt time of the ETA came from: "this submission" or "recent runs of this board".
+    eta_basis: str = ""
+    #: True when work ahead has no observed time yet, so the ETA leaves it out and is a lower bound.
+    eta_at_least: bool = False
+    #: The latest infrastructure error of an attempt (retrying or failed), as "kind: message".
+    last_error: str = ""
+
+
+#: Finished submissions per board whose attempt times stand in for a submission that has none yet.
+ETA_HISTORY = 20
+
+
+def _board_seconds(boards: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], float]:
+    """Mean attempt time of the latest finished submissions of each board (environment, flow, subset)."""
+    from submissions.models import SubmissionResult
+
+    seconds: dict[tuple[str, str, str], float] = {}
+    for env, flow, subset in boards:
+        values = [v for v in SubmissionResult.objects
+                  .filter(submission__environment_id=env, submission__flow=flow, submission__subset=subset,
+                          mean_seconds__isnull=False)
+                  .order_by("-computed_at").values_list("mean_seconds", flat=True)[:ETA_HISTORY]]
+        if values:
+            seconds[(env, flow, subset)] = sum(values) / len(values)
+    return seconds
+
+
+def queue_list(limit: int = 50) -> list[QueueItem]:
+    """Active submissions in the order they are served (first come, first served), then the latest
+    finished ones. ETAs assume the workers keep the pace of the attempts running now: the work
+    ahead of a submission plus its own, over the attempts running in parallel (at least one)."""
+    latest_error = Attempt.objects.filter(submission=OuterRef("pk")).exclude(error_kind="").order_by("-id")
+    base = (Submission.objects.select_related("model", "team", "environment")
+            .annotate(error_kind=Subquery(latest_error.values("error_kind")[:1]),
+                      error_message=Subquery(latest_error.values("error_message")[:1])))
+    active = list(base.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]).order_by("created_at", "id"))
+    recent = list(base.exclude(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+                  .order_by("-created_at")[:limit])
+    submissions = active + recent
+    counts = {row.pop("submission_id"): row for row in
+              Attempt.objects.filter(submission_id__in=[s.id for s in submissions])
+              .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by()}
+    empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None}
+    items = [QueueItem(submission=s, progress=_progress(counts.get(s.id, empty)),
+                       last_error=f"{s.error_kind}: {s.error_message}" if s.error_kind else "")
+             for s in submissions]
+    board_seconds = _board_seconds({(s.environment_id, s.flow, s.subset) for s in active})
+    parallel = max(1, sum(item.progress.running for item in items[:len(active)]))
+    work_ahead = 0.0
+    unknown_ahead = False
+    for position, item in enumerate(items[:len(active)], start=1):
+        item.position = position
+        per_attempt = item.progress.mean_seconds
+        item.eta_basis = "this submission"
+        if per_attempt is None:
+            per_attempt = board_seconds.get((item.submission.environment_id, item.submission.flow,
+                                             item.submission.subset))
+            item.eta_basis = "recent runs of this board"
+        remaining = item.progress.pending + item.progress.running + item.progress.retrying
+        if per_attempt is None:
+            # Nothing observed for this board yet: no estimate for it, and later ones become lower bounds.
+            item.eta_basis = ""
+            unknown_ahead = True
+            continue
+        work_ahead += remaining * per_attempt
+        item.eta_seconds = work_ahead / parallel
+        item.eta_at_least = unknown_ahead
+    return items
+
+
+def queue_item(submission: Submission) -> QueueItem | None:
+    """The submission's place in the queue, or None once it has finished."""
+    return next((item for item in queue_list(limit=0) if item.submission.id == submission.id), None)
 
 
 def attempt_outcomes(submission_ids: list[int], *, with_breakdown: bool = False) -> dict[int, list[AttemptOutcome]]:
     """Every attempt of these submissions as the board sees it, grouped by submission."""
-    fields = ["id", "submission_id", "scenario_id", "repeat", "status", "score", "invalid_action", "repeating_action"]
+    fields = ["id", "submission_id", "scenario_id", "repeat", "status", "score", "invalid_action", "repeating_action",
+              "duration_seconds"]
     if with_breakdown:
         fields.append("details__breakdown")
     grouped: dict[int, list[AttemptOutcome]] = {submission_id: [] for submission_id in submission_ids}
     rows = Attempt.objects.filter(submission_id__in=submission_ids).order_by().values_list(*fields)
-    for attempt_id, submission_id, scenario_id, repeat, status, score, ia, ra, *extra in rows.iterator(chunk_size=5000):
+    for attempt_id, submission_id, scenario_id, repeat, status, score, ia, ra, seconds, *extra in rows.iterator(
+            chunk_size=5000):
         breakdown = extra[0] if extra and isinstance(extra[0], dict) else None
         grouped[submission_id].append(AttemptOutcome(
             attempt_id=attempt_id, scenario_id=scenario_id, repeat=repeat, scored=status == Attempt.Status.SCORED,
             infra_failed=status == Attempt.Status.INFRA_FAILED, score=score, invalid_action=ia, repeating_action=ra,
-            breakdown=breakdown))
+            breakdown=breakdown, seconds=seconds))
     return grouped
 
 
 def submission_attempts(submission: Submission) -> QuerySet[Attempt]:
     return submission.attempts.select_related("scenario").order_by("scenario__key", "repeat")
+
+
+@dataclass
+class ScenarioRow:
+    key: str
+    attempts: list[Attempt]
+
+    @property
+    def scored(self) -> int:
+        return sum(1 for a in self.attempts if a.score is not None)
+
+    @property
+    def mean(self) -> float | None:
+        scores = [a.score for a in self.attempts if a.score is not None]
+        return sum(scores) / len(scores) if scores else None
+
+
+def scenario_rows(attempts: list[Attempt]) -> list[ScenarioRow]:
+    """A submission's attempts grouped per scenario (in the order given), for its results table."""
+    rows: dict[int, ScenarioRow] = {}
+    for attempt in attempts:
+        rows.setdefault(attempt.scenario_id, ScenarioRow(key=attempt.scenario.key, attempts=[])).attempts.append(attempt)
+    return list(rows.values())
 
 
 def trajectory_dir(attempt: Attempt) -> Path | None:

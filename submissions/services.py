@@ -299,7 +299,7 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
 
 
 RESULT_FIELDS = ("mean", "se", "ci_low", "ci_high", "n_scenarios", "n_scored", "n_attempts", "n_infra_failed",
-                 "ia_pct", "ra_pct", "breakdown", "scenario_means", "scenario_scores", "first_attempts")
+                 "ia_pct", "ra_pct", "breakdown", "scenario_means", "scenario_scores", "first_attempts", "mean_seconds")
 
 
 def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:

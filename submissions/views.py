@@ -8,8 +8,8 @@ from django.views.decorators.http import require_POST
 
 from submissions.forms import EndpointSubmissionForm
 from submissions.models import Attempt, Submission
-from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_list,
-                                   submission_attempts, submission_progress)
+from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
+                                   queue_list, scenario_rows, submission_attempts, submission_progress)
 from submissions.services import (SubmissionError, model_entry_upsert, submission_cancel,
                                   submission_create_endpoint, submission_rerun, submission_resume,
                                   team_get_or_create)
@@ -45,9 +45,11 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = get_object_or_404(Submission.objects.select_related("model", "team", "environment"), id=submission_id)
+    attempts = list(submission_attempts(submission))
     return render(request, "submissions/detail.html", {
-        "submission": submission, "progress": submission_progress(submission),
-        "attempts": submission_attempts(submission),
+        "submission": submission, "progress": submission_progress(submission), "attempts": attempts,
+        "queue_item": queue_item(submission) if submission.is_active else None,
+        "scenarios": scenario_rows(attempts),
     })
 
 

@@ -29,7 +29,10 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 #: What a vision model roughly bills for one image, so the usage numbers look plausible.
 _TOKENS_PER_IMAGE = 85
 
-FAULT_MODES = ("500", "429", "timeout", "garbage", "drop", "empty_choices")
+FAULT_MODES = ("500", "429", "timeout", "garbage", "drop", "empty_choices", "rambling")
+#: What a ``rambling`` fault answers: a well-formed completion holding no action, a model's failure
+#: (the parser's to report), unlike the other modes, which are the infrastructure's.
+RAMBLING_REPLY = "Let me look at the picture more carefully before deciding what to do."
 
 
 @dataclass(frozen=True)
@@ -134,13 +137,13 @@ class _Handler(BaseHTTPRequestHandler):
         number = self.server.next_request_number()
         fault = self.server.fault
         if fault is not None and fault.applies_to(number):
-            if self._inject(fault):
+            if self._inject(fault, body):
                 return
         self._answer(body)
 
     # -- chat completions ---------------------------------------------------------------------
 
-    def _answer(self, body: bytes) -> None:
+    def _answer(self, body: bytes, text: str | None = None) -> None:
         try:
             request = json.loads(body)
         except ValueError:
@@ -154,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         messages: Sequence[Any] = request["messages"]
         try:
-            text = self.server.agent.reply(messages)
+            text = self.server.agent.reply(messages) if text is None else text
         except Exception:  # noqa: BLE001 - a crashing agent is a server error, as anywhere else
             logger.exception("baseline agent %s failed", self.server.agent.name)
             self._send_error(500, "the agent failed to answer", "server_error")
@@ -184,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
-    def _inject(self, fault: Fault) -> bool:
+    def _inject(self, fault: Fault, body: bytes) -> bool:
         """Misbehave as ``fault`` says; False when the request should then be answered."""
         if fault.mode == "500":
             self._send_error(500, "injected server error", "server_error")
@@ -197,6 +200,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
         elif fault.mode == "garbage":
             self._send_raw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+        elif fault.mode == "rambling":
+            self._answer(body, RAMBLING_REPLY)
         elif fault.mode == "empty_choices":
             self._send_json(200, {"id": "chatcmpl-empty", "object": "chat.completion", "choices": []})
         elif fault.mode == "drop":

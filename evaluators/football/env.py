@@ -210,6 +210,9 @@ class FootballEpisode(Episode):
     def score(self) -> float:
         return round(self.rewards.total, 6)
 
+    def running_score(self) -> float | None:
+        return self.score()
+
     def score_details(self) -> dict[str, Any]:
         final = self.records[-1]["observation"] if self.records else self.initial or {}
         return {

@@ -179,6 +179,9 @@ class SokobanEpisode(Episode):
     def score(self) -> float:
         return score_from(self.best_reward, self.upper_bound)
 
+    def running_score(self) -> float | None:
+        return self.score()
+
     def score_details(self) -> dict[str, Any]:
         return {
             "best_reward": self.best_reward,

@@ -6,9 +6,31 @@
   const t = JSON.parse(dataNode.textContent);
   const root = document.querySelector(".replay");
   const frameBase = root.dataset.frameBase.replace("frame_0000.png", "");
-  const items = [{ label: "start", frame: t.initial_frame, step: null }].concat(
-    (t.steps || []).map((s) => ({ label: s.index + ". " + s.action, frame: s.frame, step: s }))
-  );
+  const calls = t.calls || [];
+  const steps = t.steps || [];
+  // One timeline of model calls and environment steps: a reply that could not be parsed gets an
+  // entry of its own (it moved nothing, so the previous frame stays), then the steps it produced.
+  const items = [{ label: "start", frame: t.initial_frame, step: null, call: null }];
+  const byCall = new Map();
+  steps.forEach((s) => { if (!byCall.has(s.call)) byCall.set(s.call, []); byCall.get(s.call).push(s); });
+  let lastFrame = t.initial_frame;
+  function pushSteps(list) {
+    list.forEach((s) => {
+      lastFrame = s.frame || lastFrame;
+      items.push({ label: s.index + ". " + s.action, frame: lastFrame, step: s, call: calls[s.call] || null });
+    });
+  }
+  calls.forEach((c, i) => {
+    if (c.parse_error) {
+      const where = c.decision ? "decision " + c.decision : "reply";
+      items.push({ label: "✗ " + where + (c.retry ? " (retry " + c.retry + ")" : "") + ": not parsed",
+        frame: lastFrame, step: null, call: c, failed: true });
+    }
+    pushSteps(byCall.get(i) || []);
+    byCall.delete(i);
+  });
+  byCall.forEach(pushSteps);  // steps whose call was not recorded still belong on the timeline
+  const stepCount = steps.length;
   const list = document.getElementById("step-list");
   const img = document.getElementById("frame");
   const caption = document.getElementById("frame-caption");
@@ -20,6 +42,7 @@
   items.forEach((item, i) => {
     const li = document.createElement("li");
     li.textContent = item.label;
+    if (item.failed) li.classList.add("failed");
     li.tabIndex = -1;
     li.addEventListener("click", () => show(i));
     list.appendChild(li);
@@ -52,23 +75,36 @@
     Array.from(list.children).forEach((li, j) => li.classList.toggle("active", j === current));
     list.children[current].scrollIntoView({ block: "nearest" });
     if (item.frame) { img.src = frameBase + item.frame; img.hidden = false; } else { img.hidden = true; }
-    caption.textContent = current === 0 ? "Initial observation" : "After step " + current + " of " + (items.length - 1);
-    table.replaceChildren();
     const s = item.step;
+    caption.textContent = current === 0 ? "Initial observation"
+      : s ? "After step " + s.index + " of " + stepCount
+      : "Unchanged: this reply could not be parsed";
+    table.replaceChildren();
     if (s) {
       const info = s.info || {};
-      table.append(row("Action", s.action), row("Reward", fmt(s.reward)), row("Cumulative", fmt(info.cumulative)),
+      const call = item.call || {};
+      table.append(row("Action", s.action), row("Parsed from the reply", (call.parsed || []).join(", ")),
+        row("Reward", fmt(s.reward)), row("Score so far", fmt(s.score_so_far)), row("Cumulative", fmt(info.cumulative)),
         row("Best so far", fmt(info.best)), row("Done", s.done), row("Model call", s.call));
-      const call = (t.calls || [])[s.call];
-      replyBox.textContent = call ? call.reply : "";
-      requestBox.textContent = call ? describeMessages(call.messages) : "";
+      if (parseErrorsBefore(s.call)) table.append(row("Unparsed replies before it", parseErrorsBefore(s.call)));
+    } else if (item.failed) {
+      const c = item.call;
+      table.append(row("Parse error", c.parse_error), row("Decision", c.decision), row("Retry", c.retry),
+        row("Model call", c.index));
     } else {
-      table.append(row("Score", fmt(t.score)), row("Outcome", t.outcome), row("Model calls", (t.calls || []).length),
-        row("Steps", (t.steps || []).length));
-      const first = (t.calls || [])[0];
-      replyBox.textContent = first ? first.reply : "";
-      requestBox.textContent = first ? describeMessages(first.messages) : "";
+      table.append(row("Score", fmt(t.score)), row("Outcome", t.outcome), row("Model calls", calls.length),
+        row("Steps", stepCount), row("Unparsed replies", calls.filter((c) => c.parse_error).length));
     }
+    const call = item.call || (current === 0 ? calls[0] : null);
+    replyBox.textContent = call ? call.reply : "";
+    requestBox.textContent = call ? describeMessages(call.messages) : "";
+  }
+
+  // How many replies for the same decision failed to parse before the one that produced this step.
+  function parseErrorsBefore(callIndex) {
+    const c = calls[callIndex];
+    if (!c || !c.retry) return 0;
+    return calls.slice(0, callIndex).filter((o) => o.decision === c.decision && o.parse_error).length;
   }
 
   document.addEventListener("keydown", (e) => {

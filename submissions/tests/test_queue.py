@@ -1,0 +1,83 @@
+"""The queue: serving order, progress counts, time-left estimates and the latest error."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from leaderboard.models import Scenario
+from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
+from submissions.selectors import queue_item, queue_list
+from submissions.templatetags.durations import duration
+
+pytestmark = pytest.mark.django_db
+
+
+def _submission(name: str, statuses: list[tuple[str, float | None]], *, status: str = Submission.Status.RUNNING,
+                subset: str = "mini") -> Submission:
+    team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
+    submission = Submission.objects.create(team=team, model=ModelEntry.objects.create(team=team, name=name),
+                                           environment_id="sokoban", flow="global", subset=subset, suite="fixture",
+                                           status=status)
+    scenarios = list(Scenario.objects.filter(environment_id="sokoban", suite="fixture").order_by("key"))
+    Attempt.objects.bulk_create(
+        Attempt(submission=submission, scenario=scenarios[i], repeat=0, status=attempt_status, duration_seconds=seconds,
+                score=50.0 if attempt_status == Attempt.Status.SCORED else None)
+        for i, (attempt_status, seconds) in enumerate(statuses))
+    return submission
+
+
+SCORED, PENDING, RUNNING = Attempt.Status.SCORED, Attempt.Status.PENDING, Attempt.Status.RUNNING
+
+
+def test_the_queue_serves_first_come_first_and_counts_the_work_ahead_in_each_eta(fixture_scenarios):
+    # first: 2 scored at 10 s and 20 s (mean 15 s), 1 running, 3 waiting -> 4 left × 15 s = 60 s of work
+    first = _submission("First", [(SCORED, 10.0), (SCORED, 20.0), (RUNNING, None)] + [(PENDING, None)] * 3)
+    # second: nothing finished yet, so the board's recent finished runs give 30 s per attempt; 2 waiting = 60 s
+    second = _submission("Second", [(PENDING, None)] * 2, status=Submission.Status.QUEUED)
+    done = _submission("Done earlier", [(SCORED, 30.0)], status=Submission.Status.COMPLETED)
+    SubmissionResult.objects.create(submission=done, mean_seconds=30.0, computed_at=timezone.now())
+    items = queue_list()
+    assert [i.submission.model.name for i in items] == ["First", "Second", "Done earlier"]
+    assert [i.position for i in items] == [1, 2, None]
+    # one attempt runs now, so one attempt at a time: 60 s, then 60 + 60 s
+    assert items[0].eta_seconds == pytest.approx(60.0) and items[0].eta_basis == "this submission"
+    assert items[1].eta_seconds == pytest.approx(120.0) and items[1].eta_basis == "recent runs of this board"
+    assert items[2].eta_seconds is None
+    assert (items[0].progress.done, items[0].progress.total, items[0].progress.running) == (2, 6, 1)
+
+
+def test_a_board_with_no_observed_time_has_no_eta_and_makes_later_ones_lower_bounds(fixture_scenarios):
+    unknown = _submission("Unknown", [(PENDING, None)] * 2, subset="full")
+    later = _submission("Later", [(SCORED, 10.0), (PENDING, None)])
+    first, second = queue_list()
+    assert first.submission == unknown and first.eta_seconds is None and first.position == 1
+    assert second.eta_seconds == pytest.approx(10.0) and second.eta_at_least
+
+
+def test_the_queue_shows_the_latest_infrastructure_error_of_a_submission(client, fixture_scenarios):
+    submission = _submission("Flaky", [(SCORED, 5.0), (Attempt.Status.RETRYING, None)])
+    Attempt.objects.filter(submission=submission, status=Attempt.Status.RETRYING).update(
+        error_kind="server_error", error_message="HTTP 502 from the endpoint")
+    item = queue_item(submission)
+    assert item is not None and item.last_error == "server_error: HTTP 502 from the endpoint"
+    page = client.get(reverse("queue")).content.decode()
+    assert "server_error: HTTP 502 from the endpoint" in page
+    detail = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
+    assert "Position 1 in the" in detail and "HTTP 502" in detail
+    progress = client.get(reverse("api-submission-detail", args=[submission.id])).json()["progress"]
+    assert progress["queue_position"] == 1 and progress["last_error"].startswith("server_error")
+    assert progress["eta_seconds"] == pytest.approx(5.0)  # one attempt waits, 5 s each
+
+
+def test_the_queue_page_reads_a_fixed_number_of_queries_however_long_it_is(client, fixture_scenarios,
+                                                                         django_assert_max_num_queries):
+    for i in range(8):
+        _submission(f"Model {i}", [(SCORED, 5.0), (PENDING, None)])
+    with django_assert_max_num_queries(8):
+        assert client.get(reverse("queue")).status_code == 200
+
+
+def test_durations_read_in_seconds_minutes_or_hours():
+    assert [duration(v) for v in (None, 4.4, 89, 90, 150, 5_340, 5_400, 7_260)] == [
+        "—", "4 s", "89 s", "2 min", "2 min", "89 min", "1 h 30 min", "2 h 01 min"]
