@@ -18,8 +18,10 @@ from submissions.selectors import attempt_outcomes
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
 
 
-@dataclass
-class BoardRow:
+@dataclass(kw_only=True)
+class BoardRow(EntrySummary):
+    """One entry of a board: who it is, its numbers (an ``EntrySummary``) and where it stands."""
+
     submission_id: int | None
     model: str
     team: str
@@ -28,27 +30,12 @@ class BoardRow:
     open_weights: bool
     is_baseline: bool
     status: str
-    mean: float | None
-    se: float | None
-    n_scenarios: int
-    n_scored: int
-    n_attempts: int
-    n_infra_failed: int
-    ia_pct: float | None
-    ra_pct: float | None
-    prompt_version: str
-    breakdown: dict[str, float] | None = None
+    prompt_version: str = ""
+    verified: bool = False
     rank: int | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
     #: "leader", "tied" (not separable from the leader by a paired test on shared scenarios) or "".
     standing: str = ""
     tie_p_value: float | None = None
-    scenario_means: dict[int, float] = field(default_factory=dict, repr=False)
-    #: Filled by ``board_get(detail=True)`` only: each scenario's scores in repeat order, and its replay.
-    scenario_scores: dict[int, list[float]] = field(default_factory=dict, repr=False)
-    first_attempts: dict[int, int] = field(default_factory=dict, repr=False)
-    verified: bool = False
     #: A published number the platform did not run (ReportedResult); ``submission_id`` is then None.
     is_reported: bool = False
     source: str = ""
@@ -170,14 +157,10 @@ def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None
         result = submission.result
     except SubmissionResult.DoesNotExist:
         return None
-    return EntrySummary(
-        mean=result.mean, se=result.se, ci_low=result.ci_low, ci_high=result.ci_high,
-        n_scenarios=result.n_scenarios, n_scored=result.n_scored, n_attempts=result.n_attempts,
-        n_infra_failed=result.n_infra_failed, ia_pct=result.ia_pct, ra_pct=result.ra_pct, breakdown=result.breakdown,
-        scenario_means=_by_scenario(result.scenario_means),
-        scenario_scores=_by_scenario(result.scenario_scores) if detail else {},
-        first_attempts=_by_scenario(result.first_attempts) if detail else {},
-    )
+    numbers = {name: getattr(result, name) for name in EntrySummary().numbers() if name not in EntrySummary.PER_SCENARIO}
+    # Only the means come with every board; reading a deferred field would cost a query per entry.
+    loaded = EntrySummary.PER_SCENARIO if detail else ("scenario_means",)
+    return EntrySummary(**numbers, **{name: _by_scenario(getattr(result, name)) for name in loaded})
 
 
 def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
@@ -210,15 +193,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             submission_id=submission.id, model=submission.model.name, team=submission.team.name,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
-            verified=submission.verified,
-            mean=summary.mean, se=summary.se, n_scenarios=summary.n_scenarios, n_scored=summary.n_scored,
-            n_attempts=summary.n_attempts, n_infra_failed=summary.n_infra_failed,
-            ia_pct=summary.ia_pct, ra_pct=summary.ra_pct,
-            prompt_version=str(submission.settings.get("prompt_version", "")),
-            breakdown=summary.breakdown if plugin.breakdown_keys else None,
-            ci_low=summary.ci_low, ci_high=summary.ci_high, scenario_means=summary.scenario_means,
-            scenario_scores=summary.scenario_scores, first_attempts=summary.first_attempts,
-        ))
+            verified=submission.verified, prompt_version=str(submission.settings.get("prompt_version", "")),
+            **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
         rows.extend(_reported_rows(env, flow, subset))
@@ -242,8 +218,7 @@ def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
     return [
         BoardRow(submission_id=None, model=r.model_name, team=r.organisation or "reported", organisation=r.organisation,
                  parameter_count=r.parameter_count, open_weights=r.open_weights, is_baseline=False, status="reported",
-                 mean=r.score, se=None, n_scenarios=0, n_scored=0, n_attempts=0, n_infra_failed=0,
-                 ia_pct=r.ia_pct, ra_pct=r.ra_pct, prompt_version="", is_reported=True, source=r.source)
+                 mean=r.score, ia_pct=r.ia_pct, ra_pct=r.ra_pct, is_reported=True, source=r.source)
         for r in ReportedResult.objects.filter(environment_id=env, flow=flow, subset=subset)
     ]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -131,29 +131,36 @@ class AttemptOutcome:
     seconds: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class EntrySummary:
-    """A board entry's numbers, computed once from all its attempts."""
+    """A board entry's numbers, computed once from all its attempts (the defaults: no numbers)."""
 
-    mean: float | None
-    se: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n_scenarios: int
-    n_scored: int
-    n_attempts: int
-    n_infra_failed: int
-    ia_pct: float | None
-    ra_pct: float | None
+    mean: float | None = None
+    se: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n_scenarios: int = 0
+    n_scored: int = 0
+    n_attempts: int = 0
+    n_infra_failed: int = 0
+    ia_pct: float | None = None
+    ra_pct: float | None = None
     #: Mean lost score per part in % of the maximum, for environments that break their score down.
-    breakdown: dict[str, float] | None
-    scenario_means: dict[int, float]
+    breakdown: dict[str, float] | None = None
+    scenario_means: dict[int, float] = field(default_factory=dict, repr=False)
     #: Each scenario's scores in repeat order (best-of-N curves need the repeats, not just their mean).
-    scenario_scores: dict[int, list[float]]
+    scenario_scores: dict[int, list[float]] = field(default_factory=dict, repr=False)
     #: Each scenario's lowest scored repeat, the one a board links to as its replay.
-    first_attempts: dict[int, int]
+    first_attempts: dict[int, int] = field(default_factory=dict, repr=False)
     #: Mean wall time of a scored attempt: what the queue's ETAs for the same board start from.
     mean_seconds: float | None = None
+
+    #: The fields keyed by scenario id (stored as JSON objects, whose keys are strings).
+    PER_SCENARIO: ClassVar[tuple[str, ...]] = ("scenario_means", "scenario_scores", "first_attempts")
+
+    def numbers(self) -> dict[str, Any]:
+        """The fields by name, sharing (not copying) the per-scenario dictionaries."""
+        return {f.name: getattr(self, f.name) for f in fields(EntrySummary)}
 
 
 def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence[str] = ()) -> EntrySummary:

@@ -298,10 +298,6 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
     return Submission.objects.get(id=submission_id)
 
 
-RESULT_FIELDS = ("mean", "se", "ci_low", "ci_high", "n_scenarios", "n_scored", "n_attempts", "n_infra_failed",
-                 "ia_pct", "ra_pct", "breakdown", "scenario_means", "scenario_scores", "first_attempts", "mean_seconds")
-
-
 def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     """Recompute a submission's board numbers from its attempts and store them (an idempotent upsert).
 
@@ -311,10 +307,10 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     env = Submission.objects.values_list("environment_id", flat=True).get(id=submission_id)
     keys = get_plugin(env).breakdown_keys
     summary = summarise_entry(attempt_outcomes([submission_id], with_breakdown=bool(keys))[submission_id], keys)
-    result = SubmissionResult(submission_id=submission_id, computed_at=timezone.now(),
-                              **{name: getattr(summary, name) for name in RESULT_FIELDS})
+    numbers = summary.numbers()
+    result = SubmissionResult(submission_id=submission_id, computed_at=timezone.now(), **numbers)
     SubmissionResult.objects.bulk_create([result], update_conflicts=True, unique_fields=["submission"],
-                                         update_fields=[*RESULT_FIELDS, "computed_at"])
+                                         update_fields=[*numbers, "computed_at"])
     return result
 
 
