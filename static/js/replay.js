@@ -16,8 +16,8 @@
   let lastFrame = t.initial_frame;
   function pushSteps(list) {
     list.forEach((s) => {
-      lastFrame = s.frame || lastFrame;
-      items.push({ label: s.index + ". " + s.action, frame: lastFrame, step: s, call: calls[s.call] || null });
+      if (s.frame) lastFrame = s.frame;
+      items.push({ label: s.index + ". " + s.action, frame: s.frame, step: s, call: calls[s.call] || null });
     });
   }
   calls.forEach((c, i) => {
