@@ -18,7 +18,7 @@ from django.db.models import Q
 from evaluators.base import get_plugin
 from leaderboard.models import Scenario
 from leaderboard.selectors import Board, BoardRow, board_get
-from leaderboard.stats import PairedTest, best_of_n, paired_test
+from leaderboard.stats import CurvePoint, PairedTest, paired_test
 
 #: Scenario tags each environment is broken down by: (tag name, heading). "key" is the scenario's own key.
 TAG_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -73,14 +73,6 @@ class LostRow:
     model: ModelRef
     aes: float | None
     parts: dict[str, float]
-
-
-@dataclass(frozen=True)
-class CurvePoint:
-    n: int
-    value: float
-    #: How many scenarios had at least ``n`` scored repeats (the ones averaged at this N).
-    scenarios: int
 
 
 @dataclass(frozen=True)
@@ -239,22 +231,6 @@ class BoardComparison:
 # --- pure computations (no database) ---------------------------------------------------------
 
 
-def best_of_n_curve(scores_by_scenario: Mapping[object, Sequence[float]]) -> list[CurvePoint]:
-    """Expected best score over N repeats, N = 1 … the most repeats any scenario has.
-
-    At each N only the scenarios with at least N scored repeats can be estimated, so the
-    average at N is over those (their number is kept beside the value).
-    """
-    most = max((len(v) for v in scores_by_scenario.values()), default=0)
-    points = []
-    for n in range(1, most + 1):
-        values = [best_of_n(v, n) for v in scores_by_scenario.values() if len(v) >= n]
-        estimates = [v for v in values if v is not None]
-        if estimates:
-            points.append(CurvePoint(n=n, value=sum(estimates) / len(estimates), scenarios=len(estimates)))
-    return points
-
-
 def tag_value(scenario: ScenarioRef, tag: str) -> str | None:
     if tag == "key":
         return scenario.key
@@ -396,8 +372,8 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
                                  parts=dict(rows[m.submission_id].breakdown or {}))
                          for m in data.models if rows[m.submission_id].breakdown is not None]
 
-    analysis.curves = [Curve(model=m, points=best_of_n_curve(data.scores.get(m.submission_id, {})))
-                       for m in data.models if data.scores.get(m.submission_id)]
+    curves = {row.submission_id: row.best_of_n for row in board.rows}
+    analysis.curves = [Curve(model=m, points=curves[m.submission_id]) for m in data.models if curves[m.submission_id]]
     analysis.tags = [tag_breakdown(tag, label, data.scenarios, data.models, means)
                      for tag, label in TAG_GROUPS.get(env, ())]
     analysis.tags = [t for t in analysis.tags if t.values]

@@ -11,7 +11,7 @@ from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.models import Environment, ReportedResult, Scenario
-from leaderboard.stats import EntrySummary, paired_test, summarise_entry
+from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
 from submissions.models import Submission, SubmissionResult
 from submissions.selectors import attempt_outcomes
 
@@ -157,7 +157,9 @@ def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None
         result = submission.result
     except SubmissionResult.DoesNotExist:
         return None
-    numbers = {name: getattr(result, name) for name in EntrySummary().numbers() if name not in EntrySummary.PER_SCENARIO}
+    numbers = {name: getattr(result, name) for name in EntrySummary().numbers()
+               if name not in EntrySummary.PER_SCENARIO and name != "best_of_n"}
+    numbers["best_of_n"] = [CurvePoint(*point) for point in result.best_of_n or []]
     # Only the means come with every board; reading a deferred field would cost a query per entry.
     loaded = EntrySummary.PER_SCENARIO if detail else ("scenario_means",)
     return EntrySummary(**numbers, **{name: _by_scenario(getattr(result, name)) for name in loaded})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -113,6 +113,29 @@ def best_of_n(scores: Sequence[float], n: int) -> float | None:
     return sum(value * math.comb(i - 1, n - 1) for i, value in enumerate(values, start=1) if i >= n) / total
 
 
+class CurvePoint(NamedTuple):
+    n: int
+    value: float
+    #: How many scenarios had at least ``n`` scored repeats (the ones averaged at this N).
+    scenarios: int
+
+
+def best_of_n_curve(scores_by_scenario: Mapping[object, Sequence[float]]) -> list[CurvePoint]:
+    """Expected best score over N repeats, N = 1 … the most repeats any scenario has.
+
+    At each N only the scenarios with at least N scored repeats can be estimated, so the
+    average at N is over those (their number is kept beside the value).
+    """
+    most = max((len(v) for v in scores_by_scenario.values()), default=0)
+    points = []
+    for n in range(1, most + 1):
+        values = [best_of_n(v, n) for v in scores_by_scenario.values() if len(v) >= n]
+        estimates = [v for v in values if v is not None]
+        if estimates:
+            points.append(CurvePoint(n=n, value=sum(estimates) / len(estimates), scenarios=len(estimates)))
+    return points
+
+
 @dataclass(frozen=True)
 class AttemptOutcome:
     """What a board needs of one attempt; ``scored`` and ``infra_failed`` come from its status."""
@@ -154,6 +177,8 @@ class EntrySummary:
     first_attempts: dict[int, int] = field(default_factory=dict, repr=False)
     #: Mean wall time of a scored attempt: what the queue's ETAs for the same board start from.
     mean_seconds: float | None = None
+    #: The entry's best-of-N curve (computing it for every entry of a full board on each request is slow).
+    best_of_n: list[CurvePoint] = field(default_factory=list, repr=False)
 
     #: The fields keyed by scenario id (stored as JSON objects, whose keys are strings).
     PER_SCENARIO: ClassVar[tuple[str, ...]] = ("scenario_means", "scenario_scores", "first_attempts")
@@ -187,5 +212,5 @@ def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence
         ia_pct=100.0 * sum(1 for o in scored if o.invalid_action) / n if n else None,
         ra_pct=100.0 * sum(1 for o in scored if o.repeating_action) / n if n else None,
         breakdown=breakdown, scenario_means=means, scenario_scores=dict(scores), first_attempts=first,
-        mean_seconds=sum(durations) / len(durations) if durations else None,
+        mean_seconds=sum(durations) / len(durations) if durations else None, best_of_n=best_of_n_curve(scores),
     )

@@ -180,6 +180,8 @@ class SubmissionResult(models.Model):
     scenario_scores = models.JSONField(default=dict)
     first_attempts = models.JSONField(default=dict)
     mean_seconds = models.FloatField(null=True)
+    #: [[N, expected best score, scenarios averaged], …]
+    best_of_n = models.JSONField(default=list)
     computed_at = models.DateTimeField()
 
     def __str__(self) -> str:

@@ -108,6 +108,8 @@ def test_an_entry_summary_counts_only_scored_attempts_and_keeps_repeats_in_order
     assert entry.scenario_means == {7: 50.0, 9: 90.0}
     assert entry.scenario_scores == {7: [40.0, 60.0], 9: [90.0]}
     assert entry.first_attempts == {7: 11, 9: 13}
+    # best of 1: the mean of the scenario means (50, 90); best of 2: only scenario 7 has two repeats, max 60
+    assert [tuple(p) for p in entry.best_of_n] == [(1, 70.0, 2), (2, 60.0, 1)]
     assert (entry.ci_low, entry.ci_high) == bootstrap_ci([50.0, 90.0])
 
 
