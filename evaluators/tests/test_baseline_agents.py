@@ -34,7 +34,7 @@ from evaluators.baselines.agents import (
     last_image,
     make_agent,
 )
-from evaluators.baselines.server import FAULT_MODES, Fault, start_server
+from evaluators.baselines.server import FAULT_MODES, RAMBLING_REPLY, Fault, start_server
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet
 from evaluators.endpoints import ChatClient, InfraError, image_part, text_part
 from evaluators.sokoban.prompts import GLOBAL, ONLINE
@@ -373,7 +373,7 @@ def test_a_crashing_agent_is_a_500_not_a_dead_server() -> None:
 
 
 def test_faults_validate_their_settings_and_count_requests_from_one() -> None:
-    assert set(FAULT_MODES) == {"500", "429", "timeout", "garbage", "drop", "empty_choices"}
+    assert set(FAULT_MODES) == {"500", "429", "timeout", "garbage", "drop", "empty_choices", "rambling"}
     with pytest.raises(ValueError):
         Fault("teapot")
     with pytest.raises(ValueError):
@@ -387,6 +387,15 @@ def test_a_429_fault_sends_its_retry_after_header() -> None:
     with start_server(IdleAgent(), fault=Fault("429", retry_after=2)) as server:
         response = requests.post(f"{server.url}/chat/completions", json={"messages": []}, timeout=5)
     assert response.status_code == 429 and response.headers["Retry-After"] == "2"
+
+
+def test_a_rambling_fault_is_a_well_formed_completion_that_holds_no_action() -> None:
+    messages = [{"role": "user", "content": "# action"}]
+    with start_server(IdleAgent(), fault=Fault("rambling", every_n=2)) as server:
+        client = ChatClient(server.url, "idle")
+        first, second = (client.complete(messages, temperature=0.0, max_tokens=50).text for _ in range(2))
+    assert second == RAMBLING_REPLY != first
+    assert parse_online_action(RAMBLING_REPLY, SOKOBAN_ACTIONS).error == ERR_NO_MARKER
 
 
 def test_stopping_the_server_ends_a_stalled_timeout_fault_at_once() -> None:
