@@ -1,6 +1,8 @@
 """Shared test fixtures: fixture scenarios, baseline endpoints and real Celery workers."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 import signal
 import subprocess
@@ -41,6 +43,34 @@ def baseline_endpoint() -> Iterator[Callable[..., object]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@dataclass
+class Lab:
+    """A team with an owner logged in on ``client``, and one token of each scope."""
+
+    user: Any
+    team: Any
+    client: Any
+    write_token: str
+    read_token: str
+
+    def auth(self, scope: str = "write") -> dict[str, str]:
+        return {"HTTP_AUTHORIZATION": f"Bearer {self.write_token if scope == 'write' else self.read_token}"}
+
+
+@pytest.fixture
+def lab(db, client) -> Lab:
+    from django.contrib.auth import get_user_model
+
+    from accounts.services import team_create, token_create
+
+    user = get_user_model().objects.create_user("ada", password="a long passphrase 7")
+    team = team_create(user=user, name="Lab")
+    client.force_login(user)
+    _, write = token_create(team=team, user=user, name="cli", scope="write")
+    _, read = token_create(team=team, user=user, name="reader", scope="read")
+    return Lab(user=user, team=team, client=client, write_token=write, read_token=read)
 
 
 @pytest.fixture

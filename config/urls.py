@@ -1,6 +1,9 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
 
+from accounts import views as account_views
 from leaderboard import analysis_views
 from leaderboard import apis as board_apis
 from leaderboard import views as board_views
@@ -13,6 +16,7 @@ urlpatterns = [
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/export.<str:fmt>", board_views.board_export, name="board-export"),
     path("environments/<slug:env>/", board_views.metric_card_view, name="metric-card"),
     path("submit/", submission_views.submit, name="submit"),
+    path("submit/upload/", submission_views.upload, name="upload"),
     path("queue/", submission_views.queue, name="queue"),
     path("submissions/<int:submission_id>/", submission_views.submission_detail, name="submission-detail"),
     path("submissions/<int:submission_id>/<str:action>/", submission_views.submission_action, name="submission-action"),
@@ -20,12 +24,23 @@ urlpatterns = [
     path("attempts/<int:attempt_id>/frames/<str:name>", submission_views.attempt_frame, name="attempt-frame"),
     path("attempts/<int:attempt_id>/trace.zip", submission_views.attempt_trace, name="attempt-trace"),
     path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/", board_apis.BoardApi.as_view(), name="api-board"),
-    path("api/v1/submissions/", submission_apis.SubmissionCreateApi.as_view(), name="api-submission-create"),
+    path("api/v1/submissions/", submission_apis.SubmissionListCreateApi.as_view(), name="api-submission-create"),
+    path("api/v1/submissions/<int:submission_id>/<str:action>/", submission_apis.SubmissionActionApi.as_view(),
+         name="api-submission-action"),
+    path("api/v1/me/", submission_apis.MeApi.as_view(), name="api-me"),
+    path("api/v1/uploads/", submission_apis.UploadCreateApi.as_view(), name="api-upload"),
     path("api/v1/submissions/<int:submission_id>/", submission_apis.SubmissionDetailApi.as_view(),
          name="api-submission-detail"),
     path("api/v1/attempts/<int:attempt_id>/trajectory/", submission_apis.AttemptTrajectoryApi.as_view(),
          name="api-attempt-trajectory"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/analysis/", analysis_views.board_analysis, name="board-analysis"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", account_views.signup, name="signup"),
+    path("accounts/", account_views.account, name="account"),
+    path("teams/<slug:slug>/", account_views.team, name="team"),
+    path("teams/<slug:slug>/<str:action>/", account_views.team_action, name="team-action"),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("admin/", admin.site.urls),
 ]

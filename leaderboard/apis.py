@@ -2,17 +2,39 @@
 from __future__ import annotations
 
 from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.selectors import request_access
 from leaderboard.selectors import BoardFilter, board_get
 
 
 class BoardApi(APIView):
+    @extend_schema_serializer(component_name="Board")
+    class OutputSerializer(serializers.Serializer):
+        env = serializers.CharField()
+        flow = serializers.CharField()
+        subset = serializers.CharField()
+        suite = serializers.CharField()
+        scenarios = serializers.IntegerField()
+        score_label = serializers.CharField()
+        rows = serializers.ListField(child=serializers.DictField(),
+                                     help_text="one object per entry, the same columns as the CSV export")
+
+    @extend_schema(
+        parameters=[OpenApiParameter(name, str, required=False, description=text) for name, text in (
+            ("suite", "scenario suite (default: official once imported, else fixture)"),
+            ("open", "1: open-weight models only"), ("size", "parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown"),
+            ("org", "organisation"), ("best", "1: one best entry per team"), ("verified", "1: verified entries only"),
+            ("reported", "1: rank published results too"))],
+        responses={200: OutputSerializer})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
         try:
             board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"),
-                              filters=BoardFilter.from_query(request.query_params))
+                              filters=BoardFilter.from_query(request.query_params),
+                              viewer_team_ids=request_access(request).team_ids)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         return Response({"env": env, "flow": flow, "subset": subset, "suite": board.suite,

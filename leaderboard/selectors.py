@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Collection
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
@@ -32,6 +32,8 @@ class BoardRow(EntrySummary):
     status: str
     prompt_version: str = ""
     verified: bool = False
+    #: Seen only by its own team (who is looking at the board) until the team's owner publishes it.
+    is_private: bool = False
     rank: int | None = None
     #: "leader", "tied" (not separable from the leader by a paired test on shared scenarios) or "".
     standing: str = ""
@@ -53,7 +55,7 @@ class BoardRow(EntrySummary):
             "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version, "verified": self.verified, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -165,8 +167,15 @@ def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None
     return EntrySummary(**numbers, **{name: _by_scenario(getattr(result, name)) for name in loaded})
 
 
+def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
+    """Entries a board shows: public ones and baselines, plus the viewer's own teams' private ones;
+    never what the maintainers hid."""
+    return (Q(is_public=True) | Q(is_baseline=True) | Q(team_id__in=list(viewer_team_ids))) & Q(hidden=False)
+
+
 def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
-              filters: BoardFilter | None = None, detail: bool = False) -> Board:
+              filters: BoardFilter | None = None, detail: bool = False,
+              viewer_team_ids: Collection[int] = ()) -> Board:
     """One board; ``suite`` None is the environment's default suite. Unknown names raise
     KeyError (environment) or ValueError (flow, subset). ``detail`` also loads every entry's
     per-scenario repeats and replay links (the analysis pages need them; the board does not)."""
@@ -175,7 +184,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     if flow not in plugin.flows or subset not in ("mini", "full"):
         raise ValueError("unknown flow or subset")
     queryset = (Submission.objects
-                .filter(environment_id=env, flow=flow, subset=subset, suite=suite, status__in=RANKED_STATUSES)
+                .filter(visible_entries(viewer_team_ids), environment_id=env, flow=flow, subset=subset, suite=suite,
+                        status__in=RANKED_STATUSES)
                 .select_related("model", "team", "result"))
     if not detail:
         queryset = queryset.defer("result__scenario_scores", "result__first_attempts")
@@ -195,7 +205,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             submission_id=submission.id, model=submission.model.name, team=submission.team.name,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
-            verified=submission.verified, prompt_version=str(submission.settings.get("prompt_version", "")),
+            verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
+            prompt_version=str(submission.settings.get("prompt_version", "")),
             **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
@@ -286,7 +297,7 @@ def overview_get(*, subset: str = "mini", boards: list[Board] | None = None) -> 
 
 def board_organisations(*, env: str, flow: str, subset: str, suite: str) -> list[str]:
     """Organisations with a ranked entry on the board, for its filter (whatever filter is applied)."""
-    names = (Submission.objects.filter(environment_id=env, flow=flow, subset=subset, suite=suite,
+    names = (Submission.objects.filter(visible_entries(), environment_id=env, flow=flow, subset=subset, suite=suite,
                                        status__in=RANKED_STATUSES, is_baseline=False)
              .exclude(model__organisation="").values_list("model__organisation", flat=True).distinct())
     return sorted(set(names))

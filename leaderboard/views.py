@@ -6,14 +6,16 @@ import csv
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from accounts.selectors import request_access
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.selectors import (SIZE_BUCKETS, UNKNOWN_SIZE, BoardFilter, board_get, board_organisations,
                                    default_suite, metric_card, overview_get, suites_for)
 
 
-def _board_or_404(env: str, flow: str, subset: str, suite: str | None, filters: BoardFilter | None = None):
+def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filters: BoardFilter | None = None):
     try:
-        return board_get(env=env, flow=flow, subset=subset, suite=suite, filters=filters)
+        return board_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"), filters=filters,
+                         viewer_team_ids=request_access(request).team_ids)
     except (KeyError, ValueError):
         raise Http404("no such board") from None
 
@@ -34,7 +36,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     filters = BoardFilter.from_query(request.GET)
-    data = _board_or_404(env, flow, subset, request.GET.get("suite"), filters)
+    data = _board_or_404(request, env, flow, subset, filters)
     organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
     return render(request, "leaderboard/board.html", {
         "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE], "organisations": organisations,
@@ -44,7 +46,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
 
 
 def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:
-    data = _board_or_404(env, flow, subset, request.GET.get("suite"), BoardFilter.from_query(request.GET))
+    data = _board_or_404(request, env, flow, subset, BoardFilter.from_query(request.GET))
     rows = [row.as_dict() for row in data.rows]
     name = f"magebench-{env}-{flow}-{subset}-{data.suite}"
     if fmt == "json":

@@ -1,21 +1,45 @@
-"""REST API for submissions, attempts and trajectories."""
+"""REST API for submissions, attempts and trajectories.
+
+Reads of public submissions need no credentials. A private submission is visible to its team (a
+logged-in member, or the team's token of either scope); writes need a member's session or the
+team's read-write token. A submission the caller may not see is a 404, as if it did not exist.
+"""
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.shortcuts import get_object_or_404
-from rest_framework import serializers, status
+from drf_spectacular.utils import (OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer,
+                                   inline_serializer)
+from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler as drf_exception_handler
 
-from submissions.models import Attempt, Submission
+from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission,
+                                quota_status, request_access)
+from accounts.services import QuotaExceeded, quota_check
+from leaderboard.selectors import visible_entries
+from submissions.models import Attempt, Submission, Team
 from submissions.selectors import attempt_trajectory, queue_item, submission_progress
-from submissions.services import (SubmissionError, model_entry_upsert, submission_create_endpoint,
-                                  team_get_or_create)
+from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, submission_cancel,
+                                  submission_create_endpoint, submission_create_upload, submission_publish,
+                                  submission_rerun, submission_resume)
+
+
+class ErrorOutput(serializers.Serializer):
+    message = serializers.CharField()
+    extra = serializers.DictField()
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Every API error is {"message": ..., "extra": {...}}; submitter mistakes are 400s."""
+    """Every API error is {"message": ..., "extra": {...}}; submitter mistakes are 400s, quotas 429s."""
+    if isinstance(exc, UploadRejected):
+        return Response({"message": "the upload was refused; nothing was stored", "extra": {"problems": exc.problems}},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, QuotaExceeded):
+        return Response({"message": str(exc), "extra": {}}, status=status.HTTP_429_TOO_MANY_REQUESTS)
     if isinstance(exc, SubmissionError):
         return Response({"message": str(exc), "extra": {}}, status=status.HTTP_400_BAD_REQUEST)
     response = drf_exception_handler(exc, context)
@@ -25,6 +49,30 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         extra = {k: v for k, v in detail.items() if k != "detail"} if isinstance(detail, dict) else {"errors": detail}
         response.data = {"message": str(message), "extra": extra}
     return response
+
+
+def viewable_submission(request: Any, submission_id: int) -> Submission:
+    submission = get_object_or_404(Submission.objects.select_related("model", "team"), id=submission_id)
+    if not can_view_submission(request_access(request), submission):
+        raise exceptions.NotFound("no such submission")
+    return submission
+
+
+def writing_team(access: Access, requested: str) -> Team:
+    """The team a write acts for: the one named (slug or name) among the caller's, or their only one."""
+    if not access.team_ids:
+        raise exceptions.NotAuthenticated("submitting needs a team's read-write token or a logged-in member")
+    if not access.can_write:
+        raise exceptions.PermissionDenied("this token is read-only; create a read-write token to submit")
+    teams = Team.objects.filter(id__in=access.team_ids)
+    if requested:
+        team = teams.filter(slug=requested).first() or teams.filter(name=requested).first()
+        if team is None:
+            raise exceptions.PermissionDenied(f"you cannot submit for team {requested!r}")
+        return team
+    if len(access.team_ids) > 1:
+        raise SubmissionError("you belong to several teams: name one in 'team'")
+    return teams.get()
 
 
 class AttemptOutput(serializers.ModelSerializer):
@@ -37,39 +85,47 @@ class AttemptOutput(serializers.ModelSerializer):
                   "completion_tokens", "started_at", "heartbeat_at", "finished_at", "duration_seconds"]
 
 
-class SubmissionDetailApi(APIView):
-    class OutputSerializer(serializers.ModelSerializer):
-        model = serializers.CharField(source="model.name")
-        team = serializers.CharField(source="team.name")
-        env = serializers.CharField(source="environment_id")
-        progress = serializers.SerializerMethodField()
-
-        class Meta:
-            model = Submission
-            fields = ["id", "model", "team", "env", "flow", "subset", "suite", "source", "settings", "endpoint_url",
-                      "endpoint_model", "status", "status_reason", "is_baseline", "created_at", "started_at",
-                      "finished_at", "progress"]
-
-        def get_progress(self, submission: Submission) -> dict[str, Any]:
-            p = submission_progress(submission)
-            place = queue_item(submission) if submission.is_active else None
-            return {"total": p.total, "done": p.done, "scored": p.scored, "running": p.running,
-                    "retrying": p.retrying, "pending": p.pending, "infra_failed": p.infra_failed,
-                    "cancelled": p.cancelled, "queue_position": place.position if place else None,
-                    "eta_seconds": place.eta_seconds if place else None,
-                    "eta_is_lower_bound": bool(place and place.eta_at_least),
-                    "last_error": place.last_error if place else ""}
-
-    def get(self, request, submission_id: int) -> Response:
-        submission = get_object_or_404(Submission.objects.select_related("model", "team"), id=submission_id)
-        data = self.OutputSerializer(submission).data
-        data["attempts"] = AttemptOutput(submission.attempts.select_related("scenario"), many=True).data
-        return Response(data)
+class ProgressOutput(serializers.Serializer):
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    scored = serializers.IntegerField()
+    running = serializers.IntegerField()
+    retrying = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    infra_failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    queue_position = serializers.IntegerField(allow_null=True)
+    eta_seconds = serializers.FloatField(allow_null=True)
+    eta_is_lower_bound = serializers.BooleanField()
+    last_error = serializers.CharField(allow_blank=True)
 
 
-class SubmissionCreateApi(APIView):
+def progress_data(submission: Submission) -> dict[str, Any]:
+    p = submission_progress(submission)
+    place = queue_item(submission) if submission.is_active else None
+    return {"total": p.total, "done": p.done, "scored": p.scored, "running": p.running, "retrying": p.retrying,
+            "pending": p.pending, "infra_failed": p.infra_failed, "cancelled": p.cancelled,
+            "queue_position": place.position if place else None, "eta_seconds": place.eta_seconds if place else None,
+            "eta_is_lower_bound": bool(place and place.eta_at_least), "last_error": place.last_error if place else ""}
+
+
+class SubmissionOutput(serializers.ModelSerializer):
+    model = serializers.CharField(source="model.name")
+    team = serializers.CharField(source="team.name")
+    env = serializers.CharField(source="environment_id")
+
+    class Meta:
+        model = Submission
+        fields = ["id", "model", "team", "env", "flow", "subset", "suite", "source", "settings", "endpoint_url",
+                  "endpoint_model", "status", "status_reason", "is_baseline", "is_public", "verified", "hidden",
+                  "hidden_reason", "rerun_of", "created_at", "started_at", "finished_at"]
+
+
+class SubmissionListCreateApi(APIView):
+    @extend_schema_serializer(component_name="EndpointSubmission")
     class InputSerializer(serializers.Serializer):
-        team = serializers.CharField(max_length=120)
+        team = serializers.CharField(max_length=120, required=False, default="",
+                                     help_text="slug or name of one of your teams (a token's own team by default)")
         model_name = serializers.CharField(max_length=120)
         organisation = serializers.CharField(max_length=120, required=False, default="")
         parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
@@ -77,19 +133,44 @@ class SubmissionCreateApi(APIView):
         link = serializers.URLField(required=False, default="")
         licence = serializers.CharField(max_length=80, required=False, default="")
         env = serializers.CharField()
-        flow = serializers.ChoiceField(choices=["global", "online"])
+        flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
         subset = serializers.ChoiceField(choices=["mini", "full"])
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
         endpoint_url = serializers.CharField(max_length=500)
         endpoint_model = serializers.CharField(max_length=200, required=False, default="")
         api_key = serializers.CharField(required=False, default="", write_only=True, trim_whitespace=True)
         settings = serializers.DictField(required=False, default=dict)
+        public = serializers.BooleanField(required=False, default=False,
+                                          help_text="show on the public boards now (else the team's owner publishes)")
 
+    @extend_schema_serializer(component_name="SubmissionCreated")
+    class CreatedOutput(serializers.Serializer):
+        id = serializers.IntegerField()
+        status = serializers.CharField()
+        attempts = serializers.IntegerField()
+
+    @extend_schema(parameters=[OpenApiParameter("mine", bool, description="only your teams' submissions"),
+                               OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+                   responses={200: SubmissionOutput(many=True)})
+    def get(self, request) -> Response:
+        access = request_access(request)
+        # Staff see everything, hidden and private submissions included.
+        queryset = Submission.objects.all() if access.is_staff else Submission.objects.filter(
+            visible_entries(access.team_ids))
+        if str(request.query_params.get("mine", "")).lower() in ("1", "true", "yes"):
+            queryset = queryset.filter(team_id__in=access.team_ids)
+        limit, offset = _page(request)
+        rows = queryset.select_related("model", "team").order_by("-created_at", "-id")[offset:offset + limit]
+        return Response(SubmissionOutput(rows, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
+                                                        403: ErrorOutput, 429: ErrorOutput})
     def post(self, request) -> Response:
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        team = team_get_or_create(name=data["team"])
+        team = writing_team(request_access(request), data["team"])
+        quota_check(team=team)
         model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
                                    parameter_count=data["parameter_count"], open_weights=data["open_weights"],
                                    link=data["link"], licence=data["licence"])
@@ -97,17 +178,145 @@ class SubmissionCreateApi(APIView):
             submission = submission_create_endpoint(
                 model=model, env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
-                settings=data["settings"])
+                settings=data["settings"], is_public=data["public"])
         except (TypeError, ValueError) as exc:
             raise SubmissionError(str(exc)) from None
         return Response({"id": submission.id, "status": submission.status,
                          "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
 
 
+def _page(request: Any) -> tuple[int, int]:
+    try:
+        limit = min(200, max(1, int(request.query_params.get("limit", 50))))
+        offset = max(0, int(request.query_params.get("offset", 0)))
+    except (TypeError, ValueError):
+        raise exceptions.ValidationError({"detail": "limit and offset are whole numbers"}) from None
+    return limit, offset
+
+
+class UploadCreateApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema_serializer(component_name="UploadSubmission")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text="zip of the MageBench output folder, or per-sample JSONL")
+        team = serializers.CharField(max_length=120, required=False, default="")
+        model_name = serializers.CharField(max_length=120)
+        organisation = serializers.CharField(max_length=120, required=False, default="")
+        parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+        open_weights = serializers.BooleanField(required=False, default=False)
+        link = serializers.URLField(required=False, default="")
+        licence = serializers.CharField(max_length=80, required=False, default="")
+        env = serializers.CharField()
+        flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
+        subset = serializers.ChoiceField(choices=["mini", "full"])
+        suite = serializers.SlugField(required=False, default=None, allow_null=True)
+        public = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(request={"multipart/form-data": InputSerializer},
+                   responses={201: SubmissionListCreateApi.CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
+                              403: ErrorOutput, 429: ErrorOutput})
+    def post(self, request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        team = writing_team(request_access(request), data["team"])
+        quota_check(team=team)
+        if data["file"].size > django_settings.MAGEBENCH_UPLOAD_MAX_BYTES:
+            raise SubmissionError(f"the file is {data['file'].size} bytes; the limit is "
+                                  f"{django_settings.MAGEBENCH_UPLOAD_MAX_BYTES}")
+        model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
+                                   parameter_count=data["parameter_count"], open_weights=data["open_weights"],
+                                   link=data["link"], licence=data["licence"])
+        submission = submission_create_upload(model=model, env=data["env"], flow=data["flow"], subset=data["subset"],
+                                              suite=data["suite"], data=data["file"].read(), is_public=data["public"])
+        return Response({"id": submission.id, "status": submission.status,
+                         "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetailApi(APIView):
+    @extend_schema_serializer(component_name="SubmissionDetail")
+    class OutputSerializer(SubmissionOutput):
+        progress = serializers.SerializerMethodField()
+        attempts = serializers.SerializerMethodField()
+
+        class Meta(SubmissionOutput.Meta):
+            fields = SubmissionOutput.Meta.fields + ["progress", "attempts"]
+
+        @extend_schema_field(ProgressOutput)
+        def get_progress(self, submission: Submission) -> dict[str, Any]:
+            return progress_data(submission)
+
+        @extend_schema_field(AttemptOutput(many=True))
+        def get_attempts(self, submission: Submission) -> list[dict[str, Any]]:
+            return AttemptOutput(submission.attempts.select_related("scenario"), many=True).data
+
+    @extend_schema(responses={200: OutputSerializer, 404: ErrorOutput})
+    def get(self, request, submission_id: int) -> Response:
+        return Response(self.OutputSerializer(viewable_submission(request, submission_id)).data)
+
+
+class SubmissionActionApi(APIView):
+    ACTIONS = ("cancel", "resume", "rerun", "publish")
+
+    @extend_schema(operation_id="submissions_action", request=None,
+                   responses={200: SubmissionOutput, 403: ErrorOutput, 404: ErrorOutput})
+    def post(self, request, submission_id: int, action: str) -> Response:
+        if action not in self.ACTIONS:
+            raise exceptions.NotFound(f"unknown action; choose one of {', '.join(self.ACTIONS)}")
+        submission = viewable_submission(request, submission_id)
+        access = request_access(request)
+        if not (can_publish_submission if action == "publish" else can_manage_submission)(access, submission):
+            raise exceptions.PermissionDenied("only the team's owner publishes" if action == "publish"
+                                              else "only the submission's team, with write access, can do that")
+        if action == "publish":
+            submission = submission_publish(submission=submission)
+        elif action == "cancel":
+            submission = submission_cancel(submission=submission)
+        elif action == "resume":
+            submission = submission_resume(submission=submission)
+        else:
+            quota_check(team=submission.team)
+            submission = submission_rerun(submission=submission)
+        submission.refresh_from_db()
+        return Response(SubmissionOutput(submission).data)
+
+
 class AttemptTrajectoryApi(APIView):
+    @extend_schema(responses={200: inline_serializer("AttemptTrajectory", {
+        "attempt": AttemptOutput(), "trajectory": serializers.DictField()}), 404: ErrorOutput})
     def get(self, request, attempt_id: int) -> Response:
-        attempt = get_object_or_404(Attempt.objects.select_related("scenario"), id=attempt_id)
+        attempt = get_object_or_404(Attempt.objects.select_related("scenario", "submission"), id=attempt_id)
+        if not can_view_submission(request_access(request), attempt.submission):
+            raise exceptions.NotFound("no such attempt")
         trajectory = attempt_trajectory(attempt)
         if trajectory is None:
             return Response({"message": "this attempt has no stored trajectory", "extra": {}}, status=404)
         return Response({"attempt": AttemptOutput(attempt).data, "trajectory": trajectory})
+
+
+class MeApi(APIView):
+    @extend_schema_serializer(component_name="MyTeam")
+    class TeamOutput(serializers.Serializer):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        role = serializers.CharField()
+        quota = serializers.DictField()
+
+    @extend_schema(responses={200: inline_serializer("Me", {
+        "user": serializers.CharField(allow_null=True), "token_scope": serializers.CharField(allow_null=True),
+        "teams": TeamOutput(many=True)})})
+    def get(self, request) -> Response:
+        access = request_access(request)
+        teams = []
+        for team in Team.objects.filter(id__in=access.team_ids).order_by("name"):
+            q = quota_status(team)
+            teams.append({"slug": team.slug, "name": team.name,
+                          "role": "owner" if team.id in access.owner_team_ids else "member",
+                          "quota": {"per_day_left": q.per_day_left, "per_day_limit": q.per_day_limit,
+                                    "per_day_resets_at": q.per_day_resets_at, "total_left": q.total_left,
+                                    "total_limit": q.total_limit, "concurrent_left": q.concurrent_left,
+                                    "concurrent_limit": q.concurrent_limit}})
+        user = request.user if request.user.is_authenticated else None
+        return Response({"user": user.get_username() if user else None,
+                         "token_scope": access.token.scope if access.token else None, "teams": teams})

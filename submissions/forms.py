@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from django import forms
 
 from evaluators.base import all_plugins
@@ -9,8 +11,10 @@ def _env_choices() -> list[tuple[str, str]]:
     return [(p.slug, p.title) for p in all_plugins()]
 
 
-class EndpointSubmissionForm(forms.Form):
-    team = forms.CharField(max_length=120)
+class _ModelAndBoardForm(forms.Form):
+    """The team, the model's metadata and the board: what every submission names."""
+
+    team = forms.ChoiceField(choices=())
     model_name = forms.CharField(max_length=120, label="Model name")
     organisation = forms.CharField(max_length=120, required=False)
     parameter_count = forms.IntegerField(required=False, min_value=1, label="Parameters",
@@ -21,6 +25,15 @@ class EndpointSubmissionForm(forms.Form):
     env = forms.ChoiceField(choices=_env_choices, label="Environment")
     flow = forms.ChoiceField(choices=[("global", "Global"), ("online", "Online")])
     subset = forms.ChoiceField(choices=[("mini", "mini"), ("full", "full")])
+    public = forms.BooleanField(required=False, label="Show on the public boards",
+                                help_text="Left unticked, only your team sees the results until its owner publishes them.")
+
+    def __init__(self, *args: Any, teams: Sequence[Any] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].choices = [(str(team.id), team.name) for team in teams]
+
+
+class EndpointSubmissionForm(_ModelAndBoardForm):
     endpoint_url = forms.CharField(max_length=500, label="Endpoint URL",
                                    help_text="…/v1 or …/v1/chat/completions of an OpenAI-compatible server")
     endpoint_model = forms.CharField(max_length=200, required=False, label="Model id at the endpoint")
@@ -33,3 +46,8 @@ class EndpointSubmissionForm(forms.Form):
     text_only = forms.BooleanField(required=False, label="Model reads no images",
                                    help_text="Observations are sent as text alone and no frame is rendered "
                                              "(Football and Sokoban).")
+
+
+class UploadSubmissionForm(_ModelAndBoardForm):
+    file = forms.FileField(label="Outputs", help_text="A zip of the MageBench output folder (<scenario>_r<k>/eval.json …) "
+                                                      "or a per-sample JSONL file")

@@ -10,6 +10,10 @@ from leaderboard.models import Environment, Scenario
 class Team(models.Model):
     name = models.CharField(max_length=120, unique=True)
     slug = models.SlugField(max_length=120, unique=True)
+    #: Per-team quota overrides; empty means the site's default (MAGEBENCH_QUOTA_*).
+    quota_per_day = models.PositiveIntegerField(null=True, blank=True)
+    quota_total = models.PositiveIntegerField(null=True, blank=True)
+    quota_concurrent = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -65,11 +69,18 @@ class Submission(models.Model):
     endpoint_url = models.URLField(max_length=500, blank=True)
     endpoint_model = models.CharField(max_length=200, blank=True)
     api_key_encrypted = models.TextField(blank=True)
+    #: An upload's file as received (under MEDIA_ROOT, named by its SHA-256), kept for audits and re-scoring.
+    upload_path = models.CharField(max_length=300, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     status_reason = models.TextField(blank=True)
     is_baseline = models.BooleanField(default=False)
     #: Checked by the maintainers (set in the admin); boards can show verified entries only.
     verified = models.BooleanField(default=False, db_index=True)
+    #: Private submissions are seen by their team only; the team's owner publishes them.
+    is_public = models.BooleanField(default=False)
+    #: Taken off the boards by the maintainers, with the reason shown on the submission's page.
+    hidden = models.BooleanField(default=False)
+    hidden_reason = models.TextField(blank=True)
     #: The submission this one re-runs with the same frozen settings; both stay on record.
     rerun_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -127,6 +138,9 @@ class Attempt(models.Model):
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     trajectory_path = models.CharField(max_length=300, blank=True)
+    #: An uploaded run: {"replies": [...], "self_score": float | None, "self_error": str, "source": "line 7"}.
+    #: Its replies are played back to the environment in place of a live endpoint's.
+    recorded = models.JSONField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

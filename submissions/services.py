@@ -1,7 +1,9 @@
 """Writes for teams, models, submissions and attempts."""
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import socket
 import time
 from dataclasses import dataclass
@@ -15,7 +17,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from config.env import parse_bool
-from evaluators.agents.flows import Cancelled
+from evaluators.agents.flows import Cancelled, ChatModel
+from evaluators.agents.replay import RecordedModel
 from evaluators.base import FLOWS, ScenarioSpec, get_plugin
 from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
 from evaluators.endpoints.errors import InfraError
@@ -27,6 +30,7 @@ from submissions.crypto import decrypt_secret, encrypt_secret
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
 from submissions.selectors import attempt_outcomes
+from submissions.uploads import UploadError, UploadLimits, parse_upload, runs_to_replies
 
 logger = logging.getLogger(__name__)
 
@@ -72,22 +76,18 @@ def model_entry_upsert(*, team: Team, name: str, organisation: str = "", paramet
 
 def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset: str, endpoint_url: str,
                                endpoint_model: str = "", api_key: str = "", suite: str | None = None,
-                               settings: dict[str, Any] | None = None, is_baseline: bool = False) -> Submission:
-    """Register an endpoint submission, create its attempts and queue them."""
-    plugin = _plugin_or_error(env)
-    if flow not in FLOWS or flow not in plugin.flows:
-        raise SubmissionError(f"{plugin.title} has no flow {flow!r}; choose one of {', '.join(plugin.flows)}")
-    if subset not in ("mini", "full"):
-        raise SubmissionError("subset must be mini or full")
+                               settings: dict[str, Any] | None = None, is_baseline: bool = False,
+                               is_public: bool = True) -> Submission:
+    """Register an endpoint submission, create its attempts and queue them.
+
+    Public by default for the operators' commands; the site and the API ask the team (private by default).
+    """
+    _board_check(env, flow, subset)
     try:
         url = normalise_endpoint_url(endpoint_url)
     except ValueError as exc:
         raise SubmissionError(str(exc)) from None
-    environment = environment_ensure(env)
-    suite = suite or default_suite(env)
-    scenarios = list(Scenario.objects.filter(environment=environment, suite=suite, **Scenario.subset_filter(subset)))
-    if not scenarios:
-        raise SubmissionError(f"no {subset} scenarios of {plugin.title} in the '{suite}' suite; import them first")
+    environment, suite, scenarios = _board_scenarios(env, subset, suite)
     frozen = effective_settings(env, flow, _validated_settings(settings or {}), subset=subset)
     repeats = int(frozen.get("repeats", 1))
     with transaction.atomic():
@@ -95,10 +95,88 @@ def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset
             team=model.team, model=model, environment=environment, flow=flow, subset=subset, suite=suite,
             source=Submission.Source.ENDPOINT, settings=frozen, endpoint_url=url,
             endpoint_model=endpoint_model or model.name, api_key_encrypted=encrypt_secret(api_key),
-            is_baseline=is_baseline,
+            is_baseline=is_baseline, is_public=is_public or is_baseline,
         )
         _attempts_create(submission, scenarios, repeats)
     return submission
+
+
+def _board_check(env: str, flow: str, subset: str) -> None:
+    plugin = _plugin_or_error(env)
+    if flow not in FLOWS or flow not in plugin.flows:
+        raise SubmissionError(f"{plugin.title} has no flow {flow!r}; choose one of {', '.join(plugin.flows)}")
+    if subset not in ("mini", "full"):
+        raise SubmissionError("subset must be mini or full")
+
+
+def _board_scenarios(env: str, subset: str, suite: str | None):  # type: ignore[no-untyped-def]
+    environment = environment_ensure(env)
+    suite = suite or default_suite(env)
+    scenarios = list(Scenario.objects.filter(environment=environment, suite=suite, **Scenario.subset_filter(subset)))
+    if not scenarios:
+        raise SubmissionError(f"no {subset} scenarios of {get_plugin(env).title} in the '{suite}' suite; "
+                              "import them first")
+    return environment, suite, scenarios
+
+
+class UploadRejected(SubmissionError):
+    """An upload with problems; ``problems`` lists every one of them ("where: message")."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("the upload was refused:\n" + "\n".join(problems))
+        self.problems = problems
+
+
+#: Uploaded Football actions are played again on the engine, which is stochastic: the score is a new
+#: sample, not a check of the uploaded one.
+RESIMULATED_ENVS = ("football",)
+MAX_UPLOAD_REPEATS = 20
+
+
+def submission_create_upload(*, model: ModelEntry, env: str, flow: str, subset: str, data: bytes,
+                             suite: str | None = None, is_public: bool = True) -> Submission:
+    """Validate an upload completely, then store it and queue its re-scoring in one go.
+
+    Nothing is stored for an upload with any problem. Scenarios of the subset the upload leaves
+    out are listed on the submission, which stays ``incomplete`` until a full upload replaces it.
+    """
+    _board_check(env, flow, subset)
+    environment, suite, scenarios = _board_scenarios(env, subset, suite)
+    by_key = {scenario.key: scenario for scenario in scenarios}
+    try:
+        runs = parse_upload(data, env=env, flow=flow, scenarios=set(by_key), max_repeats=MAX_UPLOAD_REPEATS,
+                            limits=upload_limits())
+    except UploadError as exc:
+        raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
+    digest = hashlib.sha256(data).hexdigest()
+    # A recorded model reads nothing, so Football renders no frame for it (rendering is its costliest part).
+    frozen = effective_settings(env, flow, {"observation_images": False} if env in RESIMULATED_ENVS else {},
+                                subset=subset)
+    frozen.update(repeats=max(run.repeat for run in runs) + 1, upload_sha256=digest,
+                  rescoring="re-simulated" if env in RESIMULATED_ENVS else "re-scored",
+                  missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
+    relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
+    stored = django_settings.MEDIA_ROOT / relative
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    if not stored.exists():
+        partial = stored.with_suffix(".partial")
+        partial.write_bytes(data)
+        os.replace(partial, stored)  # content-addressed: a second identical upload reuses the file
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            team=model.team, model=model, environment=environment, flow=flow, subset=subset, suite=suite,
+            source=Submission.Source.UPLOAD, settings=frozen, upload_path=str(relative), is_public=is_public)
+        Attempt.objects.bulk_create(
+            Attempt(submission=submission, scenario=by_key[run.scenario], repeat=run.repeat,
+                    recorded={"replies": runs_to_replies(run, env=env, flow=flow), "self_score": run.self_score,
+                              "self_error": run.self_error, "source": run.source})
+            for run in runs)
+        _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+    return submission
+
+
+def upload_limits() -> UploadLimits:
+    return UploadLimits(max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES)
 
 
 _INT_SETTINGS = {"resolution": (64, 4096), "max_image": (0, 64), "max_memory": (0, 100), "max_loop": (1, 1000),
@@ -224,12 +302,16 @@ def attempt_run(*, attempt_id: int) -> float | None:
     relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
     started = time.monotonic()
     try:
-        client = ChatClient(
-            submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
-            timeout=django_settings.MAGEBENCH_ENDPOINT_TIMEOUT,
-            max_retries=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRIES,
-            backoff=django_settings.MAGEBENCH_ENDPOINT_BACKOFF,
-        )
+        client: ChatModel
+        if attempt.recorded is not None:
+            client = RecordedModel(attempt.recorded.get("replies") or [])
+        else:
+            client = ChatClient(
+                submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
+                timeout=django_settings.MAGEBENCH_ENDPOINT_TIMEOUT,
+                max_retries=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRIES,
+                backoff=django_settings.MAGEBENCH_ENDPOINT_BACKOFF,
+            )
         result = run_attempt(
             scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
             model=client, out_dir=django_settings.MEDIA_ROOT / relative,
@@ -247,13 +329,29 @@ def attempt_run(*, attempt_id: int) -> float | None:
         status=Attempt.Status.SCORED, score=result.score, outcome=result.outcome[:32], steps=result.steps,
         model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
         repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
-        details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra},
+        details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
+                 **_self_reported(attempt, result.score)},
         error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
         completion_tokens=result.completion_tokens, trajectory_path=str(relative),
         finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=time.monotonic() - started,
     )
     submission_refresh_status(submission_id=submission.id)
     return None
+
+
+#: How far a re-scored upload may sit from its self-reported score before the two are flagged as
+#: disagreeing, in each environment's score units (Sokoban moves in steps of 0.5; AES is in %).
+SELF_REPORT_TOLERANCE = {"sokoban": 0.01, "webui": 1.0, "football": 0.5}
+
+
+def _self_reported(attempt: Attempt, score: float) -> dict[str, Any]:
+    recorded = attempt.recorded or {}
+    claimed = recorded.get("self_score")
+    if claimed is None and not recorded.get("self_error"):
+        return {}
+    tolerance = SELF_REPORT_TOLERANCE.get(attempt.submission.environment_id, 0.01)
+    return {"self_reported": {"score": claimed, "error": recorded.get("self_error", ""),
+                              "disagrees": claimed is not None and abs(float(claimed) - score) > tolerance}}
 
 
 def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, elapsed: float) -> float | None:
@@ -284,8 +382,13 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
         cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
     )
     live = Submission.objects.exclude(status=Submission.Status.CANCELLED).filter(id=submission_id)
+    missing = Submission.objects.filter(id=submission_id).values_list("settings__missing_scenarios", flat=True).first()
     if counts["active"] == 0:
-        if counts["failed"] or counts["cancelled"]:
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            finished = live.update(status=Submission.Status.INCOMPLETE, finished_at=timezone.now(),
+                                   status_reason=f"the upload has no run for {len(missing)} scenario(s): {shown}")
+        elif counts["failed"] or counts["cancelled"]:
             kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
                      .values("error_kind").annotate(n=Count("id")).order_by("-n"))
             reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
@@ -312,6 +415,12 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     SubmissionResult.objects.bulk_create([result], update_conflicts=True, unique_fields=["submission"],
                                          update_fields=[*numbers, "computed_at"])
     return result
+
+
+def submission_publish(*, submission: Submission) -> Submission:
+    Submission.objects.filter(id=submission.id).update(is_public=True)
+    submission.is_public = True
+    return submission
 
 
 def submission_cancel(*, submission: Submission) -> Submission:
@@ -341,7 +450,7 @@ def submission_rerun(*, submission: Submission) -> Submission:
             subset=submission.subset, suite=submission.suite, source=submission.source,
             settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
             endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
-            is_baseline=submission.is_baseline, rerun_of=submission,
+            is_baseline=submission.is_baseline, is_public=submission.is_public, rerun_of=submission,
         )
         _attempts_create(rerun, scenarios, repeats)
     return rerun

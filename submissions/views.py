@@ -1,26 +1,35 @@
 """Server-rendered pages: submit, queue, submission, replay."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from submissions.forms import EndpointSubmissionForm
+from accounts.selectors import (can_manage_submission, can_publish_submission, can_view_submission, quota_status,
+                                request_access, user_teams)
+from accounts.services import quota_check
+from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
                                    queue_list, scenario_rows, submission_attempts, submission_progress)
-from submissions.services import (SubmissionError, model_entry_upsert, submission_cancel,
-                                  submission_create_endpoint, submission_rerun, submission_resume,
-                                  team_get_or_create)
+from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, submission_cancel,
+                                  submission_create_endpoint, submission_create_upload, submission_publish,
+                                  submission_rerun, submission_resume)
 
 
+@login_required
 def submit(request: HttpRequest) -> HttpResponse:
-    form = EndpointSubmissionForm(request.POST or None)
+    teams = user_teams(request.user)
+    form = EndpointSubmissionForm(request.POST or None, teams=teams)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        team = next(t for t in teams if str(t.id) == data["team"])
         try:
-            team = team_get_or_create(name=data["team"])
+            quota_check(team=team)
             model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
                                        parameter_count=data["parameter_count"], open_weights=data["open_weights"],
                                        link=data["link"], licence=data["licence"])
@@ -30,33 +39,88 @@ def submit(request: HttpRequest) -> HttpResponse:
                 settings={k: data[k] for k in ("repeats", "temperature", "max_tokens") if data[k] is not None}
                 | ({"no_system_role": True} if data["no_system_role"] else {})
                 | ({"observation_images": False} if data["text_only"] else {}),
+                is_public=data["public"],
             )
         except SubmissionError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Submission #{submission.id} queued with {submission.attempts.count()} attempts.")
             return redirect("submission-detail", submission_id=submission.id)
-    return render(request, "submissions/submit.html", {"form": form})
+    return render(request, "submissions/submit.html", {
+        "form": form, "teams": teams, "quotas": [(team, quota_status(team)) for team in teams]})
+
+
+@login_required
+def upload(request: HttpRequest) -> HttpResponse:
+    teams = user_teams(request.user)
+    form = UploadSubmissionForm(request.POST or None, request.FILES or None, teams=teams)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        team = next(t for t in teams if str(t.id) == data["team"])
+        try:
+            quota_check(team=team)
+            if data["file"].size > settings.MAGEBENCH_UPLOAD_MAX_BYTES:
+                raise SubmissionError(f"the file is {data['file'].size} bytes; the limit is "
+                                      f"{settings.MAGEBENCH_UPLOAD_MAX_BYTES}")
+            model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
+                                       parameter_count=data["parameter_count"], open_weights=data["open_weights"],
+                                       link=data["link"], licence=data["licence"])
+            submission = submission_create_upload(model=model, env=data["env"], flow=data["flow"],
+                                                  subset=data["subset"], data=data["file"].read(),
+                                                  is_public=data["public"])
+        except UploadRejected as exc:
+            problems = exc.problems
+            form.add_error("file", f"{len(problems)} problem(s) in the file; nothing was stored")
+        except SubmissionError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Upload #{submission.id} accepted: {submission.attempts.count()} runs "
+                                      "queued for re-scoring.")
+            return redirect("submission-detail", submission_id=submission.id)
+    return render(request, "submissions/upload.html", {
+        "form": form, "teams": teams, "problems": problems, "quotas": [(t, quota_status(t)) for t in teams]})
 
 
 def queue(request: HttpRequest) -> HttpResponse:
-    return render(request, "submissions/queue.html", {"items": queue_list()})
+    access = request_access(request)
+    # Private submissions keep their place in the queue, but not their name, for outsiders.
+    items = [(item, can_view_submission(access, item.submission)) for item in queue_list()]
+    return render(request, "submissions/queue.html", {"items": items})
+
+
+def _viewable(request: HttpRequest, submission: Submission) -> Submission:
+    """The submission if the visitor may see it; a private one is a 404 to outsiders, as if absent."""
+    if not can_view_submission(request_access(request), submission):
+        raise Http404("no such submission")
+    return submission
 
 
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = get_object_or_404(Submission.objects.select_related("model", "team", "environment"), id=submission_id)
+    submission = _viewable(request, get_object_or_404(
+        Submission.objects.select_related("model", "team", "environment"), id=submission_id))
     attempts = list(submission_attempts(submission))
     return render(request, "submissions/detail.html", {
         "submission": submission, "progress": submission_progress(submission), "attempts": attempts,
         "queue_item": queue_item(submission) if submission.is_active else None,
         "scenarios": scenario_rows(attempts),
+        "can_manage": can_manage_submission(request_access(request), submission),
+        "can_publish": can_publish_submission(request_access(request), submission) and not submission.is_public,
     })
 
 
 @require_POST
 def submission_action(request: HttpRequest, submission_id: int, action: str) -> HttpResponse:
-    submission = get_object_or_404(Submission, id=submission_id)
-    if action == "cancel":
+    submission = _viewable(request, get_object_or_404(Submission, id=submission_id))
+    allowed = (can_publish_submission if action == "publish" else can_manage_submission)(request_access(request),
+                                                                                          submission)
+    if not allowed:
+        raise PermissionDenied("only the submission's team can do that" if action != "publish"
+                               else "only the team's owner publishes a submission")
+    if action == "publish":
+        submission_publish(submission=submission)
+        messages.success(request, "Published: the submission now shows on the public boards.")
+    elif action == "cancel":
         submission_cancel(submission=submission)
         messages.info(request, "Submission cancelled; running attempts stop at their next step.")
     elif action == "resume":
@@ -77,6 +141,7 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
 
 def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
+    _viewable(request, attempt.submission)
     trajectory = attempt_trajectory(attempt)
     artifacts = (trajectory or {}).get("artifacts") or {}
     football = None
@@ -87,18 +152,22 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
 
 def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileResponse:
-    attempt = get_object_or_404(Attempt, id=attempt_id)
+    attempt = get_object_or_404(Attempt.objects.select_related("submission"), id=attempt_id)
+    _viewable(request, attempt.submission)
     path = attempt_frame_path(attempt, name)
     if path is None:
         raise Http404("no such frame")
     response = FileResponse(path.open("rb"), content_type="image/png")
-    response["Cache-Control"] = "public, max-age=86400, immutable"
+    # Frames never change; a private submission's frames must not sit in shared caches.
+    visible_to_all = attempt.submission.is_public or attempt.submission.is_baseline
+    response["Cache-Control"] = f"{'public' if visible_to_all else 'private'}, max-age=86400, immutable"
     return response
 
 
 def attempt_trace(request: HttpRequest, attempt_id: int) -> FileResponse:
     """The Playwright trace of the generated page's evaluation (open it with `playwright show-trace`)."""
-    attempt = get_object_or_404(Attempt, id=attempt_id)
+    attempt = get_object_or_404(Attempt.objects.select_related("submission"), id=attempt_id)
+    _viewable(request, attempt.submission)
     path = attempt_trace_path(attempt)
     if path is None:
         raise Http404("this attempt has no trace")

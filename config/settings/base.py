@@ -52,7 +52,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "drf_spectacular",
     "evaluators",
+    "accounts",
     "leaderboard",
     "submissions",
 ]
@@ -131,9 +133,35 @@ SCENARIO_ROOT = Path(env_str("MAGEBENCH_SCENARIO_ROOT", str(DATA_DIR / "scenario
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.BearerTokenAuthentication",
+                                       "rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",
+                                 "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": env_str("MAGEBENCH_THROTTLE_ANON", "120/minute"),
+                               "user": env_str("MAGEBENCH_THROTTLE_USER", "600/minute")},
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "submissions.apis.exception_handler",
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MageBench Leaderboard API",
+    "DESCRIPTION": "Boards, submissions (endpoint or upload), their progress, attempts and replays. "
+                   "Write calls take a team's read-write token: `Authorization: Bearer mbw_…`.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {"SubmissionStatusEnum": "submissions.models.Submission.Status",
+                            "AttemptStatusEnum": "submissions.models.Attempt.Status",
+                            "FlowEnum": [("global", "Global"), ("online", "Online")]},
+}
+
+# Submissions a team may make: per rolling 24 hours, in total, and waiting or running at once.
+# Submissions that end with no scored attempt (infrastructure failures, early cancels) do not count.
+MAGEBENCH_QUOTA_PER_DAY = env_int("MAGEBENCH_QUOTA_PER_DAY", 5)
+MAGEBENCH_QUOTA_TOTAL = env_int("MAGEBENCH_QUOTA_TOTAL", 200)
+MAGEBENCH_QUOTA_CONCURRENT = env_int("MAGEBENCH_QUOTA_CONCURRENT", 2)
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "account"
+LOGOUT_REDIRECT_URL = "home"
 
 # --- Celery ---------------------------------------------------------------------------------
 # The default broker is kombu's file-system transport: a real worker process with no server.
@@ -167,6 +195,10 @@ MAGEBENCH_INFRA_RETRY_BASE_SECONDS = env_float("MAGEBENCH_INFRA_RETRY_BASE_SECON
 MAGEBENCH_ENDPOINT_TIMEOUT = env_float("MAGEBENCH_ENDPOINT_TIMEOUT", 120.0)
 MAGEBENCH_ENDPOINT_MAX_RETRIES = env_int("MAGEBENCH_ENDPOINT_MAX_RETRIES", 3)
 MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
+# Uploads of model outputs (a zip of the official output folder, or per-sample JSONL).
+MAGEBENCH_UPLOAD_MAX_BYTES = env_int("MAGEBENCH_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAGEBENCH_UPLOAD_MAX_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 MAGEBENCH_DEFAULT_SUITE = env_str("MAGEBENCH_DEFAULT_SUITE", "")
 
 LOGGING = {

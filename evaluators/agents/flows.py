@@ -20,6 +20,7 @@ from typing import Any, Callable, Protocol
 
 from PIL import Image
 
+from evaluators.agents.replay import RepliesExhausted
 from evaluators.agents.diagnostics import DiagnosticsTracker
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
 from evaluators.endpoints.client import image_part
@@ -65,15 +66,21 @@ class _Session:
         self.completion_tokens: int | None = None
         self.diagnostics = DiagnosticsTracker()
         self.steps = 0
+        #: Set when a recorded (uploaded) run has no reply left.
+        self.model_exhausted = False
 
     def call(self, messages: list[dict[str, Any]], images: dict[int, str]) -> tuple[str, int]:
         started = time.monotonic()
-        completion = self.model.complete(
-            messages,
-            temperature=float(self.settings.get("temperature", 0.1)),
-            max_tokens=int(self.settings.get("max_tokens", 1000)),
-            top_p=self.settings.get("top_p"),
-        )
+        try:
+            completion = self.model.complete(
+                messages,
+                temperature=float(self.settings.get("temperature", 0.1)),
+                max_tokens=int(self.settings.get("max_tokens", 1000)),
+                top_p=self.settings.get("top_p"),
+            )
+        except RepliesExhausted:
+            self.model_exhausted = True
+            raise
         self.calls += 1
         if completion.prompt_tokens is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + completion.prompt_tokens
@@ -190,7 +197,12 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
-        reply, call_index = session.call(messages, images)
+        try:
+            reply, call_index = session.call(messages, images)
+        except RepliesExhausted:
+            if parsed is None:
+                raise
+            break  # a recorded run that made no retry: its last reply stands
         parsed = plugin.parse(FLOW_GLOBAL, reply)
         session.diagnostics.observe_reply(reply, parsed.tokens, parsed.foreign_tokens, parsed.ok)
         session.annotate_call(call_index, parsed=[str(a) for a in parsed.actions], parse_error=parsed.error,
@@ -249,7 +261,10 @@ def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
         action = None
         call_index = -1
         for attempt in range(retries + 1):
-            reply, call_index = session.call(header + _trim_memory(memory, max_memory, max_image), images)
+            try:
+                reply, call_index = session.call(header + _trim_memory(memory, max_memory, max_image), images)
+            except RepliesExhausted:
+                break
             memory.append({"role": "assistant", "content": reply})
             parsed = plugin.parse(FLOW_ONLINE, reply)
             session.diagnostics.observe_reply(reply, parsed.tokens, parsed.foreign_tokens, parsed.ok)
@@ -259,6 +274,8 @@ def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
                 action = parsed.actions[0]
                 break
             memory.append(_user([{"type": "text", "text": prompts.regenerate}]))
+        if session.model_exhausted:
+            break  # a recorded run ends where its replies end, as if max_loop had been reached there
         if action is None:
             session.diagnostics.observe_failed_decision()
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.agents.replay import RepliesExhausted
 from evaluators.agents.flows import (FlowResult, ProgressCallback, _finish, _observation_parts, _record_step,
                                      _Session, _system_messages, _user)
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
@@ -27,7 +28,12 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
-        reply, call_index = session.call(messages, images)
+        try:
+            reply, call_index = session.call(messages, images)
+        except RepliesExhausted:
+            if parsed is None:
+                raise
+            break  # a recorded run that made no retry: its last reply stands
         if flow == FLOW_ONLINE and needs_continuation(reply):
             # Official Online variants ask once for the rest of a reply cut off inside a code block,
             # then read the joined text even if it is still unterminated.
@@ -72,8 +78,11 @@ def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, se
         current = _observation_parts(type(task)(text="", parts=[_current_code(episode.files), screenshot]),
                                      online_prompts.next_turn, recorder, images, 1)
         messages = _system_messages(online_prompts, settings, None) + [_user(task_parts), _user(current)]
-        parsed, call_index = _generate(session, plugin, FLOW_ONLINE, messages, images, retries,
-                                       online_prompts.regenerate, round_index)
+        try:
+            parsed, call_index = _generate(session, plugin, FLOW_ONLINE, messages, images, retries,
+                                           online_prompts.regenerate, round_index)
+        except RepliesExhausted:
+            break  # a recorded run ends with its last refinement round
         _apply(session, episode, parsed, call_index)
         round_scores.append(episode.score())
         session.tick()

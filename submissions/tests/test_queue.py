@@ -14,11 +14,11 @@ pytestmark = pytest.mark.django_db
 
 
 def _submission(name: str, statuses: list[tuple[str, float | None]], *, status: str = Submission.Status.RUNNING,
-                subset: str = "mini") -> Submission:
+                subset: str = "mini", public: bool = True) -> Submission:
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
     submission = Submission.objects.create(team=team, model=ModelEntry.objects.create(team=team, name=name),
                                            environment_id="sokoban", flow="global", subset=subset, suite="fixture",
-                                           status=status)
+                                           status=status, is_public=public)
     scenarios = list(Scenario.objects.filter(environment_id="sokoban", suite="fixture").order_by("key"))
     Attempt.objects.bulk_create(
         Attempt(submission=submission, scenario=scenarios[i], repeat=0, status=attempt_status, duration_seconds=seconds,
@@ -68,6 +68,14 @@ def test_the_queue_shows_the_latest_infrastructure_error_of_a_submission(client,
     progress = client.get(reverse("api-submission-detail", args=[submission.id])).json()["progress"]
     assert progress["queue_position"] == 1 and progress["last_error"].startswith("server_error")
     assert progress["eta_seconds"] == pytest.approx(5.0)  # one attempt waits, 5 s each
+
+
+def test_a_private_submission_keeps_its_place_but_not_its_name_or_errors_for_outsiders(client, fixture_scenarios):
+    secret = _submission("Secret model", [(Attempt.Status.RETRYING, None)], public=False)
+    Attempt.objects.filter(submission=secret).update(error_kind="server_error", error_message="HTTP 502 at secret.example")
+    page = client.get(reverse("queue")).content.decode()
+    assert "private submission" in page and "Secret model" not in page and "secret.example" not in page
+    assert client.get(reverse("submission-detail", args=[secret.id])).status_code == 404
 
 
 def test_the_queue_page_reads_a_fixed_number_of_queries_however_long_it_is(client, fixture_scenarios,

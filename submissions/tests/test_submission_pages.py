@@ -11,44 +11,47 @@ from submissions.services import attempt_run
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 
-def _form(url: str, **extra) -> dict:
-    return {"team": "Lab", "model_name": "Lab model", "env": "sokoban", "flow": "global", "subset": "mini",
+def _form(url: str, team_id: int, **extra) -> dict:
+    return {"team": str(team_id), "model_name": "Lab model", "env": "sokoban", "flow": "global", "subset": "mini",
             "endpoint_url": url, "repeats": 1, **extra}
 
 
-def test_the_form_registers_a_model_and_queues_its_attempts(client, fixture_scenarios, baseline_endpoint):
+def test_the_form_registers_a_model_and_queues_its_attempts(lab, fixture_scenarios, baseline_endpoint):
+    client = lab.client
     server = baseline_endpoint("oracle")
-    response = client.post(reverse("submit"), _form(server.url, api_key="sk-secret", parameter_count=7_000_000_000,
-                                                   open_weights="on"))
+    response = client.post(reverse("submit"), _form(server.url, lab.team.id, api_key="sk-secret",
+                                                   parameter_count=7_000_000_000, open_weights="on"))
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("submission-detail", args=[submission.id])
     assert submission.attempts.count() == 10 and submission.status == Submission.Status.QUEUED
     assert submission.settings["prompt_version"] == "sokoban-global-v1" and submission.settings["repeats"] == 1
     assert submission.model.open_weights and submission.model.parameter_count == 7_000_000_000
+    assert submission.team == lab.team and not submission.is_public  # private until the owner publishes
     assert "sk-secret" not in submission.api_key_encrypted and decrypt_secret(submission.api_key_encrypted) == "sk-secret"
     page = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
     assert "sk-secret" not in page and "0/10" in page
 
 
-def test_the_form_explains_a_bad_endpoint_url_and_stores_nothing(client, fixture_scenarios):
-    response = client.post(reverse("submit"), _form("ftp://example.org/v1"))
+def test_the_form_explains_a_bad_endpoint_url_and_stores_nothing(lab, fixture_scenarios):
+    response = lab.client.post(reverse("submit"), _form("ftp://example.org/v1", lab.team.id))
     assert response.status_code == 200
     assert "http" in response.content.decode() and not Submission.objects.exists()
 
 
-def test_the_api_refuses_a_subset_without_scenarios_with_a_clear_message(client, db):
+def test_the_api_refuses_a_subset_without_scenarios_with_a_clear_message(client, lab):
     response = client.post(reverse("api-submission-create"), {
-        "team": "Lab", "model_name": "M", "env": "sokoban", "flow": "global", "subset": "mini",
-        "suite": "nowhere", "endpoint_url": "http://127.0.0.1:9/v1"}, content_type="application/json")
+        "model_name": "M", "env": "sokoban", "flow": "global", "subset": "mini",
+        "suite": "nowhere", "endpoint_url": "http://127.0.0.1:9/v1"}, content_type="application/json", **lab.auth())
     assert response.status_code == 400 and "no mini scenarios" in response.json()["message"]
     assert not Submission.objects.exists()
 
 
-def test_the_replay_shows_every_step_of_an_attempt(client, fixture_scenarios, baseline_endpoint):
+def test_the_replay_shows_every_step_of_an_attempt(client, lab, fixture_scenarios, baseline_endpoint):
     server = baseline_endpoint("oracle")
     response = client.post(reverse("api-submission-create"), {
-        "team": "Lab", "model_name": "Oracle", "env": "sokoban", "flow": "online", "subset": "mini",
-        "suite": "fixture", "endpoint_url": server.url, "settings": {"repeats": 1}}, content_type="application/json")
+        "model_name": "Oracle", "env": "sokoban", "flow": "online", "subset": "mini", "public": True,
+        "suite": "fixture", "endpoint_url": server.url, "settings": {"repeats": 1}}, content_type="application/json",
+        **lab.auth())
     assert response.status_code == 201
     attempt = Attempt.objects.filter(submission_id=response.json()["id"]).first()
     attempt_run(attempt_id=attempt.id)

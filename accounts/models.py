@@ -1,0 +1,66 @@
+"""Who belongs to which team, and the team's API tokens."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from submissions.models import Team
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        MEMBER = "member"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team__name", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class ApiToken(models.Model):
+    """A team's API token. Only a SHA-256 digest of its secret is stored: the token is shown once.
+
+    The visible part, ``mb<r|w>_<key_id>``, names the scope and finds the row; the secret after it
+    is 256 random bits, so a plain digest (no slow password hash) is enough to make a leaked
+    database useless for calling the API.
+    """
+
+    class Scope(models.TextChoices):
+        READ = "read", "read-only"
+        WRITE = "write", "read-write"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="api_tokens")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=80)
+    scope = models.CharField(max_length=8, choices=Scope.choices)
+    key_id = models.CharField(max_length=16, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @property
+    def prefix(self) -> str:
+        return f"mb{self.scope[0]}_{self.key_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def revoke(self) -> None:
+        self.revoked_at = timezone.now()

@@ -1,0 +1,103 @@
+"""Sign-up and the account page: teams, members, API tokens and quotas."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts.models import ApiToken, Membership
+from accounts.selectors import quota_status, user_role
+from accounts.services import AccountError, member_add, team_create, token_create, token_revoke
+from submissions.models import Team
+
+
+class TeamForm(forms.Form):
+    name = forms.CharField(max_length=120, label="Team name")
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=80, label="What it is for", initial="CLI")
+    scope = forms.ChoiceField(choices=ApiToken.Scope.choices, initial=ApiToken.Scope.WRITE)
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user)
+        messages.success(request, "Welcome. Create a team, or ask a team's owner to add you.")
+        return redirect("account")
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    form = TeamForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            team = team_create(user=request.user, name=form.cleaned_data["name"])
+        except AccountError as exc:
+            form.add_error("name", str(exc))
+        else:
+            messages.success(request, f"Team {team.name} created; you are its owner.")
+            return redirect("team", slug=team.slug)
+    memberships = Membership.objects.filter(user=request.user).select_related("team")
+    return render(request, "accounts/account.html", {"form": form, "memberships": memberships})
+
+
+def _member_team(request: HttpRequest, slug: str) -> tuple[Team, str]:
+    team = get_object_or_404(Team, slug=slug)
+    role = user_role(request.user, team.id)
+    if role is None:
+        raise Http404("no such team")
+    return team, role
+
+
+@login_required
+def team(request: HttpRequest, slug: str) -> HttpResponse:
+    team, role = _member_team(request, slug)
+    new_token = request.session.pop("new_token", None)
+    return render(request, "accounts/team.html", {
+        "team": team, "role": role, "members": team.memberships.select_related("user"),
+        "tokens": team.api_tokens.select_related("created_by"), "quota": quota_status(team),
+        "member_form": MemberForm(), "token_form": TokenForm(), "new_token": new_token,
+    })
+
+
+@login_required
+@require_POST
+def team_action(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+    team, _ = _member_team(request, slug)
+    try:
+        if action == "add-member":
+            form = MemberForm(request.POST)
+            if form.is_valid():
+                member_add(team=team, actor=request.user, username=form.cleaned_data["username"],
+                           role=form.cleaned_data["role"])
+                messages.success(request, f"{form.cleaned_data['username']} added.")
+        elif action == "create-token":
+            form = TokenForm(request.POST)
+            if form.is_valid():
+                _, text = token_create(team=team, user=request.user, name=form.cleaned_data["name"],
+                                       scope=form.cleaned_data["scope"])
+                # Shown on the next page view only, then gone: the site keeps just its digest.
+                request.session["new_token"] = text
+        elif action == "revoke-token":
+            token = get_object_or_404(ApiToken, id=request.POST.get("token"), team=team)
+            token_revoke(token=token, actor=request.user)
+            messages.info(request, f"Token {token.prefix}… revoked.")
+        else:
+            raise Http404("unknown action")
+    except AccountError as exc:
+        messages.error(request, str(exc))
+    return redirect("team", slug=team.slug)
