@@ -34,6 +34,8 @@ class BoardRow(EntrySummary):
     verified: bool = False
     #: Seen only by its own team (who is looking at the board) until the team's owner publishes it.
     is_private: bool = False
+    #: For uploads: "re-scored" (replayed exactly) or "re-simulated" (played again on a stochastic engine).
+    rescoring: str = ""
     rank: int | None = None
     #: "leader", "tied" (not separable from the leader by a paired test on shared scenarios) or "".
     standing: str = ""
@@ -55,7 +57,7 @@ class BoardRow(EntrySummary):
             "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private, "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -206,6 +208,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
             verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
+            rescoring=str(submission.settings.get("rescoring", "")) if submission.source == Submission.Source.UPLOAD else "",
             prompt_version=str(submission.settings.get("prompt_version", "")),
             **summary.numbers()))
     if suite == "official":
