@@ -11,6 +11,10 @@ from accounts.selectors import request_access
 from leaderboard.selectors import BoardFilter, board_get
 
 
+#: The built-in environments, for the schema (a plug-in added later shows up in the API all the same).
+ENVIRONMENTS = ["football", "sokoban", "webui"]
+
+
 class BoardApi(APIView):
     @extend_schema_serializer(component_name="Board")
     class OutputSerializer(serializers.Serializer):
@@ -24,7 +28,11 @@ class BoardApi(APIView):
                                      help_text="one object per entry, the same columns as the CSV export")
 
     @extend_schema(
-        parameters=[OpenApiParameter(name, str, required=False, description=text) for name, text in (
+        parameters=[
+            OpenApiParameter("env", str, OpenApiParameter.PATH, enum=ENVIRONMENTS),
+            OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=["global", "online"]),
+            OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=["mini", "full"]),
+        ] + [OpenApiParameter(name, str, required=False, description=text) for name, text in (
             ("suite", "scenario suite (default: official once imported, else fixture)"),
             ("open", "1: open-weight models only"), ("size", "parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown"),
             ("org", "organisation"), ("best", "1: one best entry per team"), ("verified", "1: verified entries only"),

@@ -1,6 +1,8 @@
 """Reads for boards, metric cards and scenarios."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Collection
 
@@ -15,6 +17,7 @@ from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_e
 from submissions.models import Submission, SubmissionResult
 from submissions.selectors import attempt_outcomes
 
+SUITE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,32}")
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
 
 
@@ -182,6 +185,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     KeyError (environment) or ValueError (flow, subset). ``detail`` also loads every entry's
     per-scenario repeats and replay links (the analysis pages need them; the board does not)."""
     plugin = get_plugin(env)
+    if suite and not SUITE_NAME.fullmatch(suite):
+        raise ValueError("a suite is named by a slug")  # and a NUL byte would reach PostgreSQL
     suite = suite or default_suite(env)
     if flow not in plugin.flows or subset not in ("mini", "full"):
         raise ValueError("unknown flow or subset")

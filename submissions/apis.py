@@ -20,6 +20,7 @@ from rest_framework.views import APIView, exception_handler as drf_exception_han
 from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission,
                                 quota_status, request_access)
 from accounts.services import QuotaExceeded, quota_check
+from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, Submission, Team
 from submissions.selectors import attempt_trajectory, queue_item, submission_progress
@@ -132,7 +133,7 @@ class SubmissionListCreateApi(APIView):
         open_weights = serializers.BooleanField(required=False, default=False)
         link = serializers.URLField(required=False, default="")
         licence = serializers.CharField(max_length=80, required=False, default="")
-        env = serializers.CharField()
+        env = serializers.ChoiceField(choices=ENVIRONMENTS)
         flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
         subset = serializers.ChoiceField(choices=["mini", "full"])
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
@@ -207,7 +208,7 @@ class UploadCreateApi(APIView):
         open_weights = serializers.BooleanField(required=False, default=False)
         link = serializers.URLField(required=False, default="")
         licence = serializers.CharField(max_length=80, required=False, default="")
-        env = serializers.CharField()
+        env = serializers.ChoiceField(choices=ENVIRONMENTS)
         flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
         subset = serializers.ChoiceField(choices=["mini", "full"])
         suite = serializers.SlugField(required=False, default=None, allow_null=True)

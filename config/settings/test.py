@@ -10,6 +10,9 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/magebe
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/9")
 _tmp = Path(tempfile.gettempdir()) / f"magebench-test-{os.getpid()}"
 os.environ.setdefault("MAGEBENCH_DATA_DIR", str(_tmp))
+# Throttles count in a per-process cache that outlives a test; the test of throttling sets its own rate.
+os.environ.setdefault("MAGEBENCH_THROTTLE_ANON", "100000/minute")
+os.environ.setdefault("MAGEBENCH_THROTTLE_USER", "100000/minute")
 
 from config.settings.base import *  # noqa: E402,F401,F403
 

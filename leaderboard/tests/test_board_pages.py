@@ -233,3 +233,10 @@ def test_verified_only_keeps_the_baselines_and_the_checked_entries(scored, basel
     assert "Checked model" in page and "Lab model" not in page and "verified-badge" in page
     data = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=fixture&verified=1").json()
     assert [r["model"] for r in data["rows"] if not r["baseline"]] == ["Checked model"]
+
+
+def test_a_suite_that_is_not_a_slug_is_a_404_and_never_reaches_the_database(client, db):
+    # A NUL byte in a query string once made PostgreSQL fail the request (found by fuzzing the API schema).
+    for url in ("/api/v1/boards/sokoban/global/mini/?suite=%00", "/boards/sokoban/global/mini/?suite=a%00b",
+                "/boards/sokoban/global/mini/export.csv?suite=%00", "/boards/sokoban/global/mini/analysis/?suite=%00"):
+        assert client.get(url).status_code == 404, url

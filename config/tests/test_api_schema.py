@@ -1,0 +1,79 @@
+"""The OpenAPI schema the site serves, and every documented operation fuzzed from it.
+
+Schemathesis generates requests from the schema (valid and invalid bodies, odd paths and query
+strings) and sends them to the site in-process, once anonymously and once with a team's
+read-write token; no request may end in a server error.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+
+pytestmark = [pytest.mark.integration]
+
+FUZZ = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+@pytest.fixture
+def api_schema(db) -> Iterator[Any]:
+    from django.core.signals import request_finished, request_started
+    from django.core.wsgi import get_wsgi_application
+    from django.db import close_old_connections
+
+    # Like Django's test client: a request must not close the connection holding the test's transaction.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_application())
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+def _fuzz_every_operation(schema: Any, headers: dict[str, str]) -> list[str]:
+    """Run generated cases of every operation; a line per server error."""
+    errors: list[str] = []
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert operations, "the schema documents no operation"
+    for operation in operations:
+        @FUZZ
+        @given(case=operation.as_strategy())
+        def run(case: Any) -> None:
+            response = case.call(headers=headers)
+            if response.status_code >= 500:
+                errors.append(f"{operation.label}: {response.status_code} for {case.path_parameters} "
+                              f"{case.query} {str(case.body)[:200]}")
+
+        run()
+    return errors
+
+
+def test_the_schema_is_served_and_describes_the_team_tokens(client):
+    response = client.get("/api/v1/schema/?format=json")
+    assert response.status_code == 200
+    document = response.json()
+    assert document["openapi"].startswith("3.")
+    assert document["components"]["securitySchemes"]["teamToken"]["scheme"] == "bearer"
+    assert {"/api/v1/submissions/", "/api/v1/uploads/", "/api/v1/boards/{env}/{flow}/{subset}/"} <= set(document["paths"])
+
+
+def test_no_generated_request_makes_a_server_error_anonymously_or_with_a_write_token(api_schema, lab,
+                                                                                   fixture_scenarios):
+    anonymous = _fuzz_every_operation(api_schema, {})
+    with_token = _fuzz_every_operation(api_schema, {"Authorization": f"Bearer {lab.write_token}"})
+    assert not anonymous and not with_token, "\n".join(anonymous + with_token)
+
+
+def test_the_api_throttles_anonymous_callers_with_a_clear_answer(client, db, monkeypatch):
+    from django.core.cache import cache
+    from rest_framework.throttling import AnonRateThrottle
+
+    cache.clear()
+    monkeypatch.setattr(AnonRateThrottle, "THROTTLE_RATES", {"anon": "3/minute", "user": "1000/minute"})
+    statuses = [client.get("/api/v1/boards/sokoban/global/mini/").status_code for _ in range(4)]
+    assert 429 not in statuses[:3] and statuses[3] == 429
+    cache.clear()
