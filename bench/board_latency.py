@@ -79,7 +79,7 @@ def seed(submissions: int, attempts_per_submission: int) -> dict[str, int]:
         env, flow = FULL_BOARDS[i % len(FULL_BOARDS)]
         submission = Submission.objects.create(
             team=model.team, model=model, environment_id=env, flow=flow, subset="full", suite=SUITE,
-            status=Submission.Status.COMPLETED, settings={"repeats": 3, "prompt_version": "bench"})
+            status=Submission.Status.COMPLETED, settings={"repeats": 3, "prompt_version": "bench"}, is_public=True)
         pool = scenarios[env]
         skill = rng.random()
         rows = []

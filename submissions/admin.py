@@ -2,15 +2,16 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from submissions.models import Submission
+from submissions.models import Submission, Team
 
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ("id", "model", "team", "environment", "flow", "subset", "status", "verified", "created_at")
-    list_filter = ("environment", "flow", "subset", "status", "verified", "is_baseline")
+    list_display = ("id", "model", "team", "environment", "flow", "subset", "status", "is_public", "verified", "hidden",
+                    "created_at")
+    list_filter = ("environment", "flow", "subset", "status", "verified", "hidden", "is_public", "is_baseline", "source")
     search_fields = ("model__name", "team__name")
-    readonly_fields = ("settings", "api_key_encrypted", "status", "status_reason", "rerun_of",
+    readonly_fields = ("settings", "api_key_encrypted", "status", "status_reason", "rerun_of", "upload_path",
                        "started_at", "finished_at")
     actions = ("mark_verified", "clear_verified")
 
@@ -21,3 +22,9 @@ class SubmissionAdmin(admin.ModelAdmin):
     @admin.action(description="Remove the verified mark")
     def clear_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         queryset.update(verified=False)
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "quota_per_day", "quota_total", "quota_concurrent", "created_at")
+    search_fields = ("name",)

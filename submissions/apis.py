@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer,
                                    inline_serializer)
 from rest_framework import exceptions, serializers, status
@@ -53,8 +52,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 
 def viewable_submission(request: Any, submission_id: int) -> Submission:
-    submission = get_object_or_404(Submission.objects.select_related("model", "team"), id=submission_id)
-    if not can_view_submission(request_access(request), submission):
+    # One answer for "absent" and "private to another team", so a caller cannot probe for private ids.
+    submission = Submission.objects.select_related("model", "team").filter(id=submission_id).first()
+    if submission is None or not can_view_submission(request_access(request), submission):
         raise exceptions.NotFound("no such submission")
     return submission
 
@@ -287,8 +287,8 @@ class AttemptTrajectoryApi(APIView):
     @extend_schema(responses={200: inline_serializer("AttemptTrajectory", {
         "attempt": AttemptOutput(), "trajectory": serializers.DictField()}), 404: ErrorOutput})
     def get(self, request, attempt_id: int) -> Response:
-        attempt = get_object_or_404(Attempt.objects.select_related("scenario", "submission"), id=attempt_id)
-        if not can_view_submission(request_access(request), attempt.submission):
+        attempt = Attempt.objects.select_related("scenario", "submission").filter(id=attempt_id).first()
+        if attempt is None or not can_view_submission(request_access(request), attempt.submission):
             raise exceptions.NotFound("no such attempt")
         trajectory = attempt_trajectory(attempt)
         if trajectory is None:

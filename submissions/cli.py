@@ -309,7 +309,8 @@ def cmd_status(client: Client, args: argparse.Namespace) -> int:
 def status_lines(s: dict[str, Any]) -> list[str]:
     progress = s.get("progress") or {}
     lines = [f"submission {s['id']}: {s.get('model')} ({s.get('team')}) on {s.get('env')}/{s.get('flow')}/"
-             f"{s.get('subset')}, suite {s.get('suite')}, {s.get('source')}",
+             f"{s.get('subset')}, suite {s.get('suite')}, "
+             f"{'uploaded' if s.get('source') == 'upload' else 'run on its endpoint'}",
              f"status: {s.get('status')}" + (f" ({s['status_reason']})" if s.get("status_reason") else ""),
              f"public: {'yes' if s.get('is_public') else 'no'} · verified: {'yes' if s.get('verified') else 'no'}",
              progress_line(progress)]
@@ -411,8 +412,9 @@ def submission_options() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m submissions.cli", description=__doc__.split("\n\n")[0],
-                                     epilog="Exit codes: 0 done, 1 incomplete or cancelled, 2 refused, 3 unreachable.")
+    parser = argparse.ArgumentParser(
+        prog="python -m submissions.cli", description=__doc__.split("\n\n")[0],
+        epilog="Exit codes: 0 done, 1 incomplete or cancelled, 2 refused, 3 unreachable.")
     parser.add_argument("--url", default=os.environ.get("MAGEBENCH_URL") or DEFAULT_URL,
                         help=f"site address (default: $MAGEBENCH_URL or {DEFAULT_URL})")
     parser.add_argument("--token", default=os.environ.get("MAGEBENCH_TOKEN"),
@@ -425,8 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
     endpoint = commands.add_parser("submit-endpoint", parents=[shared], help="evaluate an OpenAI-compatible endpoint")
     endpoint.add_argument("--endpoint", required=True, help="base URL (…/v1) or the chat-completions URL")
     endpoint.add_argument("--endpoint-model", help="model name sent to the endpoint (default: --model)")
-    endpoint.add_argument("--api-key-env", metavar="VAR",
-                          help="environment variable holding the endpoint's API key (never given on the command line)")
+    endpoint.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the endpoint's API key "
+                                                               "(a key on the command line would be visible in ps)")
     endpoint.add_argument("--setting", type=parse_setting, action="append", metavar="NAME=VALUE",
                           help="evaluation setting, e.g. repeats=1 (repeatable)")
     endpoint.set_defaults(handler=cmd_submit_endpoint)

@@ -1,6 +1,7 @@
 """Teams, models, submissions and their attempts."""
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -97,6 +98,10 @@ class Submission(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    def clean(self) -> None:
+        if self.hidden and not self.hidden_reason.strip():
+            raise ValidationError({"hidden_reason": "say why the submission is hidden; its page shows the reason"})
 
     @property
     def has_api_key(self) -> bool:

@@ -213,3 +213,27 @@ def test_the_concurrent_quota_counts_waiting_and_running_submissions(lab, fixtur
     Submission.objects.create(team=lab.team, model=model, environment_id="sokoban", flow="global", subset="mini",
                               suite="fixture", status=Submission.Status.QUEUED)
     assert "waiting or running" in quota_status(lab.team).refusal()
+
+
+def test_a_hidden_submission_leaves_the_boards_and_its_page_gives_the_reason(world, client):
+    from django.core.exceptions import ValidationError
+
+    from leaderboard.selectors import board_get
+    from submissions.services import submission_result_rebuild
+
+    subs, _, _ = world
+    submission, _ = subs["public"]
+    Submission.objects.filter(id=submission.id).update(status=Submission.Status.COMPLETED)
+    submission_result_rebuild(submission_id=submission.id)
+    assert [r.submission_id for r in board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows] == [
+        submission.id]
+    submission.refresh_from_db()
+    submission.hidden = True
+    with pytest.raises(ValidationError):
+        submission.full_clean(exclude=["settings"])  # hiding needs a reason
+    submission.hidden_reason = "scores could not be reproduced"
+    submission.full_clean(exclude=["settings"])
+    submission.save()
+    assert board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows == []
+    page = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
+    assert "Hidden from the boards by the maintainers: scores could not be reproduced" in page

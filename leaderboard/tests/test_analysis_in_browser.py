@@ -11,7 +11,7 @@ pytestmark = pytest.mark.integration
 
 def _seed(name: str, keys: list[str], score_of) -> Submission:
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
-    sub = Submission.objects.create(team=team, model=ModelEntry.objects.create(team=team, name=name),
+    sub = Submission.objects.create(is_public=True, team=team, model=ModelEntry.objects.create(team=team, name=name),
                                     environment_id="sokoban", flow="global", subset="mini", suite="fixture",
                                     status=Submission.Status.COMPLETED)
     scenarios = {s.key: s for s in Scenario.objects.filter(environment_id="sokoban", suite="fixture", key__in=keys)}

@@ -7,13 +7,16 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from conftest import ROOT
 from submissions import cli
 from submissions.models import Attempt, Submission
-from submissions.services import attempt_run
+from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint,
+                                  team_get_or_create)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
@@ -60,6 +63,34 @@ def test_an_endpoint_submission_prints_its_id_and_follow_ends_on_a_full_bar(caps
     assert out == ""
 
 
+def test_follow_shows_an_endpoint_error_once_and_still_ends_completed(capsys, site, fixture_scenarios,
+                                                                     baseline_endpoint, settings):
+    settings.MAGEBENCH_ENDPOINT_MAX_RETRIES = 1
+    endpoint = baseline_endpoint("oracle", fault="500", first_n=2)
+    code, out, err = run(capsys, *site, "submit-endpoint", "--model", "Flaky", "--env", "sokoban", "--flow", "global",
+                         "--subset", "mini", "--suite", "fixture", "--endpoint", endpoint.url,
+                         "--setting", "repeats=1")
+    assert code == 0, err
+    submission_id = int(out.strip())
+    attempt_ids = list(Attempt.objects.filter(submission_id=submission_id).values_list("id", flat=True))
+    assert attempt_run(attempt_id=attempt_ids[0]) is not None  # both requests fail: the attempt waits to retry
+    exit_codes: list[int] = []
+    follower = threading.Thread(target=lambda: exit_codes.append(
+        cli.main([*site, "follow", str(submission_id), "--interval", "0.1"])), daemon=True)
+    follower.start()
+    time.sleep(1.0)  # several polls while the error is the latest one
+
+    for attempt_id in attempt_ids:
+        while attempt_run(attempt_id=attempt_id) is not None:
+            time.sleep(0.3)
+    follower.join(timeout=60)
+
+    err = capsys.readouterr().err
+    assert exit_codes == [0], err
+    assert err.count("last error: ") == 1 and "server_error" in err
+    assert f"submission {submission_id} completed" in err
+
+
 def test_results_as_csv_have_one_row_per_attempt(capsys, site, oracle_submission, tmp_path):
     run_attempts(oracle_submission)
     path = tmp_path / "results.csv"
@@ -97,9 +128,9 @@ def test_the_board_as_csv_contains_the_finished_model(capsys, site, oracle_submi
 def test_the_board_as_json_keeps_only_verified_entries_when_asked(capsys, site, oracle_submission):
     run_attempts(oracle_submission)
 
-    _, everything, _ = run(capsys, *site, "board", "sokoban", "global", "mini", "--suite", "fixture", "--format", "json")
-    _, verified, _ = run(capsys, *site, "board", "sokoban", "global", "mini", "--suite", "fixture", "--format", "json",
-                         "--verified")
+    board = [*site, "board", "sokoban", "global", "mini", "--suite", "fixture", "--format", "json"]
+    _, everything, _ = run(capsys, *board)
+    _, verified, _ = run(capsys, *board, "--verified")
 
     assert "CLI oracle" in [r["model"] for r in json.loads(everything)["rows"]]
     assert "CLI oracle" not in [r["model"] for r in json.loads(verified)["rows"]]
@@ -111,7 +142,8 @@ def test_status_summarises_a_finished_submission_with_its_mean_score(capsys, sit
     code, out, _ = run(capsys, *site, "status", str(oracle_submission))
 
     assert code == 0
-    assert f"submission {oracle_submission}: CLI oracle (Lab) on sokoban/global/mini, suite fixture" in out
+    assert (f"submission {oracle_submission}: CLI oracle (Lab) on sokoban/global/mini, suite fixture, "
+            "run on its endpoint") in out
     assert "status: completed" in out and "mean score 100.00" in out
 
 
@@ -167,10 +199,15 @@ def test_a_team_out_of_daily_quota_is_told_when_it_frees_up(capsys, site, lab, o
     assert "quota reached" in err and "frees up at" in err
 
 
-def test_an_unknown_submission_is_reported_with_the_apis_message(capsys, site):
-    code, _, err = run(capsys, *site, "status", "999999")
+def test_another_teams_private_submission_is_reported_with_the_apis_message(capsys, site, fixture_scenarios):
+    model = model_entry_upsert(team=team_get_or_create(name="Rivals"), name="Secret model")
+    private = submission_create_endpoint(model=model, env="sokoban", flow="global", subset="mini", suite="fixture",
+                                         endpoint_url="http://127.0.0.1:9/v1", is_public=False)
 
-    assert code == 2 and "no such submission" in err
+    code, out, err = run(capsys, *site, "status", str(private.id))
+
+    assert code == 2 and out == ""
+    assert err == "error: no such submission\n"
 
 
 def test_an_unreachable_site_exits_3(capsys):
@@ -186,7 +223,8 @@ def test_an_unreachable_site_exits_3(capsys):
     assert "mbr_not_sent_anywhere" not in err
 
 
-def test_me_lists_the_team_with_its_quota_and_never_the_token(capsys, site, lab):
+def test_me_lists_the_team_with_its_quota_and_never_the_token(capsys, site, lab, settings):
+    settings.MAGEBENCH_QUOTA_PER_DAY = 5
     code, out, err = run(capsys, *site, "me")
 
     assert code == 0
@@ -200,7 +238,8 @@ def test_the_api_key_comes_from_the_environment_and_never_reaches_argv_or_output
     monkeypatch.setenv("ENDPOINT_KEY", SECRET)
     endpoint = baseline_endpoint("oracle", api_key=SECRET)
     argv = [*site, "submit-endpoint", "--model", "Keyed", "--env", "sokoban", "--flow", "global", "--subset", "mini",
-            "--suite", "fixture", "--endpoint", endpoint.url, "--api-key-env", "ENDPOINT_KEY", "--setting", "repeats=1"]
+            "--suite", "fixture", "--endpoint", endpoint.url, "--api-key-env", "ENDPOINT_KEY",
+            "--setting", "repeats=1"]
 
     code, out, err = run(capsys, *argv)
     assert code == 0, err

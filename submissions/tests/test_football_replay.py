@@ -135,7 +135,7 @@ def football_attempt(media_root: Path, *, with_log: bool = True) -> Attempt:
                                        content_hash="0" * 64)
     team = Team.objects.create(name="Lab", slug="lab")
     model = ModelEntry.objects.create(team=team, name="Striker")
-    submission = Submission.objects.create(team=team, model=model, environment=environment, flow="online",
+    submission = Submission.objects.create(is_public=True, team=team, model=model, environment=environment, flow="online",
                                            subset="mini", suite="fixture", status=Submission.Status.COMPLETED)
     attempt = Attempt.objects.create(submission=submission, scenario=scenario, repeat=0, status=Attempt.Status.SCORED,
                                      score=0.0, outcome="stolen", steps=len(SEGMENTS), model_calls=len(SEGMENTS),

@@ -1,0 +1,18 @@
+from django.contrib import admin
+
+from accounts.models import ApiToken, Membership
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "team", "role", "created_at")
+    list_filter = ("role",)
+    search_fields = ("user__username", "team__name")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "name", "team", "scope", "created_by", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("scope",)
+    # The digest is useless to read and must never be edited; a token is revoked, not changed.
+    readonly_fields = ("team", "created_by", "name", "scope", "key_id", "digest", "created_at", "last_used_at")
