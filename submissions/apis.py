@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings as django_settings
+from django.db.models import Q
 from drf_spectacular.utils import (OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer,
                                    inline_serializer)
 from rest_framework import exceptions, serializers, status
@@ -21,7 +22,7 @@ from accounts.selectors import (Access, can_manage_submission, can_publish_submi
 from accounts.services import QuotaExceeded, quota_check
 from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
-from submissions.models import Attempt, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission, Team
 from submissions.selectors import attempt_trajectory, queue_item, submission_progress
 from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, submission_cancel,
                                   submission_create_endpoint, submission_create_upload, submission_publish,
@@ -294,6 +295,50 @@ class AttemptTrajectoryApi(APIView):
         if trajectory is None:
             return Response({"message": "this attempt has no stored trajectory", "extra": {}}, status=404)
         return Response({"attempt": AttemptOutput(attempt).data, "trajectory": trajectory})
+
+
+class ModelListCreateApi(APIView):
+    """Registered models: those with a submission the caller may see, and the caller's teams' own."""
+
+    @extend_schema_serializer(component_name="ModelEntry")
+    class OutputSerializer(serializers.ModelSerializer):
+        team = serializers.CharField(source="team.name")
+
+        class Meta:
+            model = ModelEntry
+            fields = ["id", "name", "team", "organisation", "parameter_count", "open_weights", "link", "licence",
+                      "is_baseline", "created_at"]
+
+    @extend_schema_serializer(component_name="ModelRegistration")
+    class InputSerializer(serializers.Serializer):
+        team = serializers.CharField(max_length=120, required=False, default="")
+        name = serializers.CharField(max_length=120)
+        organisation = serializers.CharField(max_length=120, required=False, default="")
+        parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+        open_weights = serializers.BooleanField(required=False, default=False)
+        link = serializers.URLField(required=False, default="")
+        licence = serializers.CharField(max_length=80, required=False, default="")
+
+    @extend_schema(parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+                   responses={200: OutputSerializer(many=True)})
+    def get(self, request) -> Response:
+        access = request_access(request)
+        visible = Submission.objects.filter(visible_entries(access.team_ids)).values("model_id")
+        limit, offset = _page(request)
+        rows = (ModelEntry.objects.filter(Q(id__in=visible) | Q(team_id__in=access.team_ids))
+                .select_related("team").order_by("name", "id")[offset:offset + limit])
+        return Response(self.OutputSerializer(rows, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: ErrorOutput, 401: ErrorOutput,
+                                                        403: ErrorOutput})
+    def post(self, request) -> Response:
+        """Register a model, or update the metadata of the team's model of that name."""
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        team = writing_team(request_access(request), data.pop("team"))
+        entry = model_entry_upsert(team=team, **data)
+        return Response(self.OutputSerializer(entry).data, status=status.HTTP_201_CREATED)
 
 
 class MeApi(APIView):

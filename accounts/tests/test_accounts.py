@@ -237,3 +237,14 @@ def test_a_hidden_submission_leaves_the_boards_and_its_page_gives_the_reason(wor
     assert board_get(env="sokoban", flow="global", subset="mini", suite="fixture").rows == []
     page = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
     assert "Hidden from the boards by the maintainers: scores could not be reproduced" in page
+
+
+def test_models_are_registered_with_a_write_token_and_listed_to_their_team_until_a_submission_is_public(lab):
+    response = Client().post(reverse("api-models"), {"name": "Vision-7B", "parameter_count": 7_000_000_000,
+                                                     "open_weights": True}, content_type="application/json",
+                             **lab.auth())
+    assert response.status_code == 201 and response.json()["team"] == "Lab"
+    assert [m["name"] for m in Client().get(reverse("api-models"), **lab.auth("read")).json()] == ["Vision-7B"]
+    assert Client().get(reverse("api-models")).json() == []  # nothing public uses it yet
+    assert Client().post(reverse("api-models"), {"name": "X"}, content_type="application/json",
+                         **lab.auth("read")).status_code == 403
