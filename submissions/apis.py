@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.db.models import Q
 from drf_spectacular.utils import (OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer,
                                    inline_serializer)
@@ -24,9 +23,9 @@ from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, ModelEntry, Submission, Team
 from submissions.selectors import attempt_trajectory, queue_item, submission_progress
-from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, submission_cancel,
-                                  submission_create_endpoint, submission_create_upload, submission_publish,
-                                  submission_rerun, submission_resume)
+from submissions.services import (SubmissionError, UploadRejected, model_entry_from, model_entry_upsert,
+                                  submission_cancel, submission_create_endpoint, submission_create_upload,
+                                  submission_publish, submission_rerun, submission_resume, upload_read)
 
 
 class ErrorOutput(serializers.Serializer):
@@ -123,27 +122,42 @@ class SubmissionOutput(serializers.ModelSerializer):
                   "hidden_reason", "rerun_of", "created_at", "started_at", "finished_at"]
 
 
+class ModelAndBoardInput(serializers.Serializer):
+    """What every submission names: the team, the model's metadata and the board."""
+
+    team = serializers.CharField(max_length=120, required=False, default="",
+                                 help_text="slug or name of one of your teams (a token's own team by default)")
+    model_name = serializers.CharField(max_length=120)
+    organisation = serializers.CharField(max_length=120, required=False, default="")
+    parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+    open_weights = serializers.BooleanField(required=False, default=False)
+    link = serializers.URLField(required=False, default="")
+    licence = serializers.CharField(max_length=80, required=False, default="")
+    env = serializers.ChoiceField(choices=ENVIRONMENTS)
+    flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
+    subset = serializers.ChoiceField(choices=["mini", "full"])
+    suite = serializers.SlugField(required=False, default=None, allow_null=True)
+    public = serializers.BooleanField(required=False, default=False,
+                                      help_text="show on the public boards now (else the team's owner publishes)")
+
+
+def _validated(serializer_class: type[serializers.Serializer], request: Any) -> tuple[dict[str, Any], Team]:
+    """The body, checked, and the team it acts for, with a submission left in its quota."""
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = dict(serializer.validated_data)
+    team = writing_team(request_access(request), data["team"])
+    quota_check(team=team)
+    return data, team
+
+
 class SubmissionListCreateApi(APIView):
     @extend_schema_serializer(component_name="EndpointSubmission")
-    class InputSerializer(serializers.Serializer):
-        team = serializers.CharField(max_length=120, required=False, default="",
-                                     help_text="slug or name of one of your teams (a token's own team by default)")
-        model_name = serializers.CharField(max_length=120)
-        organisation = serializers.CharField(max_length=120, required=False, default="")
-        parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-        open_weights = serializers.BooleanField(required=False, default=False)
-        link = serializers.URLField(required=False, default="")
-        licence = serializers.CharField(max_length=80, required=False, default="")
-        env = serializers.ChoiceField(choices=ENVIRONMENTS)
-        flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
-        subset = serializers.ChoiceField(choices=["mini", "full"])
-        suite = serializers.SlugField(required=False, default=None, allow_null=True)
+    class InputSerializer(ModelAndBoardInput):
         endpoint_url = serializers.CharField(max_length=500)
         endpoint_model = serializers.CharField(max_length=200, required=False, default="")
         api_key = serializers.CharField(required=False, default="", write_only=True, trim_whitespace=True)
         settings = serializers.DictField(required=False, default=dict)
-        public = serializers.BooleanField(required=False, default=False,
-                                          help_text="show on the public boards now (else the team's owner publishes)")
 
     @extend_schema_serializer(component_name="SubmissionCreated")
     class CreatedOutput(serializers.Serializer):
@@ -168,17 +182,10 @@ class SubmissionListCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
                                                         403: ErrorOutput, 429: ErrorOutput})
     def post(self, request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        team = writing_team(request_access(request), data["team"])
-        quota_check(team=team)
-        model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
-                                   parameter_count=data["parameter_count"], open_weights=data["open_weights"],
-                                   link=data["link"], licence=data["licence"])
+        data, team = _validated(self.InputSerializer, request)
         try:
             submission = submission_create_endpoint(
-                model=model, env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
+                model=model_entry_from(team=team, data=data), env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 settings=data["settings"], is_public=data["public"])
         except (TypeError, ValueError) as exc:
@@ -200,38 +207,17 @@ class UploadCreateApi(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema_serializer(component_name="UploadSubmission")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(ModelAndBoardInput):
         file = serializers.FileField(help_text="zip of the MageBench output folder, or per-sample JSONL")
-        team = serializers.CharField(max_length=120, required=False, default="")
-        model_name = serializers.CharField(max_length=120)
-        organisation = serializers.CharField(max_length=120, required=False, default="")
-        parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-        open_weights = serializers.BooleanField(required=False, default=False)
-        link = serializers.URLField(required=False, default="")
-        licence = serializers.CharField(max_length=80, required=False, default="")
-        env = serializers.ChoiceField(choices=ENVIRONMENTS)
-        flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
-        subset = serializers.ChoiceField(choices=["mini", "full"])
-        suite = serializers.SlugField(required=False, default=None, allow_null=True)
-        public = serializers.BooleanField(required=False, default=False)
 
     @extend_schema(request={"multipart/form-data": InputSerializer},
                    responses={201: SubmissionListCreateApi.CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
                               403: ErrorOutput, 429: ErrorOutput})
     def post(self, request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        team = writing_team(request_access(request), data["team"])
-        quota_check(team=team)
-        if data["file"].size > django_settings.MAGEBENCH_UPLOAD_MAX_BYTES:
-            raise SubmissionError(f"the file is {data['file'].size} bytes; the limit is "
-                                  f"{django_settings.MAGEBENCH_UPLOAD_MAX_BYTES}")
-        model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
-                                   parameter_count=data["parameter_count"], open_weights=data["open_weights"],
-                                   link=data["link"], licence=data["licence"])
-        submission = submission_create_upload(model=model, env=data["env"], flow=data["flow"], subset=data["subset"],
-                                              suite=data["suite"], data=data["file"].read(), is_public=data["public"])
+        data, team = _validated(self.InputSerializer, request)
+        submission = submission_create_upload(model=model_entry_from(team=team, data=data), env=data["env"],
+                                              flow=data["flow"], subset=data["subset"], suite=data["suite"],
+                                              data=upload_read(data["file"]), is_public=data["public"])
         return Response({"id": submission.id, "status": submission.status,
                          "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
 

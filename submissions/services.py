@@ -175,6 +175,22 @@ def submission_create_upload(*, model: ModelEntry, env: str, flow: str, subset: 
     return submission
 
 
+def upload_read(file: Any) -> bytes:
+    """An uploaded file's bytes, refused before reading when it is over the size limit."""
+    limit = django_settings.MAGEBENCH_UPLOAD_MAX_BYTES
+    if file.size > limit:
+        raise SubmissionError(f"the file is {file.size} bytes; the limit is {limit}")
+    return file.read()
+
+
+MODEL_FIELDS = ("organisation", "parameter_count", "open_weights", "link", "licence")
+
+
+def model_entry_from(*, team: Team, data: dict[str, Any]) -> ModelEntry:
+    """The team's model named in a submission form or API body (``model_name`` and the metadata fields)."""
+    return model_entry_upsert(team=team, name=data["model_name"], **{k: data[k] for k in MODEL_FIELDS if k in data})
+
+
 def upload_limits() -> UploadLimits:
     return UploadLimits(max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES)
 

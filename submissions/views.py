@@ -1,7 +1,6 @@
 """Server-rendered pages: submit, queue, submission, replay."""
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -16,9 +15,9 @@ from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
                                    queue_list, scenario_rows, submission_attempts, submission_progress)
-from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, submission_cancel,
+from submissions.services import (SubmissionError, UploadRejected, model_entry_from, submission_cancel,
                                   submission_create_endpoint, submission_create_upload, submission_publish,
-                                  submission_rerun, submission_resume)
+                                  submission_rerun, submission_resume, upload_read)
 
 
 @login_required
@@ -30,11 +29,8 @@ def submit(request: HttpRequest) -> HttpResponse:
         team = next(t for t in teams if str(t.id) == data["team"])
         try:
             quota_check(team=team)
-            model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
-                                       parameter_count=data["parameter_count"], open_weights=data["open_weights"],
-                                       link=data["link"], licence=data["licence"])
             submission = submission_create_endpoint(
-                model=model, env=data["env"], flow=data["flow"], subset=data["subset"],
+                model=model_entry_from(team=team, data=data), env=data["env"], flow=data["flow"], subset=data["subset"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 settings={k: data[k] for k in ("repeats", "temperature", "max_tokens") if data[k] is not None}
                 | ({"no_system_role": True} if data["no_system_role"] else {})
@@ -60,15 +56,9 @@ def upload(request: HttpRequest) -> HttpResponse:
         team = next(t for t in teams if str(t.id) == data["team"])
         try:
             quota_check(team=team)
-            if data["file"].size > settings.MAGEBENCH_UPLOAD_MAX_BYTES:
-                raise SubmissionError(f"the file is {data['file'].size} bytes; the limit is "
-                                      f"{settings.MAGEBENCH_UPLOAD_MAX_BYTES}")
-            model = model_entry_upsert(team=team, name=data["model_name"], organisation=data["organisation"],
-                                       parameter_count=data["parameter_count"], open_weights=data["open_weights"],
-                                       link=data["link"], licence=data["licence"])
-            submission = submission_create_upload(model=model, env=data["env"], flow=data["flow"],
-                                                  subset=data["subset"], data=data["file"].read(),
-                                                  is_public=data["public"])
+            submission = submission_create_upload(model=model_entry_from(team=team, data=data), env=data["env"],
+                                                  flow=data["flow"], subset=data["subset"],
+                                                  data=upload_read(data["file"]), is_public=data["public"])
         except UploadRejected as exc:
             problems = exc.problems
             form.add_error("file", f"{len(problems)} problem(s) in the file; nothing was stored")

@@ -96,6 +96,17 @@ class _Session:
         self.tick()
         return text, index
 
+    def call_for_retry(self, messages: list[dict[str, Any]], images: dict[int, str], *,
+                       answered: bool) -> tuple[str, int] | None:
+        """``call``, or None when a recorded run has no reply left for a retry: a recorded run that
+        made no retry ends with the reply it gave."""
+        try:
+            return self.call(messages, images)
+        except RepliesExhausted:
+            if not answered:
+                raise
+            return None
+
     def annotate_call(self, index: int, **fields: Any) -> None:
         self.recorder.calls[index].update(fields)
 
@@ -197,12 +208,10 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
-        try:
-            reply, call_index = session.call(messages, images)
-        except RepliesExhausted:
-            if parsed is None:
-                raise
-            break  # a recorded run that made no retry: its last reply stands
+        called = session.call_for_retry(messages, images, answered=parsed is not None)
+        if called is None:
+            break
+        reply, call_index = called
         parsed = plugin.parse(FLOW_GLOBAL, reply)
         session.diagnostics.observe_reply(reply, parsed.tokens, parsed.foreign_tokens, parsed.ok)
         session.annotate_call(call_index, parsed=[str(a) for a in parsed.actions], parse_error=parsed.error,

@@ -28,12 +28,10 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
-        try:
-            reply, call_index = session.call(messages, images)
-        except RepliesExhausted:
-            if parsed is None:
-                raise
-            break  # a recorded run that made no retry: its last reply stands
+        called = session.call_for_retry(messages, images, answered=parsed is not None)
+        if called is None:
+            break
+        reply, call_index = called
         if flow == FLOW_ONLINE and needs_continuation(reply):
             # Official Online variants ask once for the rest of a reply cut off inside a code block,
             # then read the joined text even if it is still unterminated.
