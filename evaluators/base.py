@@ -196,8 +196,9 @@ def get_plugin(slug: str) -> EnvironmentPlugin:
 
 
 def all_plugins() -> list[EnvironmentPlugin]:
+    """Every environment, by slug: the order of boards and columns must not depend on import order."""
     _load_builtin_plugins()
-    return list(_REGISTRY.values())
+    return [_REGISTRY[slug] for slug in sorted(_REGISTRY)]
 
 
 def _load_builtin_plugins() -> None:

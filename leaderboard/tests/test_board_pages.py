@@ -60,10 +60,11 @@ def test_an_incomplete_submission_is_marked_on_the_board(scored):
 
 def test_the_pages_render(client, scored):
     for url in [reverse("home"), reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture",
-                reverse("metric-card", args=["sokoban"]), reverse("queue"), reverse("submit"),
+                reverse("metric-card", args=["sokoban"]), reverse("queue"),
                 reverse("submission-detail", args=[scored["model"].id])]:
         response = client.get(url)
         assert response.status_code == 200, url
+    assert client.get(reverse("submit"))["Location"].startswith(reverse("login"))  # submitting needs an account
     board = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture").content.decode()
     assert "Oracle agent" in board and "baseline" in board and "Lab model" in board
     card = client.get(reverse("metric-card", args=["sokoban"])).content.decode()
