@@ -255,14 +255,21 @@ def _plugin_or_error(env: str):
         raise SubmissionError(str(exc)) from None
 
 
-def _enqueue_on_commit(attempt_ids: list[int]) -> None:
+def queue_for(env: str) -> str:
+    return django_settings.MAGEBENCH_QUEUE_FOR_ENV.get(env, django_settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) -> None:
+    """Send each attempt to its environment's queue (now, or after ``countdown`` seconds)."""
     from submissions.tasks import run_attempt_task
 
-    def send() -> None:
-        for attempt_id in attempt_ids:
-            run_attempt_task.delay(attempt_id)
+    envs = dict(Attempt.objects.filter(id__in=attempt_ids).values_list("id", "submission__environment_id"))
+    for attempt_id in attempt_ids:
+        run_attempt_task.apply_async((attempt_id,), queue=queue_for(envs.get(attempt_id, "")), countdown=countdown)
 
-    transaction.on_commit(send)
+
+def _enqueue_on_commit(attempt_ids: list[int]) -> None:
+    transaction.on_commit(lambda: attempts_enqueue(attempt_ids))
 
 
 # --- running attempts --------------------------------------------------------------------------
@@ -487,19 +494,31 @@ def submission_resume(*, submission: Submission) -> Submission:
     return submission
 
 
-def attempts_requeue_stalled(*, stalled_after_seconds: float) -> dict[str, int]:
-    """Queue again what no worker is doing: running attempts whose heartbeat stopped, and waiting ones.
+def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: bool = True) -> dict[str, int]:
+    """Queue again what no worker is doing: running attempts whose heartbeat stopped, and (unless
+    ``include_waiting`` is off) every waiting one, for when the broker lost its messages.
 
-    Safe to call at any time: claiming is atomic, so a message for an attempt that is already
-    being run or already finished does nothing.
+    A stalled attempt that has used all its tries is failed with the reason instead: a scenario that
+    kills its worker every time must not be retried for ever. Safe to call at any time: claiming is
+    atomic, so a message for an attempt that is already being run or has finished does nothing.
     """
     cutoff = timezone.now() - timezone.timedelta(seconds=stalled_after_seconds)
     active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
     stalled = active.filter(status=Attempt.Status.RUNNING, heartbeat_at__lt=cutoff)
-    stalled_ids = list(stalled.values_list("id", flat=True))
-    stalled.filter(id__in=stalled_ids).update(status=Attempt.Status.RETRYING, error_kind="worker_lost",
-                                              error_message="the worker running this attempt stopped")
-    waiting_ids = list(active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING])
-                       .values_list("id", flat=True))
-    _enqueue_on_commit(waiting_ids)
-    return {"stalled": len(stalled_ids), "queued": len(waiting_ids)}
+    max_tries = django_settings.MAGEBENCH_INFRA_MAX_TRIES
+    given_up = list(stalled.filter(tries__gte=max_tries).values_list("id", "submission_id"))
+    Attempt.objects.filter(id__in=[a for a, _ in given_up], status=Attempt.Status.RUNNING).update(
+        status=Attempt.Status.INFRA_FAILED, error_kind="worker_lost", finished_at=timezone.now(),
+        error_message=f"the worker running this attempt stopped on each of its {max_tries} tries")
+    stalled_ids = list(stalled.exclude(id__in=[a for a, _ in given_up]).values_list("id", flat=True))
+    Attempt.objects.filter(id__in=stalled_ids, status=Attempt.Status.RUNNING).update(
+        status=Attempt.Status.RETRYING, error_kind="worker_lost",
+        error_message="the worker running this attempt stopped; queued again")
+    for submission_id in {s for _, s in given_up}:
+        submission_refresh_status(submission_id=submission_id)
+    queued = stalled_ids
+    if include_waiting:
+        queued = list(active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING])
+                      .values_list("id", flat=True))
+    _enqueue_on_commit(queued)
+    return {"stalled": len(stalled_ids), "failed": len(given_up), "queued": len(queued)}

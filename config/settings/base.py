@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 import dj_database_url
+from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str
@@ -180,6 +181,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# One queue per kind of work, so that one kind cannot starve the others: WebUI attempts hold a
+# browser, Football attempts an engine, Sokoban attempts mostly wait on model calls. A worker
+# started without -Q consumes all three; production runs one pool per queue (docker-compose.yml).
+CELERY_TASK_DEFAULT_QUEUE = "light"
+CELERY_TASK_QUEUES = [Queue("light"), Queue("browser"), Queue("engine")]
+MAGEBENCH_QUEUE_FOR_ENV = {"webui": "browser", "football": "engine"}
+CELERY_BEAT_SCHEDULE = {
+    "watchdog": {"task": "submissions.watchdog", "schedule": env_float("MAGEBENCH_WATCHDOG_EVERY_SECONDS", 60.0)},
+}
+# A running attempt whose heartbeat is older than this is taken to be on a dead worker.
+MAGEBENCH_STALLED_AFTER_SECONDS = env_float("MAGEBENCH_STALLED_AFTER_SECONDS", 300.0)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

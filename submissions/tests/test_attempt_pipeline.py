@@ -215,7 +215,7 @@ def test_attempts_left_running_by_a_dead_worker_are_queued_again_and_finish_once
     lost = submission.attempts.first()
     attempt_claim(attempt_id=lost.id)  # claimed, then the worker died without a heartbeat
     Attempt.objects.filter(id=lost.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
-    assert attempts_requeue_stalled(stalled_after_seconds=600) == {"stalled": 1, "queued": 10}
+    assert attempts_requeue_stalled(stalled_after_seconds=600) == {"stalled": 1, "failed": 0, "queued": 10}
     lost.refresh_from_db()
     assert lost.status == Attempt.Status.RETRYING and lost.error_kind == "worker_lost"
     _run_all(submission)
@@ -223,3 +223,44 @@ def test_attempts_left_running_by_a_dead_worker_are_queued_again_and_finish_once
     assert lost.status == Attempt.Status.SCORED and lost.tries == 2 and lost.score == pytest.approx(100.0)
     submission.refresh_from_db()
     assert submission.status == Submission.Status.COMPLETED
+
+
+@pytest.mark.django_db
+def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_reason(fixture_scenarios, settings):
+    from django.utils import timezone
+
+    from submissions.tasks import watchdog_task
+
+    settings.MAGEBENCH_INFRA_MAX_TRIES = 2
+    submission = _submit("http://127.0.0.1:9/v1")
+    doomed, stalled, *_ = submission.attempts.order_by("id")
+    Attempt.objects.filter(id=doomed.id).update(status=Attempt.Status.RUNNING, tries=2,
+                                                heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    Attempt.objects.filter(id=stalled.id).update(status=Attempt.Status.RUNNING, tries=1,
+                                                 heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    # The beat task queues only what it released: the other waiting attempts keep their messages.
+    assert watchdog_task() == {"stalled": 1, "failed": 1, "queued": 1}
+    doomed.refresh_from_db()
+    stalled.refresh_from_db()
+    assert doomed.status == Attempt.Status.INFRA_FAILED and "each of its 2 tries" in doomed.error_message
+    assert doomed.score is None and stalled.status == Attempt.Status.RETRYING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_environment_is_queued_on_its_own_queue(fixture_scenarios, settings):
+    import redis
+
+    from config.celery import app
+    from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    app.control.purge()
+    model = model_entry_upsert(team=team_get_or_create(name="Queues"), name="M")
+    counts = {}
+    for env, flow in (("sokoban", "global"), ("webui", "global"), ("football", "online")):
+        submission = submission_create_endpoint(model=model, env=env, flow=flow, subset="mini", suite="fixture",
+                                                endpoint_url="http://127.0.0.1:9/v1", settings={"repeats": 1})
+        counts[env] = submission.attempts.count()
+    assert {queue: client.llen(queue) for queue in ("light", "browser", "engine")} == {
+        "light": counts["sokoban"], "browser": counts["webui"], "engine": counts["football"]}
+    app.control.purge()

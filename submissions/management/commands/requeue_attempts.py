@@ -16,4 +16,5 @@ class Command(BaseCommand):
     def handle(self, *args, stalled_after: float, **options) -> None:
         with transaction.atomic():
             counts = attempts_requeue_stalled(stalled_after_seconds=stalled_after)
-        self.stdout.write(f"{counts['stalled']} stalled attempt(s) released, {counts['queued']} attempt(s) queued")
+        self.stdout.write(f"{counts['stalled']} stalled attempt(s) released, {counts['failed']} failed after their "
+                          f"last try, {counts['queued']} attempt(s) queued")
