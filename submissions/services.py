@@ -292,8 +292,39 @@ class _Heartbeat:
             raise Cancelled()
 
 
+class EndpointBusy(Exception):
+    """The attempt's endpoint already serves as many attempts as the platform allows at once."""
+
+
+def _endpoint_has_room(attempt_id: int) -> bool:
+    """Whether one more attempt may call this attempt's endpoint now (uploads call none).
+
+    The endpoint's submissions are locked for the check and the claim, so two workers cannot both
+    take the last free place (on SQLite, writes are serialised anyway).
+    """
+    url = (Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", flat=True).first() or "")
+    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+    if not url or limit <= 0:
+        return True
+    list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list("id", flat=True))
+    fresh = timezone.now() - timezone.timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
+    running = Attempt.objects.filter(submission__endpoint_url=url, status=Attempt.Status.RUNNING,
+                                     heartbeat_at__gte=fresh).count()
+    return running < limit
+
+
 def attempt_claim(*, attempt_id: int) -> Attempt | None:
-    """Atomically move a waiting attempt to running; None when another worker has it or it is done."""
+    """Atomically move a waiting attempt to running; None when another worker has it or it is done.
+
+    Raises EndpointBusy when its endpoint is at its concurrency limit: the attempt stays waiting.
+    """
+    with transaction.atomic():
+        if not _endpoint_has_room(attempt_id):
+            raise EndpointBusy()
+        return _claim(attempt_id)
+
+
+def _claim(attempt_id: int) -> Attempt | None:
     now = timezone.now()
     claimed = Attempt.objects.filter(
         id=attempt_id,
@@ -318,7 +349,11 @@ def scenario_spec(scenario: Scenario) -> ScenarioSpec:
 
 def attempt_run(*, attempt_id: int) -> float | None:
     """Run one attempt. Returns a delay in seconds when it must be tried again later."""
-    attempt = attempt_claim(attempt_id=attempt_id)
+    try:
+        attempt = attempt_claim(attempt_id=attempt_id)
+    except EndpointBusy:
+        # Not a failure and not a try: the team's server is busy with our other attempts.
+        return django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS
     if attempt is None:
         return None
     submission = attempt.submission

@@ -207,6 +207,10 @@ MAGEBENCH_INFRA_RETRY_BASE_SECONDS = env_float("MAGEBENCH_INFRA_RETRY_BASE_SECON
 MAGEBENCH_ENDPOINT_TIMEOUT = env_float("MAGEBENCH_ENDPOINT_TIMEOUT", 120.0)
 MAGEBENCH_ENDPOINT_MAX_RETRIES = env_int("MAGEBENCH_ENDPOINT_MAX_RETRIES", 3)
 MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
+# Attempts calling one endpoint at once, however many workers run (0: no limit), so the platform
+# never floods a team's server; an attempt finding no room waits this long and looks again.
+MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 4)
+MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = env_float("MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS", 5.0)
 # Uploads of model outputs (a zip of the official output folder, or per-sample JSONL).
 MAGEBENCH_UPLOAD_MAX_BYTES = env_int("MAGEBENCH_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAGEBENCH_UPLOAD_MAX_BYTES + 1024 * 1024

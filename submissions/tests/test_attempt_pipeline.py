@@ -264,3 +264,25 @@ def test_each_environment_is_queued_on_its_own_queue(fixture_scenarios, settings
     assert {queue: client.llen(queue) for queue in ("light", "browser", "engine")} == {
         "light": counts["sokoban"], "browser": counts["webui"], "engine": counts["football"]}
     app.control.purge()
+
+
+@pytest.mark.django_db
+def test_an_endpoint_at_its_concurrency_limit_makes_attempts_wait_without_using_a_try(fixture_scenarios,
+                                                                                      baseline_endpoint, settings):
+    from django.utils import timezone
+
+    settings.MAGEBENCH_ENDPOINT_CONCURRENCY = 1
+    settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = 7.0
+    url = baseline_endpoint("oracle").url
+    first, second = _submit(url), _submit(url, agent="other")  # two submissions, one team server
+    busy = first.attempts.order_by("id").first()
+    assert attempt_claim(attempt_id=busy.id) is not None  # another worker is running this one
+    waiting = second.attempts.order_by("id").first()
+    assert attempt_run(attempt_id=waiting.id) == 7.0
+    waiting.refresh_from_db()
+    assert waiting.status == Attempt.Status.PENDING and waiting.tries == 0
+    # A place held by a dead worker (no heartbeat for longer than the stall limit) is free again.
+    Attempt.objects.filter(id=busy.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    assert attempt_run(attempt_id=waiting.id) is None
+    waiting.refresh_from_db()
+    assert waiting.status == Attempt.Status.SCORED and waiting.tries == 1
