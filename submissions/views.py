@@ -8,7 +8,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.selectors import (can_manage_submission, can_publish_submission, can_view_submission, quota_status,
+from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission, quota_status,
                                 request_access, user_teams)
 from accounts.services import quota_check
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
@@ -79,31 +79,33 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, "submissions/queue.html", {"items": items})
 
 
-def _viewable(request: HttpRequest, submission: Submission) -> Submission:
+def _viewable(access: Access, submission: Submission) -> Submission:
     """The submission if the visitor may see it; a private one is a 404 to outsiders, as if absent."""
-    if not can_view_submission(request_access(request), submission):
+    if not can_view_submission(access, submission):
         raise Http404("no such submission")
     return submission
 
 
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
-    submission = _viewable(request, get_object_or_404(
+    access = request_access(request)
+    submission = _viewable(access, get_object_or_404(
         Submission.objects.select_related("model", "team", "environment"), id=submission_id))
     attempts = list(submission_attempts(submission))
     return render(request, "submissions/detail.html", {
         "submission": submission, "progress": submission_progress(submission), "attempts": attempts,
         "queue_item": queue_item(submission) if submission.is_active else None,
         "scenarios": scenario_rows(attempts),
-        "can_manage": can_manage_submission(request_access(request), submission),
-        "can_publish": can_publish_submission(request_access(request), submission) and not submission.is_public,
+        "can_manage": can_manage_submission(access, submission),
+        "can_publish": can_publish_submission(access, submission) and not submission.is_public,
     })
 
 
 @require_POST
 def submission_action(request: HttpRequest, submission_id: int, action: str) -> HttpResponse:
-    submission = _viewable(request, get_object_or_404(Submission, id=submission_id))
-    allowed = (can_publish_submission if action == "publish" else can_manage_submission)(request_access(request),
-                                                                                          submission)
+    access = request_access(request)
+    submission = _viewable(access, get_object_or_404(Submission, id=submission_id))
+    check = can_publish_submission if action == "publish" else can_manage_submission
+    allowed = check(access, submission)
     if not allowed:
         raise PermissionDenied("only the submission's team can do that" if action != "publish"
                                else "only the team's owner publishes a submission")
@@ -131,7 +133,7 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
 
 def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
-    _viewable(request, attempt.submission)
+    _viewable(request_access(request), attempt.submission)
     trajectory = attempt_trajectory(attempt)
     artifacts = (trajectory or {}).get("artifacts") or {}
     football = None
@@ -143,7 +145,7 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
 def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission"), id=attempt_id)
-    _viewable(request, attempt.submission)
+    _viewable(request_access(request), attempt.submission)
     path = attempt_frame_path(attempt, name)
     if path is None:
         raise Http404("no such frame")
@@ -157,7 +159,7 @@ def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileRespo
 def attempt_trace(request: HttpRequest, attempt_id: int) -> FileResponse:
     """The Playwright trace of the generated page's evaluation (open it with `playwright show-trace`)."""
     attempt = get_object_or_404(Attempt.objects.select_related("submission"), id=attempt_id)
-    _viewable(request, attempt.submission)
+    _viewable(request_access(request), attempt.submission)
     path = attempt_trace_path(attempt)
     if path is None:
         raise Http404("this attempt has no trace")
