@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from submissions.models import Team
 
@@ -61,6 +60,3 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
-
-    def revoke(self) -> None:
-        self.revoked_at = timezone.now()

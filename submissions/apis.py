@@ -51,10 +51,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-def viewable_submission(request: Any, submission_id: int) -> Submission:
+def viewable_submission(access: Access, submission_id: int) -> Submission:
     # One answer for "absent" and "private to another team", so a caller cannot probe for private ids.
     submission = Submission.objects.select_related("model", "team").filter(id=submission_id).first()
-    if submission is None or not can_view_submission(request_access(request), submission):
+    if submission is None or not can_view_submission(access, submission):
         raise exceptions.NotFound("no such submission")
     return submission
 
@@ -241,7 +241,7 @@ class SubmissionDetailApi(APIView):
 
     @extend_schema(responses={200: OutputSerializer, 404: ErrorOutput})
     def get(self, request, submission_id: int) -> Response:
-        return Response(self.OutputSerializer(viewable_submission(request, submission_id)).data)
+        return Response(self.OutputSerializer(viewable_submission(request_access(request), submission_id)).data)
 
 
 class SubmissionActionApi(APIView):
@@ -252,8 +252,8 @@ class SubmissionActionApi(APIView):
     def post(self, request, submission_id: int, action: str) -> Response:
         if action not in self.ACTIONS:
             raise exceptions.NotFound(f"unknown action; choose one of {', '.join(self.ACTIONS)}")
-        submission = viewable_submission(request, submission_id)
         access = request_access(request)
+        submission = viewable_submission(access, submission_id)
         if not (can_publish_submission if action == "publish" else can_manage_submission)(access, submission):
             raise exceptions.PermissionDenied("only the team's owner publishes" if action == "publish"
                                               else "only the submission's team, with write access, can do that")
