@@ -1,10 +1,12 @@
 """Shared test fixtures: fixture scenarios, baseline endpoints and real Celery workers."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -112,39 +114,111 @@ def wait_for() -> Callable[[Callable[[], bool], float, str], None]:
     return _wait_for
 
 
+@dataclass
+class Worker:
+    """A `celery worker` process started by ``celery_workers``; ``name`` is what attempts record."""
+
+    name: str
+    process: subprocess.Popen
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool children at once, as a crashed machine would."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=20)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+@contextmanager
+def broker_at(url: str) -> Iterator[None]:
+    """Point this process's Celery app (what the services send with) at another broker for a while."""
+    from config.celery import app
+
+    def reset() -> None:
+        # kombu keeps one pool per broker URL: forgetting the app's picks up the pool of the new URL.
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    # Celery reads CELERY_BROKER_URL from the environment before its settings; the write and read
+    # URLs come first of all.
+    before = (app.conf.broker_write_url, app.conf.broker_read_url)
+    app.conf.broker_write_url = app.conf.broker_read_url = url
+    reset()
+    try:
+        yield
+    finally:
+        app.conf.broker_write_url, app.conf.broker_read_url = before
+        reset()
+
+
 @pytest.fixture
-def celery_worker_process(transactional_db, settings, tmp_path) -> Iterator[subprocess.Popen]:
-    """A real `celery worker` process on the local Redis, sharing the test database and media root."""
+def celery_workers(transactional_db, settings, tmp_path) -> Iterator[Callable[..., Worker]]:
+    """Start real `celery worker` processes sharing the test database and media root; each is
+    stopped after the test. ``beat=True`` embeds Celery beat (the watchdog) in that worker."""
     from django.db import connection
 
     from config.celery import app
 
     db = connection.settings_dict
-    env = dict(os.environ)
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "MAGEBENCH_DATA_DIR": str(settings.DATA_DIR),
-        "MAGEBENCH_MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "MAGEBENCH_SCENARIO_ROOT": str(settings.SCENARIO_ROOT),
-    })
-    app.control.purge()  # leftovers of an interrupted earlier run must not reach this worker
-    log = (tmp_path / "worker.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2",
-         "--pool=prefork", f"--hostname=test-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    started: list[Worker] = []
+    purged: set[str] = set()
+
+    def start(name: str = "w1", *, concurrency: int = 2, beat: bool = False, broker: str | None = None,
+              env: dict[str, str] | None = None, wait: bool = True) -> Worker:
+        broker_url = broker or settings.CELERY_BROKER_URL
+        environ = dict(os.environ)
+        environ.update({
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+            "CELERY_BROKER_URL": broker_url,
+            "MAGEBENCH_DATA_DIR": str(settings.DATA_DIR),
+            "MAGEBENCH_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+            "MAGEBENCH_SCENARIO_ROOT": str(settings.SCENARIO_ROOT),
+            **(env or {}),
+        })
+        if broker_url not in purged:  # leftovers of an interrupted earlier run must not reach these workers
+            with broker_at(broker_url):
+                app.control.purge()
+            purged.add(broker_url)
+        hostname = f"{name}-{os.getpid()}@{socket.gethostname()}"
+        log = tmp_path / f"worker-{name}.log"
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
+                   f"--concurrency={concurrency}", "--pool=prefork", f"--hostname={hostname}",
+                   "--without-gossip", "--without-mingle"]
+        if beat:
+            command += ["--beat", f"--schedule={tmp_path / f'beat-{name}'}"]
+        with log.open("w") as out:
+            process = subprocess.Popen(command, cwd=ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+        worker = Worker(name=hostname, process=process, log=log)
+        started.append(worker)
+        if wait:
+            # The worker logs "<hostname> ready." once it consumes its queues, whatever the broker.
+            _wait_for(lambda: f"{hostname} ready." in log.read_text(errors="replace") or process.poll() is not None,
+                      60, f"the Celery worker {name}")
+            if process.poll() is not None:
+                raise AssertionError(f"worker {name} exited: {worker.output()}")
+        return worker
+
     try:
-        _wait_for(lambda: bool(app.control.ping(timeout=0.5)) or process.poll() is not None, 60, "the Celery worker")
-        if process.poll() is not None:
-            raise AssertionError(f"worker exited: {(tmp_path / 'worker.log').read_text()[-3000:]}")
-        yield process
+        yield start
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-        log.close()
+        for worker in started:
+            worker.stop()
+
+
+@pytest.fixture
+def celery_worker_process(celery_workers) -> subprocess.Popen:
+    """One real `celery worker` process on the local Redis (two pool processes)."""
+    return celery_workers("test").process

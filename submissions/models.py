@@ -152,6 +152,8 @@ class Attempt(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     next_try_at = models.DateTimeField(null=True, blank=True)
+    #: When its current message went to the broker; empty while none could be sent (the watchdog sends it).
+    queued_at = models.DateTimeField(null=True, blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
 
     class Meta:

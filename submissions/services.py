@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.text import slugify
@@ -36,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 #: Errors that retrying cannot fix: fail the attempt at once with the reason.
 NON_RETRYABLE = {"auth_error", "invalid_request"}
-HEARTBEAT_EVERY_SECONDS = 2.0
 
 
 class SubmissionError(ValueError):
@@ -260,12 +259,27 @@ def queue_for(env: str) -> str:
 
 
 def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) -> None:
-    """Send each attempt to its environment's queue (now, or after ``countdown`` seconds)."""
+    """Send each attempt to its environment's queue (now, or after ``countdown`` seconds).
+
+    A broker that cannot be reached loses nothing: the attempts stay waiting with no ``queued_at``
+    and the watchdog sends them again once the broker is back. The caller (a web request, a retry)
+    carries on either way.
+    """
+    from kombu.exceptions import KombuError, OperationalError as BrokerError
+
     from submissions.tasks import run_attempt_task
 
     envs = dict(Attempt.objects.filter(id__in=attempt_ids).values_list("id", "submission__environment_id"))
-    for attempt_id in attempt_ids:
-        run_attempt_task.apply_async((attempt_id,), queue=queue_for(envs.get(attempt_id, "")), countdown=countdown)
+    sent: list[int] = []
+    try:
+        for attempt_id in attempt_ids:
+            run_attempt_task.apply_async((attempt_id,), queue=queue_for(envs.get(attempt_id, "")), countdown=countdown)
+            sent.append(attempt_id)
+    except (BrokerError, KombuError, OSError) as exc:
+        logger.warning("could not queue %d attempt(s), the watchdog will send them again: %s",
+                       len(attempt_ids) - len(sent), exc)
+        Attempt.objects.filter(id__in=attempt_ids[len(sent):]).update(queued_at=None)
+    Attempt.objects.filter(id__in=sent).update(queued_at=timezone.now())
 
 
 def _enqueue_on_commit(attempt_ids: list[int]) -> None:
@@ -275,21 +289,65 @@ def _enqueue_on_commit(attempt_ids: list[int]) -> None:
 # --- running attempts --------------------------------------------------------------------------
 
 
+class Superseded(Cancelled):
+    """This worker no longer owns the attempt: the watchdog gave it to another worker (this one was
+    paused or cut off for too long). Its result must not be written."""
+
+
+def _owned(attempt: Attempt):  # type: ignore[no-untyped-def]
+    """The attempt's row while this try still owns it: every write of a running try goes through it,
+    so a try that was given up on and handed to another worker can never write over the new one."""
+    return Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING, tries=attempt.tries)
+
+
 @dataclass
 class _Heartbeat:
-    attempt_id: int
-    submission_id: int
+    attempt: Attempt
     last: float = 0.0
 
     def __call__(self, progress: dict[str, Any]) -> None:
         now = time.monotonic()
-        if now - self.last < HEARTBEAT_EVERY_SECONDS:
+        if now - self.last < django_settings.MAGEBENCH_HEARTBEAT_EVERY_SECONDS:
             return
         self.last = now
-        Attempt.objects.filter(id=self.attempt_id, status=Attempt.Status.RUNNING).update(
-            heartbeat_at=timezone.now(), steps=progress.get("steps", 0), model_calls=progress.get("model_calls", 0))
-        if Submission.objects.filter(id=self.submission_id, status=Submission.Status.CANCELLED).exists():
+        try:
+            beat = _owned(self.attempt).update(heartbeat_at=timezone.now(), steps=progress.get("steps", 0),
+                                               model_calls=progress.get("model_calls", 0))
+            cancelled = Submission.objects.filter(id=self.attempt.submission_id,
+                                                  status=Submission.Status.CANCELLED).exists()
+        except (OperationalError, InterfaceError) as exc:
+            # The database is restarting: keep playing, the next beat or the final write reconnects.
+            logger.warning("attempt %s: heartbeat skipped, database unavailable: %s", self.attempt.id, exc)
+            _reconnect()
+            return
+        if cancelled:
             raise Cancelled()
+        if beat == 0:
+            raise Superseded()
+
+
+def _reconnect() -> None:
+    try:
+        connection.close()
+    except DatabaseError:
+        pass
+
+
+def _with_database(write: Any, *, what: str) -> Any:
+    """Run ``write`` (autocommit ORM calls), waiting out a database restart of up to
+    MAGEBENCH_DB_OUTAGE_SECONDS instead of losing a finished episode's result."""
+    deadline = time.monotonic() + django_settings.MAGEBENCH_DB_OUTAGE_SECONDS
+    pause = 0.5
+    while True:
+        try:
+            return write()
+        except (OperationalError, InterfaceError) as exc:
+            if time.monotonic() + pause > deadline:
+                raise
+            logger.warning("%s: database unavailable, trying again in %.1fs: %s", what, pause, exc)
+            _reconnect()
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
 
 
 class EndpointBusy(Exception):
@@ -313,7 +371,7 @@ def _endpoint_has_room(attempt_id: int) -> bool:
     return running < limit
 
 
-def attempt_claim(*, attempt_id: int) -> Attempt | None:
+def attempt_claim(*, attempt_id: int, worker: str = "") -> Attempt | None:
     """Atomically move a waiting attempt to running; None when another worker has it or it is done.
 
     Raises EndpointBusy when its endpoint is at its concurrency limit: the attempt stays waiting.
@@ -321,17 +379,17 @@ def attempt_claim(*, attempt_id: int) -> Attempt | None:
     with transaction.atomic():
         if not _endpoint_has_room(attempt_id):
             raise EndpointBusy()
-        return _claim(attempt_id)
+        return _claim(attempt_id, worker or socket.gethostname())
 
 
-def _claim(attempt_id: int) -> Attempt | None:
+def _claim(attempt_id: int, worker: str) -> Attempt | None:
     now = timezone.now()
     claimed = Attempt.objects.filter(
         id=attempt_id,
         status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING],
         submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
     ).update(status=Attempt.Status.RUNNING, started_at=now, heartbeat_at=now, tries=F("tries") + 1,
-             worker=socket.gethostname()[:200], next_try_at=None)
+             worker=worker[:200], next_try_at=None)
     if claimed != 1:
         return None
     attempt = Attempt.objects.select_related("submission", "scenario").get(id=attempt_id)
@@ -347,10 +405,14 @@ def scenario_spec(scenario: Scenario) -> ScenarioSpec:
     return ScenarioSpec(env=scenario.environment_id, key=scenario.key, data=scenario.data, resource_path=resource)
 
 
-def attempt_run(*, attempt_id: int) -> float | None:
-    """Run one attempt. Returns a delay in seconds when it must be tried again later."""
+def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
+    """Run one attempt. Returns a delay in seconds when it must be tried again later.
+
+    Safe to call for any attempt at any time, as often as a broker delivers it: only a waiting
+    attempt is claimed, and only the try that claimed it may write its result.
+    """
     try:
-        attempt = attempt_claim(attempt_id=attempt_id)
+        attempt = attempt_claim(attempt_id=attempt_id, worker=worker)
     except EndpointBusy:
         # Not a failure and not a try: the team's server is busy with our other attempts.
         return django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS
@@ -372,29 +434,49 @@ def attempt_run(*, attempt_id: int) -> float | None:
             )
         result = run_attempt(
             scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
-            model=client, out_dir=django_settings.MEDIA_ROOT / relative,
-            progress=_Heartbeat(attempt.id, submission.id),
+            model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
         )
+    except Superseded:
+        logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",
+                       attempt.id, attempt.tries)
+        return None
     except Cancelled:
-        Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).update(
-            status=Attempt.Status.CANCELLED, finished_at=timezone.now(), trajectory_path=str(relative))
-        submission_refresh_status(submission_id=submission.id)
+        _with_database(lambda: _owned(attempt).update(status=Attempt.Status.CANCELLED, finished_at=timezone.now(),
+                                                      trajectory_path=str(relative)), what=f"attempt {attempt.id}")
+        _with_database(lambda: submission_refresh_status(submission_id=submission.id),
+                       what=f"submission {submission.id}")
         return None
     except (InfraError, EnvironmentFailure, ValueError) as exc:
-        return _attempt_infra_failure(attempt, exc, relative, time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        return _with_database(lambda: _attempt_infra_failure(attempt, exc, relative, elapsed),
+                              what=f"attempt {attempt.id}")
     diagnostics = result.diagnostics
-    Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).update(
-        status=Attempt.Status.SCORED, score=result.score, outcome=result.outcome[:32], steps=result.steps,
-        model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
-        repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
-        details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
-                 **_self_reported(attempt, result.score)},
-        error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens, trajectory_path=str(relative),
-        finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=time.monotonic() - started,
-    )
-    submission_refresh_status(submission_id=submission.id)
+    elapsed = time.monotonic() - started
+
+    def record() -> None:
+        written = _owned(attempt).update(
+            status=Attempt.Status.SCORED, score=result.score, outcome=result.outcome[:32], steps=result.steps,
+            model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
+            repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
+            details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
+                     **_self_reported(attempt, result.score)},
+            error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, trajectory_path=str(relative),
+            finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=elapsed,
+        )
+        # Zero rows is also what a second go sees when the first one's commit landed but its answer
+        # was lost to the outage: only a row in another try's hands means the result was dropped.
+        if written == 0 and not _landed(attempt, Attempt.Status.SCORED):
+            logger.warning("attempt %s try %s finished after another worker took it over; not recorded",
+                           attempt.id, attempt.tries)
+
+    _with_database(record, what=f"attempt {attempt.id}")
+    _with_database(lambda: submission_refresh_status(submission_id=submission.id), what=f"submission {submission.id}")
     return None
+
+
+def _landed(attempt: Attempt, status: str) -> bool:
+    return Attempt.objects.filter(id=attempt.id, tries=attempt.tries, status=status).exists()
 
 
 #: How far a re-scored upload may sit from its self-reported score before the two are flagged as
@@ -425,7 +507,8 @@ def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, ela
         fields.update(status=Attempt.Status.INFRA_FAILED, finished_at=timezone.now())
     else:
         fields.update(status=Attempt.Status.RETRYING, next_try_at=timezone.now() + timezone.timedelta(seconds=delay))
-    Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).update(**fields)
+    if _owned(attempt).update(**fields) == 0 and not _landed(attempt, fields["status"]):
+        return None  # another worker has this attempt now; its outcome is that worker's to record
     logger.warning("attempt %s: %s (%s), try %s%s", attempt.id, kind, message, attempt.tries,
                    "; giving up" if give_up else f"; retrying in {delay:.1f}s")
     submission_refresh_status(submission_id=attempt.submission_id)
@@ -530,20 +613,22 @@ def submission_resume(*, submission: Submission) -> Submission:
 
 
 def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: bool = True) -> dict[str, int]:
-    """Queue again what no worker is doing: running attempts whose heartbeat stopped, and (unless
-    ``include_waiting`` is off) every waiting one, for when the broker lost its messages.
+    """Queue again what no worker is doing: running attempts whose heartbeat stopped, waiting ones
+    whose message could not be sent, and (with ``include_waiting``) every waiting one, for when the
+    broker lost its messages.
 
     A stalled attempt that has used all its tries is failed with the reason instead: a scenario that
     kills its worker every time must not be retried for ever. Safe to call at any time: claiming is
     atomic, so a message for an attempt that is already being run or has finished does nothing.
     """
-    cutoff = timezone.now() - timezone.timedelta(seconds=stalled_after_seconds)
+    now = timezone.now()
+    cutoff = now - timezone.timedelta(seconds=stalled_after_seconds)
     active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
     stalled = active.filter(status=Attempt.Status.RUNNING, heartbeat_at__lt=cutoff)
     max_tries = django_settings.MAGEBENCH_INFRA_MAX_TRIES
     given_up = list(stalled.filter(tries__gte=max_tries).values_list("id", "submission_id"))
     Attempt.objects.filter(id__in=[a for a, _ in given_up], status=Attempt.Status.RUNNING).update(
-        status=Attempt.Status.INFRA_FAILED, error_kind="worker_lost", finished_at=timezone.now(),
+        status=Attempt.Status.INFRA_FAILED, error_kind="worker_lost", finished_at=now,
         error_message=f"the worker running this attempt stopped on each of its {max_tries} tries")
     stalled_ids = list(stalled.exclude(id__in=[a for a, _ in given_up]).values_list("id", flat=True))
     Attempt.objects.filter(id__in=stalled_ids, status=Attempt.Status.RUNNING).update(
@@ -551,9 +636,47 @@ def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: b
         error_message="the worker running this attempt stopped; queued again")
     for submission_id in {s for _, s in given_up}:
         submission_refresh_status(submission_id=submission_id)
-    queued = stalled_ids
+    waiting = active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING])
     if include_waiting:
-        queued = list(active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING])
-                      .values_list("id", flat=True))
+        unsent: list[int] = list(waiting.values_list("id", flat=True))
+    else:
+        # A send that failed left queued_at empty; a moment's grace lets a commit's own send finish.
+        grace = now - timezone.timedelta(seconds=UNSENT_GRACE_SECONDS)
+        unsent = list(waiting.filter(queued_at__isnull=True, created_at__lt=grace).values_list("id", flat=True))
+    queued = sorted(set(stalled_ids) | set(unsent))
     _enqueue_on_commit(queued)
     return {"stalled": len(stalled_ids), "failed": len(given_up), "queued": len(queued)}
+
+
+#: How long a new attempt may wait for its first message before the watchdog sends one itself.
+UNSENT_GRACE_SECONDS = 30.0
+
+#: A key the watchdog keeps in a Redis broker. Redis without persistence comes back from a restart
+#: empty: the key's absence is how the watchdog learns that every queued message was lost.
+BROKER_MARKER_KEY = "magebench:broker-marker"
+
+
+def broker_lost_messages() -> bool:
+    """Whether the broker has been emptied since the last call (the first call ever also says yes,
+    which only re-sends the waiting attempts once). Brokers other than Redis keep their messages."""
+    url = django_settings.CELERY_BROKER_URL
+    if not url.startswith(("redis://", "rediss://")):
+        return False
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+    try:
+        return bool(client.set(BROKER_MARKER_KEY, timezone.now().isoformat(), nx=True))
+    finally:
+        client.close()
+
+
+def watchdog_run() -> dict[str, int]:
+    """One round of the watchdog (Celery beat runs it every MAGEBENCH_WATCHDOG_EVERY_SECONDS)."""
+    lost = broker_lost_messages()
+    if lost:
+        logger.warning("the broker holds none of our messages (restarted empty?): sending every waiting attempt again")
+    with transaction.atomic():
+        counts = attempts_requeue_stalled(stalled_after_seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS,
+                                          include_waiting=lost)
+    return {**counts, "broker_emptied": int(lost)}

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 
-@shared_task(name="submissions.run_attempt", acks_late=True)
-def run_attempt_task(attempt_id: int) -> None:
-    from submissions.services import attempt_run
+# A database that is restarting fails the claim: the message is sent again later instead of being
+# acknowledged and lost (the attempt is still waiting, so nothing was done twice).
+@shared_task(name="submissions.run_attempt", bind=True, acks_late=True,
+             autoretry_for=(OperationalError, InterfaceError), retry_backoff=2, retry_backoff_max=60,
+             max_retries=None)
+def run_attempt_task(self, attempt_id: int) -> None:  # type: ignore[no-untyped-def]
+    from submissions.services import attempt_run, attempts_enqueue
 
-    from submissions.services import attempts_enqueue
-
-    delay = attempt_run(attempt_id=attempt_id)
+    delay = attempt_run(attempt_id=attempt_id, worker=self.request.hostname or "")
     if delay is not None:
         # An infrastructure failure: try the same attempt again later, never score it.
         attempts_enqueue([attempt_id], countdown=delay)
@@ -18,12 +21,7 @@ def run_attempt_task(attempt_id: int) -> None:
 
 @shared_task(name="submissions.watchdog")
 def watchdog_task() -> dict[str, int]:
-    """Celery beat's periodic check for attempts whose worker died (see attempts_requeue_stalled)."""
-    from django.conf import settings
-    from django.db import transaction
+    """Celery beat's periodic check for attempts whose worker died or whose message was lost."""
+    from submissions.services import watchdog_run
 
-    from submissions.services import attempts_requeue_stalled
-
-    with transaction.atomic():
-        return attempts_requeue_stalled(stalled_after_seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS,
-                                        include_waiting=False)
+    return watchdog_run()

@@ -178,6 +178,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
     }
+else:
+    # A message not acknowledged this long after delivery (its worker died) is delivered again. A
+    # long episode outliving it gets a duplicate, which finds the attempt claimed and does nothing.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("MAGEBENCH_BROKER_VISIBILITY_TIMEOUT", 3600),
+    }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Running episodes carry on through a broker restart; what the broker lost, the watchdog re-sends.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -192,6 +201,10 @@ CELERY_BEAT_SCHEDULE = {
 }
 # A running attempt whose heartbeat is older than this is taken to be on a dead worker.
 MAGEBENCH_STALLED_AFTER_SECONDS = env_float("MAGEBENCH_STALLED_AFTER_SECONDS", 300.0)
+MAGEBENCH_HEARTBEAT_EVERY_SECONDS = env_float("MAGEBENCH_HEARTBEAT_EVERY_SECONDS", 2.0)
+# How long a worker holding a finished episode waits for the database to come back before giving
+# the result up (the watchdog then runs the attempt again).
+MAGEBENCH_DB_OUTAGE_SECONDS = env_float("MAGEBENCH_DB_OUTAGE_SECONDS", 120.0)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

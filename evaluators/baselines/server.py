@@ -86,11 +86,22 @@ class _BaselineHTTPServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self._count_lock = threading.Lock()
         self.chat_requests = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
 
     def next_request_number(self) -> int:
         with self._count_lock:
             self.chat_requests += 1
             return self.chat_requests
+
+    def request_started(self) -> None:
+        with self._count_lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+
+    def request_ended(self) -> None:
+        with self._count_lock:
+            self.in_flight -= 1
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -135,11 +146,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             return
         number = self.server.next_request_number()
-        fault = self.server.fault
-        if fault is not None and fault.applies_to(number):
-            if self._inject(fault, body):
-                return
-        self._answer(body)
+        self.server.request_started()
+        try:
+            fault = self.server.fault
+            if fault is not None and fault.applies_to(number):
+                if self._inject(fault, body):
+                    return
+            self._answer(body)
+        finally:
+            self.server.request_ended()
 
     # -- chat completions ---------------------------------------------------------------------
 
@@ -330,6 +345,11 @@ class RunningServer:
     def chat_requests(self) -> int:
         """How many chat-completions requests reached the agent or a fault so far."""
         return self._server.chat_requests
+
+    @property
+    def most_in_flight(self) -> int:
+        """The most chat-completions requests it was serving at one moment: how hard it was pushed."""
+        return self._server.most_in_flight
 
     def stop(self) -> None:
         self._server.stopping.set()

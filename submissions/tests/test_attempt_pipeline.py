@@ -227,9 +227,13 @@ def test_attempts_left_running_by_a_dead_worker_are_queued_again_and_finish_once
 
 @pytest.mark.django_db
 def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_reason(fixture_scenarios, settings):
+    import redis
     from django.utils import timezone
 
+    from submissions.services import BROKER_MARKER_KEY
     from submissions.tasks import watchdog_task
+
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).set(BROKER_MARKER_KEY, "up")  # the broker kept its messages
 
     settings.MAGEBENCH_INFRA_MAX_TRIES = 2
     submission = _submit("http://127.0.0.1:9/v1")
@@ -239,7 +243,7 @@ def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_r
     Attempt.objects.filter(id=stalled.id).update(status=Attempt.Status.RUNNING, tries=1,
                                                  heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
     # The beat task queues only what it released: the other waiting attempts keep their messages.
-    assert watchdog_task() == {"stalled": 1, "failed": 1, "queued": 1}
+    assert watchdog_task() == {"stalled": 1, "failed": 1, "queued": 1, "broker_emptied": 0}
     doomed.refresh_from_db()
     stalled.refresh_from_db()
     assert doomed.status == Attempt.Status.INFRA_FAILED and "each of its 2 tries" in doomed.error_message

@@ -1,0 +1,300 @@
+"""Fault tolerance on real processes: workers killed mid-episode, Redis and PostgreSQL restarted
+mid-run, a paused worker coming back after its attempt was handed on, a broker that cannot be reached.
+
+Each test checks the same promise: every attempt ends exactly once, no episode is scored twice and
+no chat-completions request is made for nothing (the endpoint's request count equals the calls the
+recorded tries made).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.utils import timezone
+
+from conftest import broker_at
+from submissions.models import Attempt, Submission, SubmissionResult
+from submissions.services import (BROKER_MARKER_KEY, attempt_run, attempts_enqueue, attempts_requeue_stalled,
+                                  model_entry_upsert, submission_create_endpoint, team_get_or_create, watchdog_run)
+
+pytestmark = pytest.mark.integration
+
+#: Worker settings that make a dead worker noticed within seconds instead of minutes.
+FAST_WATCHDOG = {
+    "MAGEBENCH_HEARTBEAT_EVERY_SECONDS": "0.3",
+    "MAGEBENCH_STALLED_AFTER_SECONDS": "4",
+    "MAGEBENCH_WATCHDOG_EVERY_SECONDS": "1",
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _submit(url: str, *, name: str = "Oracle", flow: str = "online", repeats: int = 1,
+            only: int | None = None) -> Submission:
+    model = model_entry_upsert(team=team_get_or_create(name="Fault team"), name=name)
+    with transaction.atomic():  # the messages go out on commit, when only the kept attempts exist
+        submission = submission_create_endpoint(model=model, env="sokoban", flow=flow, subset="mini",
+                                                suite="fixture", endpoint_url=url, endpoint_model="oracle",
+                                                settings={"repeats": repeats, "resolution": 256})
+        if only is not None:  # keep the first few scenarios: enough work to interrupt, little to wait for
+            keep = list(submission.attempts.order_by("id").values_list("id", flat=True)[:only])
+            submission.attempts.exclude(id__in=keep).delete()
+    return submission
+
+
+def _finished(submission: Submission) -> bool:
+    try:
+        return not Submission.objects.get(id=submission.id).is_active
+    except (OperationalError, InterfaceError):  # the database is restarting: ask again
+        connection.close()
+        return False
+
+
+def _assert_each_attempt_ended_once(submission: Submission, server) -> list[Attempt]:  # type: ignore[no-untyped-def]
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.COMPLETED, submission.status_reason
+    attempts = list(submission.attempts.order_by("id"))
+    assert all(a.status == Attempt.Status.SCORED and a.score == pytest.approx(100.0) for a in attempts)
+    assert all(a.trajectory_path.endswith(f"try-{a.tries}") for a in attempts)
+    result = SubmissionResult.objects.get(submission=submission)
+    assert (result.n_attempts, result.n_scored) == (len(attempts), len(attempts))
+    assert result.mean == pytest.approx(100.0)
+    return attempts
+
+
+def _tries_on_disk(attempt: Attempt) -> list[str]:
+    folder = Path(django_settings.MEDIA_ROOT) / "trajectories" / str(attempt.submission_id) / str(attempt.id)
+    return sorted(p.name for p in folder.iterdir())
+
+
+# --- a worker dies ---------------------------------------------------------------------------------
+
+
+def test_a_worker_killed_mid_episode_hands_the_attempt_to_another_worker_which_scores_it_once(
+        fixture_scenarios, baseline_endpoint, celery_workers, wait_for):
+    # Every request stalls 0.3 s, so the episode is still going when the first worker is killed.
+    server = baseline_endpoint("oracle", fault="timeout", delay=0.3)
+    doomed = celery_workers("doomed", concurrency=1, env=FAST_WATCHDOG)
+    submission = _submit(server.url, only=1)
+    attempt = submission.attempts.get()
+    wait_for(lambda: Attempt.objects.filter(id=attempt.id, model_calls__gte=2, worker=doomed.name).exists(), 60,
+             "the first worker to be a few steps into the episode")
+    doomed.kill()
+    calls_before_the_kill = server.chat_requests
+    rescuer = celery_workers("rescuer", concurrency=1, beat=True, env=FAST_WATCHDOG)
+    wait_for(lambda: _finished(submission), 120, "the other worker to finish the attempt")
+
+    attempt = _assert_each_attempt_ended_once(submission, server)[0]
+    assert attempt.worker == rescuer.name and attempt.tries == 2
+    assert _tries_on_disk(attempt) == ["try-1", "try-2"]  # the killed try's partial trajectory is kept apart
+    # The second try played a whole episode of its own; nothing else called the endpoint.
+    assert server.chat_requests == calls_before_the_kill + attempt.model_calls
+    assert "worker_lost" not in attempt.error_kind  # scored: the interruption is history, not an error
+
+
+def test_a_worker_that_comes_back_after_its_attempt_was_handed_on_writes_nothing(
+        fixture_scenarios, baseline_endpoint, transactional_db, settings):
+    # The first try's first request stalls 2 s: long enough for the watchdog to decide the worker is
+    # dead and for another worker to run and score the attempt; then the first try wakes up.
+    settings.MAGEBENCH_HEARTBEAT_EVERY_SECONDS = 0.0
+    server = baseline_endpoint("oracle", fault="timeout", first_n=1, delay=2.0)
+    submission = _submit(server.url, only=1)
+    attempt = submission.attempts.get()
+    paused: dict[str, object] = {}
+
+    def first_worker() -> None:
+        try:
+            paused["result"] = attempt_run(attempt_id=attempt.id, worker="paused")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=first_worker)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).exists():
+        assert time.monotonic() < deadline, "the first try never started"
+        time.sleep(0.05)
+    Attempt.objects.filter(id=attempt.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    assert attempts_requeue_stalled(stalled_after_seconds=60, include_waiting=False)["stalled"] == 1
+    assert attempt_run(attempt_id=attempt.id, worker="rescuer") is None
+    scored = Attempt.objects.get(id=attempt.id)
+    assert (scored.status, scored.tries, scored.worker) == (Attempt.Status.SCORED, 2, "rescuer")
+    thread.join(30)
+    assert not thread.is_alive() and paused["result"] is None
+    after = Attempt.objects.get(id=attempt.id)
+    # The late try found the attempt no longer its own at its next heartbeat and stopped there.
+    assert (after.status, after.tries, after.worker, after.score, after.finished_at) == (
+        scored.status, scored.tries, scored.worker, scored.score, scored.finished_at)
+    assert after.trajectory_path.endswith("try-2")
+    assert SubmissionResult.objects.get(submission=submission).n_attempts == 1
+
+
+def test_a_late_try_that_never_beats_again_cannot_record_its_result_either(
+        fixture_scenarios, baseline_endpoint, transactional_db, settings):
+    settings.MAGEBENCH_HEARTBEAT_EVERY_SECONDS = 3600.0  # no heartbeat: only the final write is fenced
+    server = baseline_endpoint("oracle", fault="timeout", first_n=1, delay=2.0)
+    submission = _submit(server.url, only=1)
+    attempt = submission.attempts.get()
+    thread = threading.Thread(target=lambda: (attempt_run(attempt_id=attempt.id, worker="paused"),
+                                              connection.close()))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).exists():
+        assert time.monotonic() < deadline, "the first try never started"
+        time.sleep(0.05)
+    Attempt.objects.filter(id=attempt.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    attempts_requeue_stalled(stalled_after_seconds=60, include_waiting=False)
+    attempt_run(attempt_id=attempt.id, worker="rescuer")
+    scored = Attempt.objects.get(id=attempt.id)
+    thread.join(30)
+    after = Attempt.objects.get(id=attempt.id)
+    assert (after.worker, after.tries, after.finished_at, after.trajectory_path) == (
+        "rescuer", 2, scored.finished_at, scored.trajectory_path)
+
+
+# --- the broker ------------------------------------------------------------------------------------
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free port, configured like the machine's (no persistence)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = _free_port()
+        self.folder = folder
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()  # no clean shutdown: whatever was queued is gone
+            self.process.wait(10)
+
+
+@pytest.fixture
+def redis_server(tmp_path) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed (scripts/setup installs it)")
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_redis_restart_mid_run_loses_no_queued_attempt(fixture_scenarios, baseline_endpoint, celery_workers,
+                                                          redis_server, wait_for):
+    server = baseline_endpoint("oracle", fault="timeout", delay=0.2)
+    celery_workers("w", concurrency=1, beat=True, broker=redis_server.url, env=FAST_WATCHDOG)
+    with broker_at(redis_server.url):
+        submission = _submit(server.url, only=4)
+        wait_for(lambda: submission.attempts.filter(status=Attempt.Status.RUNNING).exists(), 60, "a first attempt")
+        waiting = submission.attempts.filter(status=Attempt.Status.PENDING).count()
+        assert waiting >= 2, "the restart should find attempts still waiting in the queue"
+        redis_server.stop()
+        time.sleep(1.0)
+        redis_server.start()  # back, and empty
+        wait_for(lambda: _finished(submission), 180, "the submission to finish after the restart")
+    attempts = _assert_each_attempt_ended_once(submission, server)
+    # Nothing ran twice: no attempt needed a second try and the endpoint saw exactly the recorded calls.
+    assert [a.tries for a in attempts] == [1] * len(attempts)
+    assert server.chat_requests == sum(a.model_calls for a in attempts)
+
+
+def test_an_unreachable_broker_keeps_new_attempts_waiting_until_the_watchdog_sends_them(
+        fixture_scenarios, transactional_db, settings, baseline_endpoint):
+    import redis
+
+    server = baseline_endpoint("oracle")
+    with broker_at(f"redis://127.0.0.1:{_free_port()}/0"):
+        submission = _submit(server.url, only=2)  # the web request succeeds although nothing could be sent
+    attempts = list(submission.attempts.order_by("id"))
+    assert [a.status for a in attempts] == [Attempt.Status.PENDING] * 2
+    assert [a.queued_at for a in attempts] == [None, None]
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.set(BROKER_MARKER_KEY, "up")  # the broker itself kept its messages
+    client.delete("light")
+    assert watchdog_run()["queued"] == 0  # a moment's grace for a send still on its way
+    submission.attempts.update(created_at=timezone.now() - timezone.timedelta(minutes=5))
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 2, "broker_emptied": 0}
+    assert client.llen("light") == 2
+    assert all(a.queued_at is not None for a in submission.attempts.all())
+    client.delete("light")
+
+
+def test_the_watchdog_sends_every_waiting_attempt_again_when_the_broker_comes_back_empty(
+        fixture_scenarios, transactional_db, settings):
+    import redis
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    submission = _submit("http://127.0.0.1:9/v1", only=3)
+    client.delete("light")
+    client.set(BROKER_MARKER_KEY, "up")
+    assert watchdog_run()["broker_emptied"] == 0 and client.llen("light") == 0
+    client.delete(BROKER_MARKER_KEY)  # what a restart without persistence leaves
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 3, "broker_emptied": 1}
+    assert client.llen("light") == 3
+    assert watchdog_run()["broker_emptied"] == 0  # the marker is back: no second round of copies
+    client.delete("light")
+    assert submission.attempts.filter(status=Attempt.Status.PENDING).count() == 3
+
+
+# --- the database ----------------------------------------------------------------------------------
+
+
+def _local_cluster() -> tuple[str, str] | None:
+    """(version, name) of the local PostgreSQL cluster the tests use, when it can be restarted here."""
+    host = connection.settings_dict.get("HOST") or ""
+    if connection.vendor != "postgresql" or host not in {"127.0.0.1", "localhost", ""}:
+        return None
+    if shutil.which("pg_ctlcluster") is None or not Path("/etc/postgresql").is_dir():
+        return None
+    versions = sorted(os.listdir("/etc/postgresql"))
+    return (versions[-1], "main") if versions else None
+
+
+def test_a_postgresql_restart_mid_run_loses_nothing_and_runs_nothing_twice(
+        fixture_scenarios, baseline_endpoint, celery_workers, wait_for):
+    cluster = _local_cluster()
+    if cluster is None:
+        pytest.skip("needs the machine's own PostgreSQL cluster (pg_ctlcluster) to restart it")
+    server = baseline_endpoint("oracle", fault="timeout", delay=0.2)
+    # A stall limit longer than the outage: the restart must not look like a dead worker.
+    celery_workers("w", concurrency=2, beat=True, env={**FAST_WATCHDOG, "MAGEBENCH_STALLED_AFTER_SECONDS": "60"})
+    submission = _submit(server.url, only=5)
+    wait_for(lambda: submission.attempts.filter(status=Attempt.Status.RUNNING, model_calls__gte=1).exists(), 60,
+             "attempts to be running")
+    connection.close()
+    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "restart", "-m", "fast"], check=True,
+                   timeout=120)
+    wait_for(lambda: _finished(submission), 240, "the submission to finish after the restart")
+    attempts = _assert_each_attempt_ended_once(submission, server)
+    assert [a.tries for a in attempts] == [1] * len(attempts)
+    assert server.chat_requests == sum(a.model_calls for a in attempts)
