@@ -292,8 +292,12 @@ def test_a_postgresql_restart_mid_run_loses_nothing_and_runs_nothing_twice(
     wait_for(lambda: submission.attempts.filter(status=Attempt.Status.RUNNING, model_calls__gte=1).exists(), 60,
              "attempts to be running")
     connection.close()
-    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "restart", "-m", "fast"], check=True,
-                   timeout=120)
+    try:
+        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "restart", "-m", "fast"],
+                       check=True, timeout=120)
+    finally:  # whatever happened, leave the machine's database running for the tests after this one
+        if subprocess.run(["pg_isready", "-h", "127.0.0.1", "-q"]).returncode != 0:
+            subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "start"], timeout=120)
     wait_for(lambda: _finished(submission), 240, "the submission to finish after the restart")
     attempts = _assert_each_attempt_ended_once(submission, server)
     assert [a.tries for a in attempts] == [1] * len(attempts)

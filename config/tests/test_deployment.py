@@ -1,0 +1,47 @@
+"""The deployment files agree with the code: the image installs what CI tests, every queue the code
+sends to has a worker pool, and every variable the compose file sets is one the settings read."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_the_image_installs_with_the_same_script_that_ci_tests_with():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^RUN scripts/setup\b", dockerfile, re.M), "the image must install with scripts/setup"
+    assert "pip install" not in dockerfile and "apt-get" not in dockerfile  # no second, drifting install path
+    assert re.search(r"^scripts/test\b", (ROOT / ".ci/run").read_text(), re.M)
+    assert "scripts/setup" in (ROOT / "scripts/test").read_text()
+
+
+def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_runs_the_watchdog():
+    services = _compose()["services"]
+    consumed: set[str] = set()
+    for service in services.values():
+        command = service.get("command") or []
+        if command[:4] == ["celery", "-A", "config", "worker"]:
+            consumed.update(command[command.index("-Q") + 1].split(","))
+    declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
+    sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *settings.MAGEBENCH_QUEUE_FOR_ENV.values()}
+    assert sent_to <= declared == consumed
+    assert any((s.get("command") or [])[:4] == ["celery", "-A", "config", "beat"] for s in services.values())
+    assert {task["task"] for task in settings.CELERY_BEAT_SCHEDULE.values()} == {"submissions.watchdog"}
+    assert {"postgres", "redis", "web", "migrate"} <= set(services)
+    assert "--appendonly" in services["redis"]["command"]  # queued messages survive a Redis restart
+
+
+def test_every_variable_the_compose_file_sets_is_read_by_the_settings():
+    environment = _compose()["x-app"]["environment"]
+    sources = "".join(p.read_text() for p in (ROOT / "config" / "settings").glob("*.py"))
+    sources += (ROOT / "config" / "env.py").read_text()
+    unread = [name for name in environment if f'"{name}"' not in sources]
+    assert unread == []
