@@ -145,6 +145,50 @@ def queue_item(submission: Submission) -> QueueItem | None:
     return next((item for item in queue_list(limit=0) if item.submission.id == submission.id), None)
 
 
+def queue_for(env: str) -> str:
+    """The Celery queue an environment's attempts are sent to."""
+    return settings.MAGEBENCH_QUEUE_FOR_ENV.get(env, settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+#: What each queue's workers do, in the words of the queue page.
+QUEUE_WORK = {"light": "model calls and Sokoban", "browser": "WebUI pages in Chromium", "engine": "the Football engine"}
+
+
+@dataclass(frozen=True)
+class QueueLoad:
+    """One Celery queue now: attempts waiting for it, attempts running on it, workers seen running them."""
+
+    queue: str
+    work: str
+    waiting: int
+    running: int
+    workers: int
+
+    @property
+    def unserved(self) -> bool:
+        """Work is waiting and nothing of this kind runs: its workers may be down (or all busy elsewhere)."""
+        return self.waiting > 0 and self.running == 0
+
+
+def queue_loads() -> list[QueueLoad]:
+    """Waiting and running attempts per queue, and how many workers have a fresh heartbeat on it."""
+    from django.utils import timezone
+
+    fresh = timezone.now() - timezone.timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
+    live = Attempt.objects.filter(status__in=Attempt.ACTIVE,
+                                  submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+    counts: dict[str, dict[str, int]] = {q.name: {"waiting": 0, "running": 0} for q in settings.CELERY_TASK_QUEUES}
+    for row in live.values("submission__environment_id", "status").annotate(n=Count("id")):
+        bucket = counts.setdefault(queue_for(row["submission__environment_id"]), {"waiting": 0, "running": 0})
+        bucket["running" if row["status"] == Attempt.Status.RUNNING else "waiting"] += row["n"]
+    workers: dict[str, set[str]] = {}
+    for env, worker in (live.filter(status=Attempt.Status.RUNNING, heartbeat_at__gte=fresh)
+                        .values_list("submission__environment_id", "worker").distinct()):
+        workers.setdefault(queue_for(env), set()).add(worker)
+    return [QueueLoad(queue=name, work=QUEUE_WORK.get(name, name), waiting=c["waiting"], running=c["running"],
+                      workers=len(workers.get(name, ()))) for name, c in counts.items()]
+
+
 def attempt_outcomes(submission_ids: list[int], *, with_breakdown: bool = False) -> dict[int, list[AttemptOutcome]]:
     """Every attempt of these submissions as the board sees it, grouped by submission."""
     fields = ["id", "submission_id", "scenario_id", "repeat", "status", "score", "invalid_action", "repeating_action",

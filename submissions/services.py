@@ -29,7 +29,7 @@ from leaderboard.services import environment_ensure
 from submissions.crypto import decrypt_secret, encrypt_secret
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
-from submissions.selectors import attempt_outcomes
+from submissions.selectors import attempt_outcomes, queue_for
 from submissions.uploads import UploadError, UploadLimits, parse_upload, runs_to_replies
 
 logger = logging.getLogger(__name__)
@@ -252,10 +252,6 @@ def _plugin_or_error(env: str):
         return get_plugin(env)
     except KeyError as exc:
         raise SubmissionError(str(exc)) from None
-
-
-def queue_for(env: str) -> str:
-    return django_settings.MAGEBENCH_QUEUE_FOR_ENV.get(env, django_settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) -> None:

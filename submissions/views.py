@@ -14,7 +14,7 @@ from accounts.services import quota_check
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
-                                   queue_list, scenario_rows, submission_attempts, submission_progress)
+                                   queue_list, queue_loads, scenario_rows, submission_attempts, submission_progress)
 from submissions.services import (SubmissionError, UploadRejected, model_entry_from, submission_cancel,
                                   submission_create_endpoint, submission_create_upload, submission_publish,
                                   submission_rerun, submission_resume, upload_read)
@@ -76,7 +76,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     access = request_access(request)
     # Private submissions keep their place in the queue, but not their name, for outsiders.
     items = [(item, can_view_submission(access, item.submission)) for item in queue_list()]
-    return render(request, "submissions/queue.html", {"items": items})
+    return render(request, "submissions/queue.html", {"items": items, "loads": queue_loads()})
 
 
 def _viewable(access: Access, submission: Submission) -> Submission:

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from leaderboard.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
-from submissions.selectors import queue_item, queue_list
+from submissions.selectors import queue_item, queue_list, queue_loads
 from submissions.templatetags.durations import duration
 
 pytestmark = pytest.mark.django_db
@@ -82,8 +82,29 @@ def test_the_queue_page_reads_a_fixed_number_of_queries_however_long_it_is(clien
                                                                          django_assert_max_num_queries):
     for i in range(8):
         _submission(f"Model {i}", [(SCORED, 5.0), (PENDING, None)])
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(10):
         assert client.get(reverse("queue")).status_code == 200
+
+
+def test_the_queue_page_shows_each_queue_s_load_and_flags_work_that_no_worker_is_taking(client, fixture_scenarios):
+    sokoban = _submission("Busy", [(RUNNING, None), (RUNNING, None), (PENDING, None), (SCORED, 3.0)])
+    Attempt.objects.filter(submission=sokoban, status=RUNNING).update(heartbeat_at=timezone.now())
+    first, second = Attempt.objects.filter(submission=sokoban, status=RUNNING).order_by("id")
+    Attempt.objects.filter(id=first.id).update(worker="light-1@host")
+    Attempt.objects.filter(id=second.id).update(worker="light-2@host")
+    webui = _submission("Waiting", [(PENDING, None)] * 3)
+    webui.environment_id = "webui"
+    webui.save()
+    loads = {load.queue: load for load in queue_loads()}
+    assert (loads["light"].waiting, loads["light"].running, loads["light"].workers) == (1, 2, 2)
+    assert not loads["light"].unserved
+    assert (loads["browser"].waiting, loads["browser"].running, loads["browser"].unserved) == (3, 0, True)
+    assert (loads["engine"].waiting, loads["engine"].unserved) == (0, False)
+    # A worker whose heartbeat went stale is not counted as busy any more.
+    Attempt.objects.filter(id=second.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    assert {load.queue: load.workers for load in queue_loads()}["light"] == 1
+    page = client.get(reverse("queue")).content.decode()
+    assert "WebUI pages in Chromium" in page and "its workers may be down" in page
 
 
 def test_durations_read_in_seconds_minutes_or_hours():
