@@ -124,17 +124,25 @@ class Worker:
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool children at once, as a crashed machine would."""
-        if self.process.poll() is None:
+        try:
             os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=20)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=20)
 
     def stop(self) -> None:
+        """A warm shutdown (SIGTERM to the main process, which lets its pool finish), then clear the group."""
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.terminate()
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.kill()
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=20)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]

@@ -19,7 +19,7 @@ def run_attempt_task(self, attempt_id: int) -> None:  # type: ignore[no-untyped-
         attempts_enqueue([attempt_id], countdown=delay)
 
 
-@shared_task(name="submissions.watchdog")
+@shared_task(name="submissions.watchdog", ignore_result=False)
 def watchdog_task() -> dict[str, int]:
     """Celery beat's periodic check for attempts whose worker died or whose message was lost."""
     from submissions.services import watchdog_run

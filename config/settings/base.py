@@ -187,6 +187,10 @@ else:
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Running episodes carry on through a broker restart; what the broker lost, the watchdog re-sends.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# The database is the record of every attempt, so attempt tasks store no result; the watchdog's
+# rounds (counts of what it re-queued) do go to the result backend when one is set, for operators.
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
+CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 86400)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
