@@ -33,18 +33,23 @@ FULL_BOARDS = [("sokoban", "global"), ("sokoban", "online"), ("webui", "global")
 SUITE = "bench"
 
 
+def recreate_database(url: str) -> None:
+    """Drop and create the database ``url`` names (on the local server), so every run starts empty."""
+    import psycopg
+
+    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as connection:
+        name = url.rsplit("/", 1)[1]
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
 def setup_django() -> None:
     os.environ["DATABASE_URL"] = os.environ.get("BENCH_DATABASE_URL",
                                                 "postgres://postgres@127.0.0.1:5432/magebench_bench")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     os.environ.setdefault("MAGEBENCH_DATA_DIR", tempfile.mkdtemp(prefix="magebench-bench-"))
     os.environ["MAGEBENCH_DEFAULT_SUITE"] = SUITE
-    import psycopg
-
-    with psycopg.connect("postgres://postgres@127.0.0.1:5432/postgres", autocommit=True) as connection:
-        name = os.environ["DATABASE_URL"].rsplit("/", 1)[1]
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
+    recreate_database(os.environ["DATABASE_URL"])
     import django
 
     django.setup()
