@@ -138,11 +138,7 @@ class Worker:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 pass
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.process.wait(timeout=20)
+        self.kill()
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
