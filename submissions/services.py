@@ -8,7 +8,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from django.conf import settings as django_settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
@@ -33,6 +33,7 @@ from submissions.selectors import attempt_outcomes, queue_for
 from submissions.uploads import UploadError, UploadLimits, parse_upload, runs_to_replies
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Errors that retrying cannot fix: fail the attempt at once with the reason.
 NON_RETRYABLE = {"auth_error", "invalid_request"}
@@ -329,7 +330,7 @@ def _reconnect() -> None:
         pass
 
 
-def _with_database(write: Any, *, what: str) -> Any:
+def _with_database(write: Callable[[], T], *, what: str) -> T:
     """Run ``write`` (autocommit ORM calls), waiting out a database restart of up to
     MAGEBENCH_DB_OUTAGE_SECONDS instead of losing a finished episode's result."""
     deadline = time.monotonic() + django_settings.MAGEBENCH_DB_OUTAGE_SECONDS
