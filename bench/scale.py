@@ -709,6 +709,14 @@ def report_problems(rounds: list[Round], memory: Memory | None, bare: dict[tuple
                 notes.append(f"{board_name(*board)}: the {AGENT_FOR_ENV[board[0]]} baseline made no move "
                              f"({calls:.0f} model calls, 0 steps per attempt): these times measure the flow's "
                              "model-call loop, not the environment's stepping.")
+            played = bare.get(board)
+            bare_score = statistics.fmean(played.scores) if played and played.scores else None
+            platform_score = statistics.fmean([r["score"] or 0.0 for r in rows]) if rows else None
+            if bare_score is not None and platform_score is not None and abs(bare_score - platform_score) > 1e-6:
+                notes.append(f"{board_name(*board)}: the bare and platform runs played different episodes (mean "
+                             f"score {bare_score:.1f} against {platform_score:.1f}; the {AGENT_FOR_ENV[board[0]]} "
+                             "baseline's replies depend on its random state), so its platform / bare ratio compares "
+                             "episodes of different lengths, not overhead alone.")
     return ["", "## Problems and notes", "", *([f"- {note}" for note in notes] or ["- none"])]
 
 
