@@ -86,7 +86,12 @@ def site_page() -> Iterator[Callable[..., tuple[Any, list[str]]]]:
     # Playwright's sync API runs an event loop on this thread, which Django's ORM guard mistakes for
     # async code; the live server itself serves from a plain thread.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from django.db import connections
+
     with sync_playwright() as playwright:
+        # While Playwright's loop runs, Django keeps this thread's connections apart from the usual
+        # ones; close them on the way in and out so none outlives the test (e.g. a database restart).
+        connections.close_all()
         browser = launch_chromium(playwright)
 
         def open_page(**options: Any) -> tuple[Any, list[str]]:
@@ -98,6 +103,7 @@ def site_page() -> Iterator[Callable[..., tuple[Any, list[str]]]]:
 
         yield open_page
         browser.close()
+        connections.close_all()
 
 
 def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:

@@ -6,7 +6,7 @@ import logging
 import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -300,7 +300,7 @@ def _owned(attempt: Attempt):  # type: ignore[no-untyped-def]
 @dataclass
 class _Heartbeat:
     attempt: Attempt
-    last: float = 0.0
+    last: float = field(default_factory=time.monotonic)  # the claim itself was the first beat
 
     def __call__(self, progress: dict[str, Any]) -> None:
         now = time.monotonic()

@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 VIEWPORT = {"width": 1920, "height": 1080}
 #: Caps that keep a hostile page from growing the records without bound.
 MAX_RECORDS = 500
+#: How long after a form submit a read waits for the new document's request to show up.
+NAVIGATION_START_GRACE_SECONDS = 1.0
 MAX_MESSAGE_CHARS = 2000
 #: Environment variable that marks the Chromium processes a renderer launched (to find them).
 _TOKEN_VARIABLE = "MAGEBENCH_PAGE_RENDERER"
@@ -320,6 +322,9 @@ class LivePage:
         self.crashed = False
         #: A main-frame (re)load of index.html is under way (set when routed, cleared on load).
         self.navigating = False
+        #: Until when a navigation a command started (a form submit) may still be on its way to
+        #: the route handler; a submit that navigates no top-level document costs at most this wait.
+        self.navigation_expected_until = 0.0
         self._errors_for_state: list[str] = []
         context.route("**/*", self._route)
         context.route_web_socket("**/*", self._route_web_socket)
@@ -332,6 +337,7 @@ class LivePage:
         context.on("page", self._on_popup)
         self.driver = CompatDriver(self.page)
         self.driver.before_command = self.wait_for_navigation
+        self.driver.on_navigation_started = self._expect_navigation
 
     # --- what the page may load --------------------------------------------------------------
 
@@ -365,6 +371,7 @@ class LivePage:
                 if self._is_index(url):
                     if request.frame.page is self.page:
                         self.navigating = True
+                        self.navigation_expected_until = 0.0
                     route.continue_()
                 else:
                     self._block(url)
@@ -395,6 +402,10 @@ class LivePage:
 
     def _on_load(self, _page: Page) -> None:
         self.navigating = False
+        self.navigation_expected_until = 0.0
+
+    def _expect_navigation(self) -> None:
+        self.navigation_expected_until = time.monotonic() + NAVIGATION_START_GRACE_SECONDS
 
     def _on_request_failed(self, request: Request) -> None:
         with contextlib.suppress(PlaywrightError):
@@ -405,8 +416,10 @@ class LivePage:
         """Let a pending reload finish before the next command or read, as chromedriver does
         before each command (a submit followed by a lookup finds the new document)."""
         deadline = time.monotonic() + self.renderer.load_timeout
-        while self.navigating and not self.crashed and time.monotonic() < deadline:
+        while ((self.navigating or time.monotonic() < self.navigation_expected_until) and not self.crashed
+               and time.monotonic() < deadline):
             self.page.wait_for_timeout(20)
+        self.navigation_expected_until = 0.0
 
     def _on_popup(self, popup: Page) -> None:
         if popup is not self.page:

@@ -380,7 +380,9 @@ const H = (() => {
     if (!form || !form.ownerDocument) fail('noform', 'To submit an element, it must be nested inside a form element');
     const e = form.ownerDocument.createEvent('Event');
     e.initEvent('submit', true, true);
-    if (form.dispatchEvent(e)) HTMLFormElement.prototype.submit.call(form);
+    if (!form.dispatchEvent(e)) return false;
+    HTMLFormElement.prototype.submit.call(form);
+    return true;  // a navigation is now pending
   }
 
   // --- read-only element properties ---------------------------------------------------------

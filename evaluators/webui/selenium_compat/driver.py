@@ -136,6 +136,9 @@ class CompatDriver:
         #: Called before every command; the renderer waits there for a pending reload to finish,
         #: as chromedriver waits for pending navigations before it runs a command.
         self.before_command: Callable[[], None] | None = None
+        #: Called when a command has started a navigation (a native form submit): the browser
+        #: requests the new document a moment later, and a read in between must wait for it.
+        self.on_navigation_started: Callable[[], None] | None = None
         self._last_press: tuple[float, int, int, str, int] | None = None
         accept_dialogs(page)
 
@@ -435,7 +438,8 @@ class CompatElement:
         self._driver._call(self.handle, "clear")
 
     def submit(self) -> None:
-        self._driver._call(self.handle, "submit")
+        if self._driver._call(self.handle, "submit") and self._driver.on_navigation_started is not None:
+            self._driver.on_navigation_started()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
