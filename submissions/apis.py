@@ -122,17 +122,22 @@ class SubmissionOutput(serializers.ModelSerializer):
                   "hidden_reason", "rerun_of", "created_at", "started_at", "finished_at"]
 
 
-class ModelAndBoardInput(serializers.Serializer):
-    """What every submission names: the team, the model's metadata and the board."""
+class ModelMetadataInput(serializers.Serializer):
+    """The team acting, and a model's optional metadata (its name is each caller's own field)."""
 
     team = serializers.CharField(max_length=120, required=False, default="",
                                  help_text="slug or name of one of your teams (a token's own team by default)")
-    model_name = serializers.CharField(max_length=120)
     organisation = serializers.CharField(max_length=120, required=False, default="")
     parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
     open_weights = serializers.BooleanField(required=False, default=False)
     link = serializers.URLField(required=False, default="")
     licence = serializers.CharField(max_length=80, required=False, default="")
+
+
+class ModelAndBoardInput(ModelMetadataInput):
+    """What every submission names: the team, the model's metadata and the board."""
+
+    model_name = serializers.CharField(max_length=120)
     env = serializers.ChoiceField(choices=ENVIRONMENTS)
     flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
     subset = serializers.ChoiceField(choices=["mini", "full"])
@@ -296,14 +301,8 @@ class ModelListCreateApi(APIView):
                       "is_baseline", "created_at"]
 
     @extend_schema_serializer(component_name="ModelRegistration")
-    class InputSerializer(serializers.Serializer):
-        team = serializers.CharField(max_length=120, required=False, default="")
+    class InputSerializer(ModelMetadataInput):
         name = serializers.CharField(max_length=120)
-        organisation = serializers.CharField(max_length=120, required=False, default="")
-        parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-        open_weights = serializers.BooleanField(required=False, default=False)
-        link = serializers.URLField(required=False, default="")
-        licence = serializers.CharField(max_length=80, required=False, default="")
 
     @extend_schema(parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
                    responses={200: OutputSerializer(many=True)})

@@ -438,10 +438,8 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
                        attempt.id, attempt.tries)
         return None
     except Cancelled:
-        _with_database(lambda: _owned(attempt).update(status=Attempt.Status.CANCELLED, finished_at=timezone.now(),
-                                                      trajectory_path=str(relative)), what=f"attempt {attempt.id}")
-        _with_database(lambda: submission_refresh_status(submission_id=submission.id),
-                       what=f"submission {submission.id}")
+        _write_then_refresh(attempt, lambda: _owned(attempt).update(
+            status=Attempt.Status.CANCELLED, finished_at=timezone.now(), trajectory_path=str(relative)))
         return None
     except (InfraError, EnvironmentFailure, ValueError) as exc:
         elapsed = time.monotonic() - started
@@ -467,9 +465,15 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
             logger.warning("attempt %s try %s finished after another worker took it over; not recorded",
                            attempt.id, attempt.tries)
 
-    _with_database(record, what=f"attempt {attempt.id}")
-    _with_database(lambda: submission_refresh_status(submission_id=submission.id), what=f"submission {submission.id}")
+    _write_then_refresh(attempt, record)
     return None
+
+
+def _write_then_refresh(attempt: Attempt, write: Callable[[], object]) -> None:
+    """A try's last write, then its submission's status; each waits out a database restart."""
+    _with_database(write, what=f"attempt {attempt.id}")
+    _with_database(lambda: submission_refresh_status(submission_id=attempt.submission_id),
+                   what=f"submission {attempt.submission_id}")
 
 
 def _landed(attempt: Attempt, status: str) -> bool:

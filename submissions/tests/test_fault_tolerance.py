@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from conftest import broker_at
 from submissions.models import Attempt, Submission, SubmissionResult
-from submissions.services import (BROKER_MARKER_KEY, attempt_run, attempts_enqueue, attempts_requeue_stalled,
+from submissions.services import (BROKER_MARKER_KEY, attempt_run, attempts_requeue_stalled,
                                   model_entry_upsert, submission_create_endpoint, team_get_or_create, watchdog_run)
 
 pytestmark = pytest.mark.integration
