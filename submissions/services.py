@@ -18,7 +18,6 @@ from django.utils.text import slugify
 
 from config.env import parse_bool
 from evaluators.agents.flows import Cancelled, ChatModel
-from evaluators.agents.replay import RecordedModel
 from evaluators.base import FLOWS, ScenarioSpec, get_plugin
 from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
 from evaluators.endpoints.errors import InfraError
@@ -30,7 +29,8 @@ from submissions.crypto import decrypt_secret, encrypt_secret
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
 from submissions.selectors import attempt_outcomes, queue_for
-from submissions.uploads import UploadError, UploadLimits, parse_upload, runs_to_replies
+from submissions.rescoring import recorded_run, replay_recorded, self_report, upload_settings
+from submissions.uploads import UploadError, UploadLimits, parse_upload
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -127,9 +127,6 @@ class UploadRejected(SubmissionError):
         self.problems = problems
 
 
-#: Uploaded Football actions are played again on the engine, which is stochastic: the score is a new
-#: sample, not a check of the uploaded one.
-RESIMULATED_ENVS = ("football",)
 MAX_UPLOAD_REPEATS = 20
 
 
@@ -149,11 +146,8 @@ def submission_create_upload(*, model: ModelEntry, env: str, flow: str, subset: 
     except UploadError as exc:
         raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
     digest = hashlib.sha256(data).hexdigest()
-    # A recorded model reads nothing, so Football renders no frame for it (rendering is its costliest part).
-    frozen = effective_settings(env, flow, {"observation_images": False} if env in RESIMULATED_ENVS else {},
-                                subset=subset)
+    frozen = upload_settings(env, flow, subset=subset)
     frozen.update(repeats=max(run.repeat for run in runs) + 1, upload_sha256=digest,
-                  rescoring="re-simulated" if env in RESIMULATED_ENVS else "re-scored",
                   missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
     relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
     stored = django_settings.MEDIA_ROOT / relative
@@ -168,8 +162,7 @@ def submission_create_upload(*, model: ModelEntry, env: str, flow: str, subset: 
             source=Submission.Source.UPLOAD, settings=frozen, upload_path=str(relative), is_public=is_public)
         Attempt.objects.bulk_create(
             Attempt(submission=submission, scenario=by_key[run.scenario], repeat=run.repeat,
-                    recorded={"replies": runs_to_replies(run, env=env, flow=flow), "self_score": run.self_score,
-                              "self_error": run.self_error, "source": run.source})
+                    recorded=recorded_run(run, env=env, flow=flow))
             for run in runs)
         _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
     return submission
@@ -419,20 +412,22 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
     relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
     started = time.monotonic()
     try:
-        client: ChatModel
         if attempt.recorded is not None:
-            client = RecordedModel(attempt.recorded.get("replies") or [])
+            result = replay_recorded(
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+                recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
+                progress=_Heartbeat(attempt))
         else:
-            client = ChatClient(
+            client: ChatModel = ChatClient(
                 submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
                 timeout=django_settings.MAGEBENCH_ENDPOINT_TIMEOUT,
                 max_retries=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRIES,
                 backoff=django_settings.MAGEBENCH_ENDPOINT_BACKOFF,
             )
-        result = run_attempt(
-            scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
-            model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
-        )
+            result = run_attempt(
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+                model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
+            )
     except Superseded:
         logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",
                        attempt.id, attempt.tries)
@@ -454,7 +449,7 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
             model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
             repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
             details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
-                     **_self_reported(attempt, result.score)},
+                     **self_report(submission.environment_id, attempt.recorded or {}, result.score)},
             error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens, trajectory_path=str(relative),
             finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=elapsed,
@@ -478,21 +473,6 @@ def _write_then_refresh(attempt: Attempt, write: Callable[[], object]) -> None:
 
 def _landed(attempt: Attempt, status: str) -> bool:
     return Attempt.objects.filter(id=attempt.id, tries=attempt.tries, status=status).exists()
-
-
-#: How far a re-scored upload may sit from its self-reported score before the two are flagged as
-#: disagreeing, in each environment's score units (Sokoban moves in steps of 0.5; AES is in %).
-SELF_REPORT_TOLERANCE = {"sokoban": 0.01, "webui": 1.0, "football": 0.5}
-
-
-def _self_reported(attempt: Attempt, score: float) -> dict[str, Any]:
-    recorded = attempt.recorded or {}
-    claimed = recorded.get("self_score")
-    if claimed is None and not recorded.get("self_error"):
-        return {}
-    tolerance = SELF_REPORT_TOLERANCE.get(attempt.submission.environment_id, 0.01)
-    return {"self_reported": {"score": claimed, "error": recorded.get("self_error", ""),
-                              "disagrees": claimed is not None and abs(float(claimed) - score) > tolerance}}
 
 
 def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, elapsed: float) -> float | None:

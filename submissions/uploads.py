@@ -2,9 +2,15 @@
 
 Two formats are accepted:
 
-* a zip of the official MageBench output directory, one ``<scenario>_r<repeat>/`` folder per run
-  (optionally wrapped in one top-level folder), each with an ``eval.json`` and the model's outputs;
+* a zip of the official MageBench output directory as the harness writes it
+  (``submissions.official_layout``): one ``<scenario>_r<repeat>/`` folder per run, optionally
+  wrapped in one top-level folder, each with an ``eval.json`` and the model's replies
+  (``output.txt`` or ``output_<k>.txt``); the platform's own ``replies.json`` / ``actions.json``
+  and, for WebUI, the generated page files are accepted in their place;
 * JSONL, one object per run, described by ``static/schemas/upload-jsonl-v1.schema.json``.
+
+Self-reported scores are returned on the platform's scale: an official WebUI ``result`` (a
+fraction) is converted; JSONL ``score`` values are on the platform's scale already.
 
 Every problem of a file is collected before anything is returned: the caller gets either all the
 runs or an :class:`UploadError` listing everything to fix, never a partial result.
@@ -27,6 +33,8 @@ from typing import Any, Collection, Iterable
 from jsonschema import Draft202012Validator
 
 from evaluators.base import FLOW_GLOBAL, FLOWS
+from submissions.official_layout import (EVAL_FILE, GLOBAL_REPLY_FILE, ONLINE_REPLY_FILE, PAGE_FILES,
+                                         online_reply_file, platform_score, result_problem)
 
 SCHEMA_PATH: Path = Path(__file__).resolve().parent.parent / "static" / "schemas" / "upload-jsonl-v1.schema.json"
 
@@ -41,7 +49,6 @@ _RUN_FOLDER = re.compile(r"^(?P<scenario>.+)_r(?P<repeat>[0-9]+)$")
 _DRIVE_LETTER = re.compile(r"^[A-Za-z]:")
 _OUTPUT_KEYS = ("replies", "actions", "code")
 _CODE_FENCES = (("html", "html"), ("css", "css"), ("js", "javascript"))
-_CODE_FILES = (("html", "index.html"), ("css", "style.css"), ("js", "script.js"))
 #: Archive debris that desktop tools add; skipped when reading the layout (still counted in sizes).
 _JUNK_FOLDERS = frozenset({"__MACOSX"})
 _JUNK_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
@@ -157,13 +164,14 @@ class _Context:
             self.seen[(scenario, repeat)] = place
         return ok
 
-    def check_reply_lengths(self, where: str, run: UploadedRun) -> None:
+    def check_reply_lengths(self, where: str, run: UploadedRun, *, reply_names: list[str] | None = None) -> None:
+        """Every reply within the limit; ``reply_names`` names each reply's own file (official folders)."""
         limit = self.limits.max_reply_chars
         if run.replies:
             for index, reply in enumerate(run.replies):
                 if len(reply) > limit:
-                    self.problems.add(f"{where}[{index}]", f"reply is {len(reply)} characters long, the limit "
-                                                           f"is {limit}")
+                    place = reply_names[index] if reply_names else f"{where}[{index}]"
+                    self.problems.add(place, f"reply is {len(reply)} characters long, the limit is {limit}")
             return
         for reply in runs_to_replies(run, env=self.env, flow=self.flow):
             if len(reply) > limit:
@@ -462,41 +470,97 @@ class _ZipReader:
         before = len(problems.items) + problems.dropped
 
         self_score: float | None = None
-        if "eval.json" not in folder.files:
-            problems.add(prefix, "missing eval.json")
+        if EVAL_FILE not in folder.files:
+            problems.add(prefix, f"missing {EVAL_FILE} (the official harness writes it when a run ends)")
         else:
-            report = self._read_json(folder, "eval.json")
+            report = self._read_json(folder, EVAL_FILE)
             if report is not _FAILED:
-                self_score = self._check_eval(prefix + "eval.json", report)
+                self_score = self._check_eval(prefix + EVAL_FILE, report)
 
         replies: tuple[str, ...] = ()
         actions: tuple[str, ...] = ()
         code: dict[str, str] | None = None
-        if "replies.json" in folder.files:
+        reply_names: list[str] = []
+        official = self._official_reply_files(folder)
+        if official and "replies.json" in folder.files:
+            problems.add(prefix, f"gives the replies twice, in replies.json and in {official[0]}; keep one")
+        elif "replies.json" in folder.files:
             replies = self._read_strings(folder, "replies.json")
+            reply_names = [f"{prefix}replies.json[{index}]" for index in range(len(replies))]
         elif self.context.env != WEBUI and "actions.json" in folder.files:
             actions = self._read_strings(folder, "actions.json", action_names=True)
-        elif self.context.env == WEBUI and "index.html" in folder.files:
+        elif official:
+            texts = [self._read_text(folder, name) for name in official]
+            replies = tuple(text for text in texts if text is not None)
+            reply_names = [prefix + name for name in official]
+        elif self.context.env == WEBUI and any(name in folder.files for _, name in PAGE_FILES):
             code = {}
-            for key, filename in _CODE_FILES:
+            for key, filename in PAGE_FILES:
                 if filename in folder.files:
                     text = self._read_text(folder, filename)
                     if text is not None:
                         code[key] = text
-        elif self.context.env == WEBUI:
-            problems.add(prefix, "missing index.html (or replies.json)")
+        elif self.context.env == WEBUI and not self._other_flow_replies(folder):
+            # A run that generated no page (a blank reply) is the model's failure: it is replayed as
+            # one empty reply, which the parser reports and AES scores 0, as officially.
+            replies = ("",)
         else:
-            problems.add(prefix, "missing replies.json (or actions.json)")
+            problems.add(prefix, self._missing_replies(folder))
 
         if len(problems.items) + problems.dropped > before:
             return None
         run = UploadedRun(scenario=folder.scenario, repeat=folder.repeat, replies=replies, actions=actions,
                           code=code, self_score=self_score, source=prefix)
-        filename = "replies.json" if replies else "actions.json" if actions else "index.html"
-        self.context.check_reply_lengths(prefix + filename, run)
+        filename = "actions.json" if actions else "index.html" if code is not None else "replies.json"
+        self.context.check_reply_lengths(prefix + filename, run, reply_names=reply_names or None)
         return run
 
+    def _official_reply_files(self, folder: _RunFolder) -> list[str]:
+        """The reply files of this upload's flow, in call order; [] (with a problem when they are
+        malformed) otherwise."""
+        if self.context.flow == FLOW_GLOBAL:
+            return [GLOBAL_REPLY_FILE] if GLOBAL_REPLY_FILE in folder.files else []
+        by_loop: dict[int, list[str]] = {}
+        for name in folder.files:
+            match = ONLINE_REPLY_FILE.match(name)
+            if match is not None:
+                by_loop.setdefault(int(match["loop"]), []).append(name)
+        if not by_loop:
+            return []
+        problems = self.context.problems
+        for loop, names in sorted(by_loop.items()):
+            if len(names) > 1:
+                problems.add(folder.prefix, f"{' and '.join(sorted(names))} both number call {loop}")
+        # Numbered as the official Online flow numbers its turns: from 0, one per model call, no gap.
+        gaps = [online_reply_file(loop) for loop in range(max(by_loop)) if loop not in by_loop]
+        if gaps:
+            shown = ", ".join(gaps[:5]) + (f" and {len(gaps) - 5} more" if len(gaps) > 5 else "")
+            problems.add(folder.prefix, f"missing {shown}: the Online flow writes output_0.txt, output_1.txt, "
+                                        f"… one per model call")
+        return [min(by_loop[loop]) for loop in sorted(by_loop)]
+
+    def _other_flow_replies(self, folder: _RunFolder) -> bool:
+        if self.context.flow == FLOW_GLOBAL:
+            return any(ONLINE_REPLY_FILE.match(name) for name in folder.files)
+        return GLOBAL_REPLY_FILE in folder.files
+
+    def _missing_replies(self, folder: _RunFolder) -> str:
+        flow = self.context.flow
+        if flow == FLOW_GLOBAL:
+            if self._other_flow_replies(folder):
+                return ("has output_<k>.txt files, which the Online flow writes; this upload is for the Global "
+                        "flow, whose reply is output.txt")
+            expected = "output.txt (the Global flow's reply)"
+        else:
+            if self._other_flow_replies(folder):
+                return ("has output.txt, which the Global flow writes; this upload is for the Online flow, whose "
+                        "replies are output_0.txt, output_1.txt, …")
+            expected = "output_0.txt, output_1.txt, … (the Online flow's replies, one per model call)"
+        alternatives = "replies.json" if self.context.env == WEBUI else "replies.json or actions.json"
+        return f"missing the model's replies: {expected}, or {alternatives}"
+
     def _check_eval(self, where: str, report: Any) -> float | None:
+        """The reported score on the platform's scale, or None (with a problem) when there is none."""
         problems = self.context.problems
         if not isinstance(report, dict):
             problems.add(where, f"expected a JSON object, got {_json_type(report)}")
@@ -506,10 +570,12 @@ class _ZipReader:
             problems.add(where, "'result' is missing")
         elif not _finite(result):
             problems.add(where, f"'result' must be a finite number, got {_shorten(json.dumps(result))}")
+        elif reason := result_problem(self.context.env, float(result)):
+            problems.add(where, reason)
         parsing_err = report.get("parsing_err")
         if parsing_err is not None and not isinstance(parsing_err, (bool, int)):
             problems.add(where, "'parsing_err' must be a boolean or an integer")
-        return float(result) if _finite(result) else None
+        return platform_score(self.context.env, float(result)) if _finite(result) else None
 
     def _read_strings(self, folder: _RunFolder, filename: str, *, action_names: bool = False) -> tuple[str, ...]:
         where = folder.prefix + filename

@@ -106,7 +106,7 @@ def test_a_zip_of_the_official_webui_output_folder_is_rendered_and_scored(lab, f
     page = "step-counter"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(f"output/{page}_r0/eval.json", json.dumps({"result": 99.0, "parsing_err": False}))
+        archive.writestr(f"output/{page}_r0/eval.json", json.dumps({"result": 0.99, "parsing_err": False}))
         for name in ("index.html", "style.css", "script.js"):
             source = FIXTURE_RESOURCES / "WebUI" / page / name
             if source.exists():

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.webui.parsing import files_after, parse_global, parse_online
+from submissions.official_layout import OfficialRun, official_result, zip_runs
 from submissions.uploads import (SCHEMA_PATH, Problem, UploadedRun, UploadError, UploadLimits, parse_jsonl,
                                  parse_upload, parse_zip, runs_to_replies)
 
@@ -137,7 +138,7 @@ def test_a_webui_zip_run_reads_the_page_files() -> None:
         "faq-accordion_r0/replies.json": json.dumps(["```html\n<details></details>\n```"]),
     })
     first, second = webui(data)
-    assert (first.scenario, first.self_score) == ("faq-accordion", 0.4)
+    assert (first.scenario, first.self_score) == ("faq-accordion", 40.0)
     assert first.replies == ("```html\n<details></details>\n```",)
     assert (second.scenario, second.code) == ("step-counter", {"html": "<p>0</p>", "css": "p { color: red; }"})
 
@@ -173,6 +174,145 @@ def test_the_format_is_detected_by_its_magic_bytes() -> None:
     assert sokoban(lines) == parse_jsonl(lines, env="sokoban", flow="online", scenarios=SOKOBAN)
     assert problems_of(lambda: sokoban(b"PK\x05\x06" + b"\x00" * 18)) == [
         "upload: the archive contains no run folders (<scenario>_r<repeat>/)"]
+
+
+# --- the official output folder, as the harness writes it -------------------------------------
+
+def official_eval(result: float, parsing_err: bool | int = 0) -> str:
+    return json.dumps({"result": result, "details": [{"type": "text", "text": "accumulated reward: 0"}],
+                       "parsing_err": parsing_err}, indent=4)
+
+
+def test_an_official_sokoban_global_output_folder_uploads_unchanged() -> None:
+    reply = "### Analyze\nPush the box right.\n### Actions\nRight, Right"
+    data = make_zip({
+        "output/1-Sokoban-small-v0_r0/eval.json": official_eval(43.5, False),
+        "output/1-Sokoban-small-v0_r0/output.txt": reply,
+        "output/1-Sokoban-small-v0_r0/output_video.mp4": b"\x00\x00\x00\x18ftypmp42",
+        "output/1-Sokoban-small-v0_r0/tmp.png": b"\x89PNG",
+        "output/res.txt": "43.5",
+    })
+    assert sokoban(data, flow="global") == [
+        UploadedRun(scenario="1-Sokoban-small-v0", repeat=0, replies=(reply,), self_score=43.5,
+                    source="output/1-Sokoban-small-v0_r0/")]
+
+
+def test_an_official_sokoban_online_output_folder_uploads_unchanged_with_its_calls_in_numeric_order() -> None:
+    files: dict[str, str | bytes] = {"3-Sokoban-small-v0_r1/eval.json": official_eval(40.0, 2),
+                                     "3-Sokoban-small-v0_r1/tmpp.png": b"\x89PNG", "res.txt": "40.0"}
+    for loop in range(12):
+        files[f"3-Sokoban-small-v0_r1/output_{loop}.txt"] = f"# analyze\ncall {loop}\n# action\nUp"
+    (run,) = sokoban(make_zip(files))
+    assert (run.scenario, run.repeat, run.self_score) == ("3-Sokoban-small-v0", 1, 40.0)
+    # output_10 and output_11 come after output_9, not after output_1.
+    assert [reply.split("\n")[1] for reply in run.replies] == [f"call {loop}" for loop in range(12)]
+
+
+def test_an_official_football_output_folder_uploads_unchanged_with_its_result_on_the_platform_scale() -> None:
+    files: dict[str, str | bytes] = {"R1_P_1_r0/eval.json": official_eval(3.25, 1),
+                                     "R1_P_1_r0/output_video.mp4": b"\x00", "R1_P_1_r0/tmp.png": b"\x89PNG"}
+    replies = ["# analyze\nRun.\n# action\naction_right", "no idea", "# analyze\nShoot.\n# action\naction_shot"]
+    for loop, reply in enumerate(replies):
+        files[f"R1_P_1_r0/output_{loop}.txt"] = reply
+    (run,) = parse_upload(make_zip(files), env="football", flow="online", scenarios={"R1_P_1"})
+    # The official Football result is the summed reward, already ×20: the platform's own score.
+    assert (run.replies, run.self_score) == (tuple(replies), 3.25)
+
+
+def test_an_official_webui_output_folder_uploads_unchanged_and_its_fraction_becomes_a_percentage() -> None:
+    reply = "```html\n<p>0</p>\n```\n```css\np { color: red; }\n```"
+    folder = "output/step-counter_r2"
+    data = make_zip({
+        f"{folder}/eval.json": json.dumps({"result": 0.8125, "details": {"origin": [[], 0.8]},
+                                           "parsing_err": False}),
+        f"{folder}/output.txt": reply,
+        # What the official environment leaves beside the reply: the page it generated, the copy of
+        # the page folder it started from, its observations and its progress log.
+        f"{folder}/index.html": "<p>0</p>", f"{folder}/style.css": "p { color: red; }",
+        f"{folder}/tasks.md": "# Step counter", f"{folder}/actions.py": "actions = []",
+        f"{folder}/_images/origin.png": b"\x89PNG", f"{folder}/last_ob.png": b"\x89PNG",
+        f"{folder}/out_images/o-2-d-1.jpg": b"\xff\xd8", f"{folder}/output_progress.md": "# observation-2",
+        "output/res.txt": "0.8125",
+    })
+    (run,) = webui(data)
+    assert run == UploadedRun(scenario="step-counter", repeat=2, replies=(reply,), self_score=81.25,
+                              source=f"{folder}/")
+
+
+def test_a_webui_run_with_no_generated_code_is_a_blank_reply_not_a_refusal() -> None:
+    data = make_zip({
+        "step-counter_r0/eval.json": json.dumps({"result": 0.0, "details": {}, "parsing_err": True}),
+        "step-counter_r0/tasks.md": "# Step counter", "step-counter_r0/output_progress.md": "",
+        "faq-accordion_r0/eval.json": json.dumps({"result": 0, "details": {}, "parsing_err": True}),
+        "faq-accordion_r0/output.txt": "",
+    })
+    assert [(run.scenario, run.replies, run.self_score) for run in webui(data)] == [
+        ("faq-accordion", ("",), 0.0), ("step-counter", ("",), 0.0)]
+    assert runs_to_replies(webui(data)[1], env="webui", flow="global") == [""]
+
+
+def test_a_webui_result_on_the_percentage_scale_is_refused_as_not_official() -> None:
+    data = make_zip({"step-counter_r0/eval.json": json.dumps({"result": 81.25}),
+                     "step-counter_r0/output.txt": "```html\n<p></p>\n```"})
+    assert problems_of(lambda: webui(data)) == [
+        "step-counter_r0/eval.json: 'result' is 81.25, but the official webui result is a fraction from 0 to 1 "
+        "(the platform shows it ×100)"]
+
+
+def test_reply_files_of_the_other_flow_are_refused_with_the_flow_named() -> None:
+    online = make_zip({"3-Sokoban-small-v0_r0/eval.json": official_eval(40.0),
+                       "3-Sokoban-small-v0_r0/output_0.txt": "# action\nUp"})
+    assert problems_of(lambda: sokoban(online, flow="global")) == [
+        "3-Sokoban-small-v0_r0/: has output_<k>.txt files, which the Online flow writes; this upload is for the "
+        "Global flow, whose reply is output.txt"]
+    global_ = make_zip({"3-Sokoban-small-v0_r0/eval.json": official_eval(40.0),
+                        "3-Sokoban-small-v0_r0/output.txt": "### Actions\nUp"})
+    assert problems_of(lambda: sokoban(global_, flow="online")) == [
+        "3-Sokoban-small-v0_r0/: has output.txt, which the Global flow writes; this upload is for the Online "
+        "flow, whose replies are output_0.txt, output_1.txt, …"]
+
+
+def test_numbered_replies_with_a_gap_or_a_number_twice_are_refused() -> None:
+    files = {"3-Sokoban-small-v0_r0/eval.json": official_eval(40.0), "3-Sokoban-small-v0_r0/output_0.txt": "Up",
+             "3-Sokoban-small-v0_r0/output_3.txt": "Up", "3-Sokoban-small-v0_r0/output_03.txt": "Up"}
+    assert problems_of(lambda: sokoban(make_zip(files))) == [
+        "3-Sokoban-small-v0_r0/: output_03.txt and output_3.txt both number call 3",
+        "3-Sokoban-small-v0_r0/: missing output_1.txt, output_2.txt: the Online flow writes output_0.txt, "
+        "output_1.txt, … one per model call"]
+
+
+def test_replies_given_both_as_output_files_and_as_replies_json_are_refused() -> None:
+    data = make_zip({**run_folder("3-Sokoban-small-v0_r0", result=40.0, replies=["### Actions\nUp"]),
+                     "3-Sokoban-small-v0_r0/output.txt": "### Actions\nDown"})
+    assert problems_of(lambda: sokoban(data, flow="global")) == [
+        "3-Sokoban-small-v0_r0/: gives the replies twice, in replies.json and in output.txt; keep one"]
+
+
+def test_an_official_reply_file_over_the_length_limit_is_named() -> None:
+    data = make_zip({"3-Sokoban-small-v0_r0/eval.json": official_eval(40.0),
+                     "3-Sokoban-small-v0_r0/output_0.txt": "Up", "3-Sokoban-small-v0_r0/output_1.txt": "x" * 11})
+    assert problems_of(lambda: sokoban(data, limits=UploadLimits(max_reply_chars=10))) == [
+        "3-Sokoban-small-v0_r0/output_1.txt: reply is 11 characters long, the limit is 10"]
+
+
+def test_an_official_reply_file_that_is_not_utf8_is_refused_by_name() -> None:
+    data = make_zip({"3-Sokoban-small-v0_r0/eval.json": official_eval(40.0),
+                     "3-Sokoban-small-v0_r0/output.txt": b"### Actions\nUp\xff"})
+    assert problems_of(lambda: sokoban(data, flow="global")) == [
+        "3-Sokoban-small-v0_r0/output.txt: not UTF-8 text (byte 0xff at offset 14)"]
+
+
+def test_the_official_layout_writer_round_trips_through_the_parser() -> None:
+    runs = [OfficialRun(scenario="3-Sokoban-small-v0", repeat=loop, flow="online",
+                        replies=[f"# action\n{move}" for move in MOVES[:loop + 1]], result=40.0 + loop,
+                        parsing_err=0, extras={"output_video.mp4": b"\x00"}) for loop in range(2)]
+    parsed = sokoban(zip_runs(runs))
+    assert [(run.repeat, run.replies, run.self_score) for run in parsed] == [
+        (0, ("# action\nUp",), 40.0), (1, ("# action\nUp", "# action\nDown"), 41.0)]
+    page = OfficialRun(scenario="step-counter", repeat=0, flow="global", replies=["```html\n<p></p>\n```"],
+                       result=official_result("webui", 62.5), page={"html": "<p></p>"})
+    (run,) = webui(zip_runs([page]))
+    assert (run.replies, run.self_score) == (("```html\n<p></p>\n```",), 62.5)
 
 
 # --- replay ------------------------------------------------------------------------------------
@@ -477,7 +617,8 @@ def test_a_run_folder_beyond_the_number_of_repeats_is_refused() -> None:
 
 def test_a_run_folder_without_eval_json_is_refused() -> None:
     data = make_zip({"3-Sokoban-small-v0_r0/replies.json": json.dumps(["x"])})
-    assert problems_of(lambda: sokoban(data)) == ["3-Sokoban-small-v0_r0/: missing eval.json"]
+    assert problems_of(lambda: sokoban(data)) == [
+        "3-Sokoban-small-v0_r0/: missing eval.json (the official harness writes it when a run ends)"]
 
 
 @pytest.mark.parametrize("report, message", [
@@ -500,14 +641,14 @@ def test_an_eval_json_with_a_malformed_parsing_err_is_refused() -> None:
         "3-Sokoban-small-v0_r0/eval.json: 'parsing_err' must be a boolean or an integer"]
 
 
-def test_a_sokoban_run_folder_without_replies_or_actions_is_refused() -> None:
-    data = make_zip({**run_folder("3-Sokoban-small-v0_r0"), "3-Sokoban-small-v0_r0/video.mp4": b"\x00"})
-    assert problems_of(lambda: sokoban(data)) == ["3-Sokoban-small-v0_r0/: missing replies.json (or actions.json)"]
-
-
-def test_a_webui_run_folder_without_index_html_or_replies_is_refused() -> None:
-    data = make_zip({**run_folder("step-counter_r0", actions=["write_html"]), "step-counter_r0/style.css": "p {}"})
-    assert problems_of(lambda: webui(data)) == ["step-counter_r0/: missing index.html (or replies.json)"]
+def test_a_sokoban_run_folder_without_replies_is_refused_with_the_files_the_flow_writes() -> None:
+    data = make_zip({**run_folder("3-Sokoban-small-v0_r0"), "3-Sokoban-small-v0_r0/output_video.mp4": b"\x00"})
+    assert problems_of(lambda: sokoban(data)) == [
+        "3-Sokoban-small-v0_r0/: missing the model's replies: output_0.txt, output_1.txt, … (the Online flow's "
+        "replies, one per model call), or replies.json or actions.json"]
+    assert problems_of(lambda: sokoban(data, flow="global")) == [
+        "3-Sokoban-small-v0_r0/: missing the model's replies: output.txt (the Global flow's reply), "
+        "or replies.json or actions.json"]
 
 
 def test_a_replies_json_that_is_not_a_list_of_strings_is_refused() -> None:
