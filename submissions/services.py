@@ -193,7 +193,9 @@ _INT_SETTINGS = {"resolution": (64, 4096), "max_image": (0, 64), "max_memory": (
 _FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
 #: observation_images = false declares an endpoint that reads no images: nothing is rendered for it.
 #: auto_render = false turns Football's auto-rendering off (one engine step per decision), for ablations.
-_BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render")
+#: webui_exclude_unchanged = true is WebUI's labelled variant that leaves out elements an action left
+#: unchanged (the official metric scores every element in every state).
+_BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render", "webui_exclude_unchanged")
 
 
 def _number(key: str, value: Any, kind: type) -> Any:

@@ -166,13 +166,36 @@ def three_state_page() -> tuple[list[PageState], list[PageState]]:
     return target, generated
 
 
-def test_aes_over_three_states_with_an_unchanged_element_and_a_failed_action():
+def test_it_scores_every_target_element_in_every_state_by_default():
+    # The release's unchanged-element test never succeeds (its dict is keyed by element wrappers
+    # without __eq__/__hash__), so the unchanged title counts in all three states.
     result = score_page(*three_state_page())
     w_title, w_value, w_done = 1000 ** BETA, 100 ** BETA, 500 ** BETA
     origin, increment, reset = result.states
+    assert all(state.excluded == [] for state in result.states)
     # origin: title 1; value "0" vs "1" → text 0 → 46/(6.8 + 46) = 46/52.8
     assert origin.score_sum == pytest.approx(w_title + w_value * 46 / 52.8)
     assert origin.weight_sum == pytest.approx(w_title + w_value)
+    # increment: the only generated element takes the value target (s = 1); the title and "Done"
+    # could only pair with it at penalty cost, and with one column to give they stay unassigned
+    assert increment.score_sum == pytest.approx(w_value)
+    assert increment.weight_sum == pytest.approx(w_title + w_value + w_done)
+    assert [t.xpath for t in increment.unmatched] == ["/html/body/h1", "/html/body/p"]
+    # reset: the generated action failed → S = 0, W = both targets against themselves
+    assert reset.action_failed and reset.score_sum == 0.0
+    assert reset.weight_sum == pytest.approx(w_title + w_value)
+    expected = (w_title + w_value * 46 / 52.8 + w_value) / (3 * w_title + 3 * w_value + w_done)
+    assert result.aes == pytest.approx(expected)
+    assert result.aes == pytest.approx(0.31577, abs=1e-5)
+
+
+def test_the_exclusion_variant_leaves_unchanged_elements_out_of_later_states():
+    result = score_page(*three_state_page(), exclude_unchanged=True)
+    w_title, w_value, w_done = 1000 ** BETA, 100 ** BETA, 500 ** BETA
+    origin, increment, reset = result.states
+    # origin: nothing to compare with, so everything counts
+    assert origin.excluded == []
+    assert origin.score_sum == pytest.approx(w_title + w_value * 46 / 52.8)
     # increment: the title did not change → excluded; value "1" vs "1" → 1; "Done" is new and has no partner
     assert increment.excluded == ["/html/body/h1"]
     assert increment.score_sum == pytest.approx(w_value)
@@ -185,39 +208,42 @@ def test_aes_over_three_states_with_an_unchanged_element_and_a_failed_action():
     assert reset.weight_sum == pytest.approx(w_value)
     expected = (w_title + w_value * 46 / 52.8 + w_value) / (w_title + w_value + w_value + w_done + w_value)
     assert result.aes == pytest.approx(expected)
+    assert result.aes == pytest.approx(0.64552, abs=1e-5)
 
 
 def test_the_lost_score_splits_into_attribute_unmatched_and_interaction_parts():
     result = score_page(*three_state_page())
     w_title, w_value, w_done = 1000 ** BETA, 100 ** BETA, 500 ** BETA
-    total = w_title + 3 * w_value + w_done
+    total = 3 * w_title + 3 * w_value + w_done
     assert result.attribute_loss == pytest.approx(w_value * (1 - 46 / 52.8) / total)
-    assert result.unmatched_loss == pytest.approx(w_done / total)
-    assert result.interaction_loss == pytest.approx(w_value / total)
+    assert result.unmatched_loss == pytest.approx((w_title + w_done) / total)
+    assert result.interaction_loss == pytest.approx((w_title + w_value) / total)
     assert result.aes + result.attribute_loss + result.unmatched_loss + result.interaction_loss == pytest.approx(1.0)
 
 
-def test_an_element_identical_to_an_unchanged_one_is_left_out_as_the_release_does():
+def test_the_exclusion_variant_leaves_out_an_element_identical_to_an_unchanged_one():
     first = element("/ul/li[1]", (0, 0, 50, 10), "item", filter_by="text", evalby="text", outer_html="<li>item</li>")
     second = element("/ul/li[2]", (0, 20, 50, 10), "item", filter_by="text", evalby="text", outer_html="<li>item</li>")
     target = [PageState("origin", [first]), PageState("add", [first, second])]
-    result = score_page(target, target)
+    result = score_page(target, target, exclude_unchanged=True)
     # li[2] is new, but its outerHTML equals that of the unchanged li[1]
     assert result.states[1].excluded == ["/ul/li[1]", "/ul/li[2]"]
     assert result.states[1].weight_sum == 0.0
 
 
-def test_a_full_dom_snapshot_leaves_out_an_element_that_only_became_visible():
+def test_with_a_full_dom_snapshot_the_exclusion_variant_leaves_out_an_element_that_only_became_visible():
     panel_hidden = element("/div", (0, 0, 100, 100), "", outer_html='<div class="">…</div>')
     panel_shown = element("/div", (0, 0, 100, 100), "", outer_html='<div class="open">…</div>')
     note = element("/div/p", (0, 0, 50, 10), "Note", filter_by="text", evalby="text", outer_html="<p>Note</p>")
     target = [PageState("origin", [panel_hidden]), PageState("open", [panel_shown, note])]
     # From the extracted (displayed) elements alone the note looks new and counts.
-    assert score_page(target, target).states[1].weight_sum == pytest.approx(500 ** BETA)
-    # The release sees every body descendant: the hidden note was already there, unchanged.
+    assert score_page(target, target, exclude_unchanged=True).states[1].weight_sum == pytest.approx(500 ** BETA)
+    # The full DOM holds every body descendant: the hidden note was already there, unchanged.
     dom = [{"/div": '<div class="">…</div>', "/div/p": "<p>Note</p>"},
            {"/div": '<div class="open">…</div>', "/div/p": "<p>Note</p>"}]
-    assert score_page(target, target, target_dom=dom).states[1].weight_sum == 0.0
+    assert score_page(target, target, target_dom=dom, exclude_unchanged=True).states[1].weight_sum == 0.0
+    # The official metric leaves nothing out, DOM snapshot or not.
+    assert score_page(target, target, target_dom=dom).states[1].weight_sum == pytest.approx(500 ** BETA)
 
 
 def test_a_page_without_targets_scores_zero():
@@ -242,7 +268,8 @@ def test_results_serialise_to_json_with_the_per_element_table():
                                   "effective_weight": 6.8, "note": None}]
     assert row["position"] == 1.0 and row["position_weight"] == 46.0
     assert data["states"][2]["action_failed"] is True
-    assert data["states"][1]["unmatched"][0]["xpath"] == "/html/body/p"
+    assert [t["xpath"] for t in data["states"][1]["unmatched"]] == ["/html/body/h1", "/html/body/p"]
+    assert data["states"][1]["excluded"] == []
 
 
 # --- whole pages -------------------------------------------------------------------------------

@@ -121,6 +121,65 @@ def test_rects_are_in_document_coordinates_after_the_page_scrolls(renderer: Page
     assert by_id(origin, "far").rect == by_id(scrolled, "far").rect == (8.0, 2508.0, 100.0, 20.0)
 
 
+# Values as chromedriver 156 reports them through Selenium's element.rect for the same markup.
+GEOMETRY = ('<div id="frac" style="position:absolute;left:10.3px;top:20.6px;width:100.45px;height:33.33px"></div>'
+            '<div id="scaled" style="position:absolute;left:300px;top:0;width:10px;height:10px;'
+            'transform:scale(1.37)"></div>'
+            '<svg id="svg" style="position:absolute;left:400px;top:0" width="200" height="100">'
+            '<rect id="shape" x="10.2" y="5.1" width="50.7" height="20.2" transform="scale(2)"/></svg>'
+            '<p id="tiny" style="position:absolute;left:700px;top:0;margin:0;width:0.4px;height:0.4px;'
+            'overflow:hidden"></p>')
+
+
+def test_boxes_take_the_corner_from_the_bounding_box_and_the_size_from_the_layout_like_chromedriver(
+        renderer: PageRenderer, tmp_path: Path):
+    state = render(renderer, make_page(tmp_path, GEOMETRY)).states[0]
+    # x, y unrounded; width and height are offsetWidth/offsetHeight: whole pixels, transforms ignored
+    assert by_id(state, "frac").rect == (10.296875, 20.59375, 100.0, 33.0)
+    assert by_id(state, "scaled").rect[2:] == (10.0, 10.0)
+    # SVG children have no offset sizes: their (transformed) bounding box is used
+    assert by_id(state, "shape").rect[2:] == pytest.approx((101.4, 40.4), abs=1e-4)
+    # both offset sizes 0 → the bounding box again, so a 0.39 × 0.39 box (area 0.15 > 0.1) is an element
+    assert by_id(state, "tiny").rect[2:] == (0.390625, 0.390625)
+
+
+def test_the_bounding_box_geometry_is_there_only_to_measure_what_the_official_sizes_change(tmp_path: Path):
+    with pytest.raises(ValueError):
+        PageRenderer(geometry="rounded")  # type: ignore[arg-type]
+    with PageRenderer(geometry="bounding-box") as measuring:
+        state = render(measuring, make_page(tmp_path, GEOMETRY)).states[0]
+    assert by_id(state, "frac").rect == (10.296875, 20.59375, 100.4375, 33.328125)
+    assert by_id(state, "scaled").rect[2:] == pytest.approx((13.7, 13.7), abs=1e-4)
+
+
+FORM = ('<form><input id="name" placeholder="Name"><textarea id="note">hi</textarea>'
+        '<input id="styled" style="color: red"><div contenteditable="true" id="edit">edit me</div></form>')
+
+
+def test_a_screenshot_leaves_the_dom_and_the_styles_as_they_were(renderer: PageRenderer, tmp_path: Path):
+    def focus(driver: CompatDriver) -> None:
+        driver.find_element(By.ID, "name").send_keys("Ada")
+
+    page_dir = make_page(tmp_path, FORM)
+    plain = render(renderer, page_dir, focus, screenshots=False)
+    shot = render(renderer, page_dir, focus, screenshots=True)
+    assert all(state.screenshot for state in shot.states)
+    for without, with_shots in zip(plain.states, shot.states):
+        assert with_shots.dom == without.dom
+        assert [e.styles for e in with_shots.elements] == [e.styles for e in without.elements]
+    assert not any('style=""' in html for state in shot.states for html in (state.dom or {}).values())
+
+
+def test_files_the_page_asks_for_inside_its_folder_that_do_not_exist_are_listed(renderer: PageRenderer,
+                                                                                tmp_path: Path):
+    page_dir = make_page(tmp_path, '<img id="gone" src="img/missing.png" width="10" height="10">'
+                                   '<img id="there" src="pic.svg" width="10" height="10">',
+                         pic_svg='<svg xmlns="http://www.w3.org/2000/svg"/>')
+    result = render(renderer, page_dir)
+    assert [url.rsplit("/", 2)[-2:] for url in result.missing_files] == [["img", "missing.png"]]
+    assert result.blocked_urls == []
+
+
 def test_styles_read_every_listed_property_with_colours_as_selenium_reports_them(renderer: PageRenderer,
                                                                                 tmp_path: Path):
     page_dir = make_page(tmp_path, '<h1 id="title">Title</h1>',

@@ -11,9 +11,15 @@ browser is involved here.
 * **State**: S = Σ weight·score over matched targets, W = Σ weight over matched and unmatched
   targets (dropped and excluded targets count in neither). When the scripted action failed on the
   generated page, S = 0 and W is the weight the target state would have against itself.
-* **Page**: AES = Σ S / Σ W over the origin state and the state after each scripted action; in
-  every state after the origin, target elements whose ``outerHTML`` the action did not change are
-  left out. 0 when there is no weight at all.
+* **Page**: AES = Σ S / Σ W over the origin state and the state after each scripted action, every
+  target element scored in every state. 0 when there is no weight at all.
+
+The release means to leave out, in each state after the origin, the target elements an action did
+not change: it keeps the previous state's elements in a dict keyed by Selenium's
+EventFiringWebElement wrappers, which define neither ``__eq__`` nor ``__hash__``, and looks the new
+state's (freshly created) wrappers up in it. The lookup never succeeds, nothing is ever left out,
+and that is the official metric reproduced by default. The intended exclusion is available as the
+labelled variant ``exclude_unchanged=True`` (submission setting ``webui_exclude_unchanged``).
 
 The lost score 1 − AES splits exactly into three parts (as fractions of Σ W): *attribute* loss
 (matched targets scoring below 1), *unmatched* loss (targets without a partner) and *interaction*
@@ -287,11 +293,12 @@ def dom_of(state: PageState) -> dict[str, str]:
 
 def considered_targets(previous: Mapping[str, str], current: PageState,
                        current_dom: Mapping[str, str] | None = None) -> set[str]:
-    """xpaths of the current target elements an action changed or created.
+    """xpaths of the current target elements an action changed or created (the variant that
+    leaves unchanged elements out; the official metric never does).
 
-    As in the release, an element is left out when its outerHTML equals that of *any* element the
-    action left unchanged (the release compares values, not identities), so an element identical
-    to an unchanged one is left out too.
+    As the release's code would if its lookup worked, an element is left out when its outerHTML
+    equals that of *any* element the action left unchanged (it compares values, not identities),
+    so an element identical to an unchanged one is left out too.
     """
     kept = kept_outer_html(previous, dom_of(current) if current_dom is None else current_dom)
     return {element.xpath for element in current.elements if element.outer_html not in kept}
@@ -341,17 +348,20 @@ class AesResult:
 
 def score_page(target_states: list[PageState], generated_states: list[PageState], *,
                target_dom: Sequence[Mapping[str, str]] | None = None,
-               official_quirks: bool | None = None) -> AesResult:
+               official_quirks: bool | None = None, exclude_unchanged: bool = False) -> AesResult:
     """AES of a generated page against its target over the origin state and every action state.
 
     States are paired by position. A generated state with ``action_error`` scores S = 0 with its
     target weight kept; the target's own ``action_error`` is not inspected (the target states are
     scored as extracted).
 
-    ``target_dom`` optionally gives, per target state, xpath → outerHTML for *every* ``<body>``
-    descendant, hidden ones included, as the release compares. Without it the extracted (displayed)
+    By default every target element counts in every state, as in the release (see the module
+    docstring). ``exclude_unchanged=True`` is the corrected variant: in each state after the origin,
+    target elements whose outerHTML the action did not change are left out. ``target_dom`` then
+    optionally gives, per target state, xpath → outerHTML for *every* ``<body>`` descendant, hidden
+    ones included, as the release's comparison would have; without it the extracted (displayed)
     elements stand in, which differs only for an element that was hidden in the previous state and
-    became visible without its own outerHTML changing (the release leaves it out; here it counts).
+    became visible without its own outerHTML changing (left out with the full DOM, counted here).
     """
     if len(target_states) != len(generated_states):
         raise ValueError(f"{len(target_states)} target states but {len(generated_states)} generated states")
@@ -360,7 +370,8 @@ def score_page(target_states: list[PageState], generated_states: list[PageState]
     doms = list(target_dom) if target_dom is not None else [dom_of(state) for state in target_states]
     states: list[StateScore] = []
     for k, (target_state, generated_state) in enumerate(zip(target_states, generated_states)):
-        considered = None if k == 0 else considered_targets(doms[k - 1], target_state, doms[k])
+        considered = (considered_targets(doms[k - 1], target_state, doms[k])
+                      if exclude_unchanged and k > 0 else None)
         failed = generated_state.action_error is not None
         state = score_state(target_state.elements, None if failed else generated_state.elements, considered,
                             name=target_state.name, official_quirks=official_quirks)

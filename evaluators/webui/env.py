@@ -25,6 +25,9 @@ from evaluators.webui.parsing import CodeWrite
 from evaluators.webui.tasks import task_parts
 
 TARGET_FILES = ("index.html", "style.css", "script.js")
+#: The labelled, non-default variant that leaves out target elements an action did not change
+#: (what the official code intends; its own test never succeeds, see evaluators.webui.aes).
+EXCLUDE_UNCHANGED_SETTING = "webui_exclude_unchanged"
 BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribute")
 
 _renderer = None
@@ -132,6 +135,7 @@ class WebUIEpisode(Episode):
         self.source = scenario.resource_path
         self.resolution = int(settings.get("resolution", 1920))
         self.trace = bool(settings.get("trace", True))
+        self.exclude_unchanged = bool(settings.get(EXCLUDE_UNCHANGED_SETTING, False))
         self._tmp = Path(tempfile.mkdtemp(prefix="magebench-webui-"))
         self.work = self._tmp / "page"
         shutil.copytree(self.source, self.work)
@@ -184,10 +188,12 @@ class WebUIEpisode(Episode):
             return self._evaluation
         self._target = render_target(self.source)
         if "html" not in self.files:
-            # No index.html was written: the official run renders Chrome's error page and matches
-            # nothing. Nothing is rendered here; the loss is the parse error's.
+            # No index.html was written. The official run then loads the missing file anyway and
+            # scores the browser's own "file not found" page, whose elements do match some targets
+            # (a small score that depends on the browser build); here the attempt scores 0 and its
+            # loss is the parse error's (a deviation listed on the metric card).
             self._generated, self._aes = None, None
-            self._evaluation = {"aes": 0.0, "outcome": "parse_error",
+            self._evaluation = {"aes": 0.0, "outcome": "parse_error", "exclude_unchanged": self.exclude_unchanged,
                                 "breakdown": breakdown(None, parse_error=True, render_error=False),
                                 "load_error": None, "page_errors": [], "blocked_urls": [], "state_scores": []}
             return self._evaluation
@@ -200,7 +206,8 @@ class WebUIEpisode(Episode):
             states = []
         doms = [state.dom for state in self._target.states]
         aes_result = score_page(self._target.states, _pad_states(self._target.states, states),
-                                target_dom=doms if all(d is not None for d in doms) else None)
+                                target_dom=doms if all(d is not None for d in doms) else None,
+                                exclude_unchanged=self.exclude_unchanged)
         self._aes = aes_result
         render_error = bool(generated.load_error or generated.page_errors_on_load)
         failed = [s.name for s in states if s.action_error]
@@ -208,6 +215,7 @@ class WebUIEpisode(Episode):
         self._evaluation = {
             "aes": aes_result.aes,
             "outcome": outcome,
+            "exclude_unchanged": self.exclude_unchanged,
             "breakdown": breakdown(aes_result, parse_error=False, render_error=render_error),
             "load_error": generated.load_error,
             "page_errors": list(generated.page_errors)[:20],

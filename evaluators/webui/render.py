@@ -29,7 +29,8 @@ means). Only when the page stopped responding are later actions not run: their s
 ``JSON.stringify``, say) carries ``action_error`` "PageReadError: …" and no elements.
 
 Elements are read in one ``evaluate`` per state: every displayed descendant of ``<body>`` whose
-box has an area above 0.1 px². "Displayed" follows Selenium's ``is_displayed`` (the
+box has an area above 0.1 px², the box measured as chromedriver's Get Element Rect measures it
+(corner from the bounding box, size from offsetWidth/offsetHeight; see ``_EXTRACT_JS``). "Displayed" follows Selenium's ``is_displayed`` (the
 ``bot.dom.isShown`` atom, re-implemented): not ``display:none`` on itself or an ancestor, not
 ``visibility:hidden``/``collapse``, no ancestor-or-self with opacity 0, a positive size (or a
 child with one), not entirely clipped away by an ``overflow:hidden`` container or pushed to
@@ -37,6 +38,9 @@ negative page coordinates; ``<option>`` follows its ``<select>``, hidden inputs 
 ``<noscript>`` never show. Colours of the seven colour properties are reported as Selenium's
 ``value_of_css_property`` reports them (``rgba(r, g, b, a)``); other values are
 ``getComputedStyle`` strings.
+
+Measuring never writes to the page: reading a state and taking a screenshot leave the DOM and the
+computed styles as they were, so a state scores the same with or without screenshots.
 """
 from __future__ import annotations
 
@@ -51,7 +55,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Literal, Sequence
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -76,22 +80,43 @@ MAX_MESSAGE_CHARS = 2000
 #: Environment variable that marks the Chromium processes a renderer launched (to find them).
 _TOKEN_VARIABLE = "MAGEBENCH_PAGE_RENDERER"
 
-_EXTRACT_JS = "(props) => {" + HELPERS + r"""
+#: How element boxes are measured. "webdriver" is what the official evaluator reads through
+#: Selenium's ``element.rect`` (see ``_EXTRACT_JS``); "bounding-box" takes the size from
+#: getBoundingClientRect instead, kept only to measure what the official sizes change.
+Geometry = Literal["webdriver", "bounding-box"]
+GEOMETRIES: tuple[Geometry, ...] = ("webdriver", "bounding-box")
+
+# Boxes as chromedriver's Get Element Rect returns them (checked against chromedriver 156):
+# x, y are the bounding box's top-left corner plus the page scroll, unrounded; width and height
+# come from the GET_SIZE atom, i.e. offsetWidth/offsetHeight (whole layout pixels, transforms
+# ignored) for HTML elements, and the bounding box's size for elements without offset sizes (SVG)
+# or whose offset sizes are both 0. Selenium's Python ``rect`` passes these values on unrounded.
+# The atom briefly restyles a display:none element to measure it; such elements are never
+# "displayed", so their size is never used and is not measured here (nothing is written).
+_EXTRACT_JS = "(args) => {" + HELPERS + r"""
+  const props = args.props, boundingBox = args.boundingBox;
   const body = document.body;
   if (!body) return '{"elements": [], "dom": {}}';
   const elements = [];
   const dom = {};
   const sx = window.scrollX, sy = window.scrollY;
+  const size = (el, r) => {
+    if (boundingBox) return [r.width, r.height];
+    const w = el.offsetWidth, h = el.offsetHeight;
+    if (typeof w !== 'number' || typeof h !== 'number' || (w === 0 && h === 0)) return [r.width, r.height];
+    return [w, h];
+  };
   for (const el of body.getElementsByTagName('*')) {
     const path = H.xpath(el);
     dom[path] = el.outerHTML;
     const r = el.getBoundingClientRect();
-    if (!(r.width * r.height > 0.1) || !H.isShown(el, false)) continue;
+    const [width, height] = size(el, r);
+    if (!(width * height > 0.1) || !H.isShown(el, false)) continue;
     const styles = {};
     for (const name of props) styles[name] = H.cssValue(el, name);
     const attributes = {};
     for (const a of el.attributes) attributes[a.name] = a.value;
-    elements.push({ tag: el.tagName.toLowerCase(), rect: [r.left + sx, r.top + sy, r.width, r.height],
+    elements.push({ tag: el.tagName.toLowerCase(), rect: [r.left + sx, r.top + sy, width, height],
       text: H.visibleText(el), attributes, styles, descendants: el.getElementsByTagName('*').length, xpath: path });
   }
   // one string: Playwright serializes a large object value by value, JSON text in one piece
@@ -125,6 +150,8 @@ class RenderResult:
     #: Why the page has no states at all (no index.html, navigation failed, load hung).
     load_error: str | None = None
     blocked_urls: list[str] = field(default_factory=list)
+    #: Files inside the page folder that the page asked for and that do not exist (file URLs).
+    missing_files: list[str] = field(default_factory=list)
     #: Uncaught exceptions ("Name: message"), in order, for the whole render.
     page_errors: list[str] = field(default_factory=list)
     #: The uncaught exceptions raised before the origin state was read.
@@ -316,6 +343,7 @@ class LivePage:
         self.page_dir = page_dir.resolve()
         self.index = self.page_dir / "index.html"
         self.blocked_urls: list[str] = []
+        self.missing_files: list[str] = []
         self.page_errors: list[str] = []
         self.console_errors: list[str] = []
         self.unsupported_calls: list[str] = []
@@ -411,6 +439,9 @@ class LivePage:
         with contextlib.suppress(PlaywrightError):
             if request.is_navigation_request() and request.frame.parent_frame is None:
                 self.navigating = False
+            failure = request.failure or ""
+            if "FILE_NOT_FOUND" in failure and self._inside(request.url) and request.url not in self.missing_files:
+                _append(self.missing_files, request.url)
 
     def wait_for_navigation(self) -> None:
         """Let a pending reload finish before the next command or read, as chromedriver does
@@ -451,7 +482,8 @@ class LivePage:
                 try:
                     self.wait_for_navigation()
                     self.page.wait_for_load_state("load")
-                    text = self.page.evaluate(_EXTRACT_JS, list(CSS_PROPERTIES))
+                    text = self.page.evaluate(_EXTRACT_JS, {"props": list(CSS_PROPERTIES),
+                                                              "boundingBox": self.renderer.geometry == "bounding-box"})
                     break
                 except PlaywrightError as exc:
                     if is_fatal(exc):
@@ -473,7 +505,10 @@ class LivePage:
     def screenshot(self) -> bytes | None:
         with self.renderer.guarded(self.renderer.extract_timeout, "taking a screenshot"):
             try:
-                return self.page.screenshot(type="png")
+                # caret="initial": Playwright's default hides the caret by writing an inline style on
+                # every input and textarea, which leaves style="" behind and so changes the page
+                # that is being measured; chromedriver's screenshots write nothing.
+                return self.page.screenshot(type="png", caret="initial", animations="allow")
             except PlaywrightError as exc:
                 if is_fatal(exc):
                     raise
@@ -537,8 +572,12 @@ class PageRenderer:
     """One Chromium, reused; a fresh context per page. Use from the thread that created it."""
 
     def __init__(self, *, playwright: Playwright | None = None, action_timeout: float = 15.0,
-                 load_timeout: float = 20.0, extract_timeout: float = 30.0, kill_grace: float = 5.0) -> None:
+                 load_timeout: float = 20.0, extract_timeout: float = 30.0, kill_grace: float = 5.0,
+                 geometry: Geometry = "webdriver") -> None:
+        if geometry not in GEOMETRIES:
+            raise ValueError(f"unknown geometry {geometry!r}; expected one of {', '.join(GEOMETRIES)}")
         self._playwright = playwright
+        self.geometry = geometry
         self.action_timeout = action_timeout
         self.load_timeout = load_timeout
         self.extract_timeout = extract_timeout
@@ -659,6 +698,7 @@ class PageRenderer:
         finally:
             result.trace_path = live.close(trace_path)
             result.blocked_urls = list(live.blocked_urls)
+            result.missing_files = list(live.missing_files)
             result.page_errors = list(live.page_errors)
             result.console_errors = list(live.console_errors)
             result.unsupported_calls = list(live.unsupported_calls)

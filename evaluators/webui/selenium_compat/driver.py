@@ -169,11 +169,12 @@ class CompatDriver:
             handle.dispose()
 
     def save_screenshot(self, filename: str | Path) -> bool:
-        self.page.screenshot(path=str(filename))
+        self.page.screenshot(path=str(filename), caret="initial")
         return True
 
     def get_screenshot_as_png(self) -> bytes:
-        return self.page.screenshot()
+        # caret="initial" as in the renderer: hiding the caret would leave style="" on inputs
+        return self.page.screenshot(caret="initial")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
