@@ -15,6 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from jsonschema import Draft202012Validator
 
+from conftest import FIXTURE_RESOURCES
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.webui.parsing import files_after, parse_global, parse_online
 from submissions.official_layout import OfficialRun, official_result, zip_runs
@@ -718,3 +719,88 @@ def test_the_validate_upload_command_reports_ok_or_every_problem_with_its_line(t
     assert err.getvalue().splitlines() == [
         "line 2: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
         "line 3: unknown scenario 'nope' (not in this subset)"]
+
+
+def solution_of(level: str) -> list[str]:
+    """The level's optimal moves from its upper_bound.json (upper case pushes, lower case walks)."""
+    moves = {"l": "Left", "r": "Right", "u": "Up", "d": "Down"}
+    bounds = json.loads((FIXTURE_RESOURCES / "Sokoban" / "upper_bound.json").read_text(encoding="utf-8"))
+    return [moves[letter.lower()] for letter in bounds[level]["actions"]]
+
+
+def rescore_lines(path: Path, *, env: str, flow: str, **options: Any) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    call_command("validate_upload", str(path), env=env, flow=flow, resources=str(FIXTURE_RESOURCES), rescore=True,
+                 json=True, stdout=out, **options)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_validate_upload_rescores_an_official_folder_offline_and_prints_one_json_object_per_run(tmp_path: Path) -> None:
+    solved = "### Analyze\nPush both boxes down.\n### Actions\n" + ", ".join(solution_of("1-Sokoban-small-v0"))
+    upload = tmp_path / "output.zip"
+    upload.write_bytes(make_zip({
+        "output/1-Sokoban-small-v0_r0/eval.json": official_eval(100.0, False),
+        "output/1-Sokoban-small-v0_r0/output.txt": solved,
+        # The claim is wrong: an empty action list leaves the level as it was.
+        "output/1-Sokoban-small-v0_r1/eval.json": official_eval(100.0, True),
+        "output/1-Sokoban-small-v0_r1/output.txt": "### Analyze\nNothing to do.\n### Actions\n",
+        "output/res.txt": "100.0",
+    }))
+    lines = rescore_lines(upload, env="sokoban", flow="global", subset="mini")
+    assert lines == [
+        {"scenario": "1-Sokoban-small-v0", "repeat": 0, "score": 100.0, "reported": 100.0, "agrees": True,
+         "error": None},
+        {"scenario": "1-Sokoban-small-v0", "repeat": 1, "score": 48.0, "reported": 100.0, "agrees": False,
+         "error": None},
+    ]
+
+
+def test_validate_upload_reports_webui_claims_on_the_platform_scale(tmp_path: Path) -> None:
+    upload = tmp_path / "output.zip"
+    upload.write_bytes(make_zip({"step-counter_r0/eval.json": json.dumps({"result": 0.0, "parsing_err": True}),
+                                 "step-counter_r0/tasks.md": "# Step counter"}))
+    out = io.StringIO()
+    call_command("validate_upload", str(upload), env="webui", flow="global", resources=str(FIXTURE_RESOURCES),
+                 json=True, stdout=out)
+    assert json.loads(out.getvalue()) == {"scenario": "step-counter", "repeat": 0, "score": None, "reported": 0.0,
+                                          "agrees": None, "error": None}
+
+
+def test_rescoring_needs_the_scenarios_not_only_their_keys(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.txt"
+    keys.write_text("1-Sokoban-small-v0\n", encoding="utf-8")
+    example = ROOT / "fixtures" / "uploads" / "example-sokoban-online.jsonl"
+    with pytest.raises(CommandError, match="--rescore needs the scenarios themselves"):
+        call_command("validate_upload", str(example), env="sokoban", flow="online", scenarios_file=str(keys),
+                     rescore=True)
+
+
+@pytest.mark.django_db
+def test_validate_upload_without_a_suite_names_the_suites_when_there_are_several(fixture_scenarios) -> None:
+    from leaderboard.models import Scenario
+
+    copy = Scenario.objects.filter(environment_id="sokoban", suite="fixture").first()
+    Scenario.objects.create(environment_id="sokoban", suite="official", key=copy.key, in_mini=True, data=copy.data,
+                            resource_path=copy.resource_path, content_hash=copy.content_hash)
+    example = ROOT / "fixtures" / "uploads" / "example-sokoban-online.jsonl"
+    with pytest.raises(CommandError, match=r"sokoban has scenarios in several suites \(fixture, official\); "
+                                           r"choose one with --suite"):
+        call_command("validate_upload", str(example), env="sokoban", flow="online", stdout=io.StringIO())
+    with pytest.raises(CommandError, match=r"no full scenarios of sokoban in the suite 'nope' "
+                                           r"\(suites known for sokoban: fixture, official\)"):
+        call_command("validate_upload", str(example), env="sokoban", flow="online", suite="nope")
+    out = io.StringIO()
+    call_command("validate_upload", str(example), env="sokoban", flow="online", suite="fixture", rescore=True,
+                 json=True, stdout=out)
+    assert [(line["scenario"], line["repeat"], line["score"]) for line in map(json.loads, out.getvalue().splitlines())
+            ] == [("1-Sokoban-small-v0", 0, 100.0), ("1-Sokoban-small-v0", 1, 48.0), ("10-Sokoban-small-v1", 0, 45.0),
+                  ("10-Sokoban-small-v1", 1, 45.0)]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_the_example_files_score_on_the_platform_scale_and_agree_with_the_platform(name: str) -> None:
+    env, flow, _ = EXAMPLES[name]
+    lines = rescore_lines(ROOT / "fixtures" / "uploads" / name, env=env, flow=flow)
+    assert lines and all(line["error"] is None and line["score"] is not None for line in lines), lines
+    assert [line for line in lines if line["agrees"] is not True] == []

@@ -123,7 +123,7 @@ class Command(BaseCommand):
         from leaderboard.services import resources_dir
 
         try:
-            found = get_plugin(env).discover(resources_dir(resources), verify=False)
+            found = get_plugin(env).discover(resources_dir(Path(resources)), verify=False)
         except ResourceError as exc:
             raise CommandError(str(exc)) from None
         specs = {item.key: ScenarioSpec(env=env, key=item.key, data=item.data, resource_path=item.resource_file)
