@@ -12,6 +12,7 @@ from conftest import FIXTURE_RESOURCES
 from leaderboard.models import Scenario
 from leaderboard.selectors import board_get
 from submissions.models import Attempt, Submission
+from submissions.official_layout import OfficialRun, zip_runs
 from submissions.selectors import attempt_trajectory
 from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create)
 
@@ -61,6 +62,21 @@ def test_uploaded_replies_score_exactly_as_the_same_replies_live_and_a_wrong_cla
     assert "disagrees" in page and "re-scored" in page
 
 
+def test_an_official_sokoban_output_folder_uploads_unchanged_and_scores_as_the_live_runs(lab, live_oracle):
+    """The folder the official harness writes, zipped as it is: replies in output.txt, the other files ignored."""
+    runs = [OfficialRun(scenario=key, repeat=0, flow="global", replies=[reply], result=score, parsing_err=False,
+                        details=[{"type": "text", "text": "accumulated reward: 0"}],
+                        extras={"output_video.mp4": b"\x00\x00\x00\x18ftypmp42", "tmp.png": b"\x89PNG"})
+            for key, (reply, score) in live_oracle.items()]
+    response = _upload(lab, zip_runs(runs), "output.zip")
+    assert response.status_code == 201, response.content
+    submission = _run_all(response.json()["id"])
+    assert submission.status == Submission.Status.COMPLETED
+    rescored = {a.scenario.key: a for a in submission.attempts.select_related("scenario")}
+    assert {key: a.score for key, a in rescored.items()} == {key: score for key, (_, score) in live_oracle.items()}
+    assert all(a.details["self_reported"]["disagrees"] is False for a in rescored.values())
+
+
 def test_an_upload_missing_scenarios_lists_them_and_stays_incomplete(lab, live_oracle):
     keys = sorted(live_oracle)
     lines = [{"scenario": key, "repeat": 0, "replies": [live_oracle[key][0]]} for key in keys[2:]]
@@ -106,6 +122,7 @@ def test_a_zip_of_the_official_webui_output_folder_is_rendered_and_scored(lab, f
     page = "step-counter"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
+        # The official WebUI result is AES as a fraction; the platform shows it as a percentage.
         archive.writestr(f"output/{page}_r0/eval.json", json.dumps({"result": 0.99, "parsing_err": False}))
         for name in ("index.html", "style.css", "script.js"):
             source = FIXTURE_RESOURCES / "WebUI" / page / name
@@ -122,10 +139,25 @@ def test_a_zip_of_the_official_webui_output_folder_is_rendered_and_scored(lab, f
         environment_id="webui", suite="fixture", in_mini=True).count() - 1
 
 
+def test_a_webui_run_that_generated_no_page_is_scored_as_the_models_parse_error(lab, fixture_scenarios):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("output/step-counter_r0/eval.json", json.dumps({"result": 0.0, "details": {},
+                                                                          "parsing_err": True}))
+        archive.writestr("output/step-counter_r0/tasks.md", "# Step counter")
+        archive.writestr("output/step-counter_r0/output_progress.md", "")
+        archive.writestr("output/res.txt", "0.0")
+    response = _upload(lab, buffer.getvalue(), "output.zip", env="webui")
+    assert response.status_code == 201, response.content
+    attempt = _run_all(response.json()["id"]).attempts.get()
+    assert (attempt.status, attempt.score, attempt.parse_errors) == (Attempt.Status.SCORED, 0.0, 1)
+    assert attempt.details["self_reported"] == {"score": 0.0, "error": "", "disagrees": False}
+
+
 def test_uploaded_football_actions_are_played_again_and_marked_re_simulated(lab, fixture_scenarios):
     keys = list(Scenario.objects.filter(environment_id="football", suite="fixture", in_mini=True)
                 .values_list("key", flat=True))
-    lines = [{"scenario": key, "repeat": 0, "actions": ["right", "right", "shot"]} for key in keys]
+    lines = [{"scenario": key, "repeat": 0, "actions": ["action_right", "action_right", "action_shot"]} for key in keys]
     response = _upload(lab, "\n".join(json.dumps(line) for line in lines).encode(), "football.jsonl",
                        env="football", flow="online")
     assert response.status_code == 201, response.content
