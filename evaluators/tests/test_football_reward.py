@@ -4,11 +4,12 @@ Every expected value below is worked out in the comment beside it; all terms are
 """
 import math
 
+import numpy as np
 import pytest
 
 from evaluators.football.env import path_is_clear
-from evaluators.football.reward import (DenseReward, StepTerms, opponents_behind, pass_clearance, shot_clearance,
-                                        shot_distance)
+from evaluators.football.reward import (SHOT_FRACTIONS, SHOT_HELD_UNTIL_RECEIVED, DenseReward, StepTerms, length,
+                                        opponents_behind, pass_clearance, shot_clearance, shot_distance)
 
 IDLE, RIGHT, SHORT_PASS, SHOT = 0, 5, 11, 12
 
@@ -24,8 +25,8 @@ def obs(ball_x, ball_y=0.0, *, team=0, player=1, right=((0.9, 0.3),), score=(0, 
     }
 
 
-def run(sequence):
-    reward = DenseReward()
+def run(sequence, **options):
+    reward = DenseReward(**options)
     return reward, [reward.update(o, a) for o, a in sequence]
 
 
@@ -71,15 +72,51 @@ def test_a_stolen_ball_adds_the_elapsed_share_of_the_game_and_ends_the_task():
     assert reward.task_done
 
 
-def test_no_stolen_term_while_a_shot_is_in_flight():
-    reward, terms = run([
-        (obs(0.8), RIGHT),
-        (obs(0.8, right=((0.95, 0.3),)), SHOT),
-        (obs(0.9, team=-1), IDLE),
-        (obs(0.95, team=1, player=0, steps_left=200), IDLE),  # the keeper holds the shot
-    ])
+KEEPER_SAVE = [
+    (obs(0.8), RIGHT),
+    (obs(0.8, right=((0.95, 0.3),)), SHOT),                # shot: the flag is set, the shooter still holds it
+    (obs(0.9, team=-1), IDLE),                             # the ball is loose: the flag is cleared
+    (obs(0.95, team=1, player=0, steps_left=200), IDLE),   # the keeper holds the shot
+]
+
+
+def test_a_keeper_save_after_a_shot_counts_as_stolen():
+    reward, terms = run(KEEPER_SAVE)
+    assert terms[1].shot > 0
+    assert terms[2].stolen == 0 and not reward.performed_shot  # cleared on the loose-ball step
+    # −(1 · 200 / 400 − 1) · 20 = +10: the official order makes a saved shot a stolen ball.
+    assert terms[3].stolen == pytest.approx(10.0)
+    assert reward.task_done
+
+
+def test_the_shot_held_until_received_variant_does_not_count_a_keeper_save_as_stolen():
+    reward, terms = run(KEEPER_SAVE, variant=SHOT_HELD_UNTIL_RECEIVED)
+    assert terms[2].stolen == 0 and reward.performed_shot is False  # cleared when the keeper took it
     assert terms[3].stolen == 0
     assert not reward.task_done
+
+
+def test_a_shot_flag_survives_a_direct_change_of_possession_without_a_loose_ball():
+    # The tackler takes the ball straight from the shooter's foot: no loose step, so the flag is
+    # still set when the stolen test runs, and it is never cleared while someone holds the ball.
+    reward, terms = run([(obs(0.8), RIGHT), (obs(0.8), SHOT), (obs(0.81, team=1, player=4, steps_left=300), IDLE)])
+    assert terms[2].stolen == 0
+    assert reward.performed_shot and not reward.task_done
+
+
+def test_a_shooter_who_gets_his_own_rebound_may_shoot_again_because_the_loose_ball_ended_the_first_shot():
+    far = ((-0.5, 0.0),)
+    _, terms = run([(obs(0.01, right=far), RIGHT), (obs(0.01, right=far), SHOT), (obs(0.02, team=-1, right=far), IDLE),
+                    (obs(0.03, right=far), SHOT)])
+    assert terms[1].shot > 0 and terms[3].shot > 0
+    _, held = run([(obs(0.01, right=far), RIGHT), (obs(0.01, right=far), SHOT), (obs(0.02, team=-1, right=far), IDLE),
+                   (obs(0.03, right=far), SHOT)], variant=SHOT_HELD_UNTIL_RECEIVED)
+    assert held[3].shot == 0  # the variant keeps the shot in flight until someone *else* holds the ball
+
+
+def test_an_unknown_reward_variant_is_refused():
+    with pytest.raises(ValueError):
+        DenseReward(variant="lenient")
 
 
 def test_pass_clearance_weighs_opponents_between_ball_and_goal_eleven_times():
@@ -107,6 +144,25 @@ def test_a_received_pass_pays_its_clearance_and_each_later_pass_is_worth_three_q
     assert sum(1 for t in terms if t.pass_) == 2
 
 
+def test_a_pass_is_not_paid_while_no_holder_was_seen_after_the_first_step():
+    # The first step records no holder: the pass asked for on a loose ball at step 2 has no passer.
+    _, terms = run([(obs(0.3, player=5), RIGHT), (obs(0.3, team=-1), SHORT_PASS), (obs(0.4, player=7), IDLE)])
+    assert terms[2].pass_ == 0
+
+
+def test_an_opponent_taking_the_ball_straight_from_a_shooter_completes_a_pass_because_teams_are_ignored():
+    right = ((0.8, 0.0),)
+    reward, terms = run([
+        (obs(0.3, player=3, right=right), RIGHT),
+        (obs(0.3, player=3, right=right), SHORT_PASS),              # the pass flag is armed
+        (obs(0.3, player=3, right=right), SHOT),                    # shot: no stolen test while it flies
+        (obs(0.3, team=1, player=0, right=right, steps_left=350), IDLE),  # player 0 ≠ player 3: "received"
+    ])
+    assert terms[3].stolen == 0
+    assert terms[3].pass_ == pytest.approx(20 * (0.5 / 11) * 20)   # opponent 0.5 ahead of the ball
+    assert not reward.task_done
+
+
 def test_a_pass_is_not_paid_when_the_same_player_gets_the_ball_back():
     _, terms = run([(obs(0.3, player=5), SHORT_PASS), (obs(0.3, player=5), SHORT_PASS),
                     (obs(0.35, team=-1), IDLE), (obs(0.36, player=5), IDLE)])
@@ -115,39 +171,67 @@ def test_a_pass_is_not_paid_when_the_same_player_gets_the_ball_back():
 
 def test_shot_clearance_is_the_closest_approach_to_the_best_of_five_goal_lines():
     # An opponent straight behind the ball: every ball→goal segment moves away from him, so the
-    # closest sampled point is the ball itself, 0.1 away.
-    assert shot_clearance([0.5, 0.0], [[0.4, 0.0]]) == pytest.approx(0.1)
+    # closest sample is the first one, 1/100 of the way to the goal point; the best goal point is
+    # y = ±0.044: √(0.105² + 0.00044²).
+    assert shot_clearance([0.5, 0.0], [[0.4, 0.0]]) == pytest.approx(math.hypot(0.105, 0.00044), rel=1e-12)
     # On the centre line, 0.25 ahead: the y = 0.044 segment passes him at 0.25·sin(atan(0.044/0.5))
     # at best; with 100 samples the nearest sampled point is a little further.
     exact = 0.25 * math.sin(math.atan2(0.044, 0.5))
     assert exact <= shot_clearance([0.5, 0.0], [[0.75, 0.0]]) < exact + 0.003
 
 
-def test_shot_distance_is_one_past_x_point_seven_and_never_negative():
+def test_a_shot_from_the_balls_own_position_is_not_sampled():
+    # An opponent standing on the ball: with the ball sampled the clearance would be 0. The first
+    # sample is 1/100 of the way: 0.01 · |goal point − ball|, largest for y = ±0.044.
+    assert shot_clearance([0.5, 0.0], [[0.5, 0.0]]) == pytest.approx(0.01 * math.hypot(0.5, 0.044), rel=1e-12)
+
+
+def test_the_shot_samples_are_k_over_100_as_the_official_loop_computes_them_not_a_linspace():
+    assert SHOT_FRACTIONS.tolist() == [k / 100.0 for k in range(1, 101)]
+    assert SHOT_FRACTIONS[0] == 0.01 and SHOT_FRACTIONS[-1] == 1.0
+    # np.linspace(0.01, 1, 100) rounds 25 of the hundred fractions differently in the last bit.
+    assert int(np.count_nonzero(SHOT_FRACTIONS != np.linspace(0.01, 1.0, 100))) == 25
+
+
+def test_the_distance_helper_is_bit_identical_to_numpys_norm():
+    rng = np.random.default_rng(7)
+    vectors = rng.uniform(-2, 2, size=(2000, 2))
+    assert all(length(v) == np.linalg.norm(v) for v in vectors)
+
+
+def test_shot_distance_is_one_near_the_goal_and_never_negative():
     assert shot_distance([0.71, 0]) == 1.0
     assert shot_distance([0.5, 0]) == 0.5
     assert shot_distance([-0.3, 0]) == 0.0
+    # Computed through the gap to the goal line: 1 − (1 − 0.1) is 0.09999999999999998, and at
+    # x = 0.7 the gap rounds to 0.30000000000000004, so the value is 0.7, not 1.
+    assert shot_distance([0.1, 0]) == 1.0 - 0.9 != 0.1
+    assert shot_distance([0.7, 0]) == 0.7
 
 
 def test_a_shot_pays_its_clearance_times_distance_capped_at_two_thirds():
     far = ((-0.09, 0.0),)
+    # The first sample, 1/100 of the way to (1, ±0.044), is the closest: √(0.1099² + 0.00044²);
+    # shot_distance = 1 − (1 − 0.01). Shot = min(100 · clearance · distance, 2/3) · 20 ≈ 2.198.
+    clearance = math.hypot(0.1099, 0.00044)
     _, terms = run([
         (obs(0.01, right=far), RIGHT),
-        (obs(0.01, right=far), SHOT),   # min(100 · 0.1 · 0.01, 2/3) · 20 = 2.0
+        (obs(0.01, right=far), SHOT),
         (obs(0.01, right=far), SHOT),   # once per possession
     ])
-    assert terms[1].shot == pytest.approx(2.0)
-    assert terms[1].shot_clearance == pytest.approx(0.1)
+    assert terms[1].shot_clearance == pytest.approx(clearance, rel=1e-12)
+    assert terms[1].shot == pytest.approx(100 * clearance * (1 - 0.99) * 20, rel=1e-12)
     assert terms[2].shot == 0
     _, capped = run([(obs(0.8, right=far), RIGHT), (obs(0.8, right=far), SHOT)])
     assert capped[1].shot == pytest.approx(2.0 / 3 * 20)  # 100 · 0.89 · 1 is far above the cap
 
 
-def test_a_new_owner_may_shoot_again():
+def test_a_teammate_handed_the_ball_straight_after_a_shot_may_not_shoot_until_the_ball_was_loose():
     far = ((-0.5, 0.0),)
     _, terms = run([(obs(0.01, right=far), RIGHT), (obs(0.01, right=far), SHOT),
-                    (obs(0.02, player=4, right=far), SHOT)])
-    assert terms[1].shot > 0 and terms[2].shot > 0
+                    (obs(0.02, player=4, right=far), SHOT), (obs(0.03, team=-1, right=far), IDLE),
+                    (obs(0.04, player=4, right=far), SHOT)])
+    assert terms[1].shot > 0 and terms[2].shot == 0 and terms[4].shot > 0
 
 
 def test_the_episode_total_is_the_sum_of_every_term_of_every_step():
@@ -158,6 +242,7 @@ def test_the_episode_total_is_the_sum_of_every_term_of_every_step():
     ])
     assert reward.total == pytest.approx(sum(t.move + t.opponents + t.score + t.stolen + t.pass_ + t.shot
                                              for t in terms))
+    assert reward.total == sum(t.reward for t in terms)  # bit for bit: a running sum, as officially
     assert set(terms[1].as_dict()) >= {"move", "opponents", "score", "stolen", "pass", "shot"}
 
 
@@ -184,3 +269,10 @@ def test_a_move_continues_only_while_the_pitch_and_the_next_steps_are_clear():
     assert not path_is_clear(_move_obs((0.0, 0.0), (0.01, 0.0), [(0.035, 0.0)], [(-0.01, 0.0)]))
     # The same opponent running away stays more than 0.01 ahead.
     assert path_is_clear(_move_obs((0.0, 0.0), (0.01, 0.0), [(0.035, 0.0)], [(0.01, 0.0)]))
+
+
+def test_a_move_check_looks_the_holder_up_in_our_team_even_when_an_opponent_holds_the_ball():
+    # Opponent 1 holds the ball at the pitch edge; officially our player 1 (in midfield) is used.
+    observation = _move_obs((0.0, 0.0), (0.01, 0.0), [(0.99, 0.4), (0.95, 0.41)], [(0, 0), (0.0, 0.05)])
+    observation["ball_owned_team"] = 1
+    assert path_is_clear(observation)
