@@ -76,6 +76,10 @@ class Board:
     has_action_diagnostics: bool = True
     breakdown_keys: tuple[str, ...] = ()
     rows: list[BoardRow] = field(default_factory=list)
+    #: Scenarios of the board run by an import-time check (WebUI's page check), and the keys of
+    #: those the check flagged as not evaluable as intended.
+    checked_scenarios: int = 0
+    flagged_scenarios: list[str] = field(default_factory=list)
 
 
 #: Parameter-size buckets for filtering (label, lower bound inclusive, upper bound exclusive).
@@ -229,10 +233,13 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             rank += 1
             row.rank = rank
     _mark_ties(rows)
-    scenario_count = Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)).count()
+    shown = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
+                 .order_by("key").values_list("key", "tags"))
+    checks = {key: tags.get("page_check") for key, tags in shown if isinstance(tags, dict) and tags.get("page_check")}
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
-                 scenario_count=scenario_count, has_action_diagnostics=plugin.has_action_diagnostics,
-                 breakdown_keys=plugin.breakdown_keys, rows=rows)
+                 scenario_count=len(shown), has_action_diagnostics=plugin.has_action_diagnostics,
+                 breakdown_keys=plugin.breakdown_keys, rows=rows, checked_scenarios=len(checks),
+                 flagged_scenarios=[key for key, status in checks.items() if status == "flagged"])
 
 
 def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:

@@ -605,6 +605,13 @@ class PageRenderer:
             self._discard = False
         return self._browser
 
+    @property
+    def browser_version(self) -> str:
+        """The version of the Chromium in use ("" before the first page)."""
+        with contextlib.suppress(Exception):
+            return self._browser.version if self._browser is not None else ""
+        return ""
+
     def discard_browser(self) -> None:
         """Relaunch Chromium before the next page (after it stopped answering)."""
         self._discard = True
