@@ -373,7 +373,7 @@ class DirectModel:
         self.agent = agent
 
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                 top_p: float | None = None) -> Any:
+                 top_p: float | None = None, frequency_penalty: float | None = None) -> Any:
         from evaluators.endpoints.client import Completion
 
         started = time.perf_counter()

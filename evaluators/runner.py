@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.agents.flows import Cancelled, ChatModel, FlowResult, ProgressCallback
+from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
 from evaluators.trajectory import TrajectoryRecorder
@@ -27,13 +28,14 @@ class EnvironmentFailure(Exception):
 
 def effective_settings(env: str, flow: str, overrides: dict[str, Any] | None = None,
                        subset: str = "mini") -> dict[str, Any]:
-    """The plug-in's defaults for ``flow`` with ``overrides`` applied.
+    """The official request settings, then the plug-in's defaults for ``flow``, then ``overrides``.
 
     A default given per subset (``{"mini": 10, "full": 3}``) resolves to the value for ``subset``.
     """
     plugin = get_plugin(env)
-    settings = {key: value[subset] if isinstance(value, dict) and subset in value else value
-                for key, value in plugin.default_settings[flow].items()}
+    settings = dict(REQUEST_DEFAULTS)
+    settings.update({key: value[subset] if isinstance(value, dict) and subset in value else value
+                     for key, value in plugin.default_settings[flow].items()})
     settings["prompt_version"] = plugin.prompts(flow).version
     settings.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return settings

@@ -1,16 +1,20 @@
 """The two agent flows of MageBench (reference §3), independent of any environment.
 
-Global: one request (system rules; user: task text, observation image, format instruction); all
-parsed actions are executed in order until the episode ends.
+Global (official GlobalPlanning): one request (system rules; user: the observation and the format
+instruction); all parsed actions are executed in order until the episode ends.
 
-Online: system rules + format instruction + a rolling memory; one action per decision, the memory
-trimmed to the last ``2·max_memory`` messages with at most ``max_image`` images (newest kept).
+Online (official Online_HL_FBandSB): system rules + format instruction + a rolling memory that starts
+with the first observation; one action per decision, the memory trimmed to the last
+``2·max_memory`` messages, images kept only in the newest messages that hold at most ``max_image``.
 
-Parse retries: after a reply that yields no valid action the model is asked to regenerate, at most
-``parse_retries`` times per decision. With ``parse_retries = 0`` both flows behave exactly like the
-official code (Global: one generation; Online: the failed turn is consumed and the next request
-carries the regenerate message). A decision that still has no action after its retries counts as
-an invalid decision (IA) and, Online, consumes the turn.
+Every request goes out as the official OpenAI-compatible client sends it: consecutive messages of
+one role merged into one (so the format instruction and the first observation are one user
+message), with the official sampling settings (evaluators.agents.requests).
+
+Parse retries (``parse_retries``, default 0): 0 is the official behaviour (Global: one generation;
+Online: a reply without a valid action consumes the turn and the next request carries the
+regenerate message). A larger value asks again within the decision, as the paper describes; it is a
+labelled option, never the default.
 """
 from __future__ import annotations
 
@@ -20,8 +24,9 @@ from typing import Any, Callable, Protocol
 
 from PIL import Image
 
-from evaluators.agents.replay import RepliesExhausted
 from evaluators.agents.diagnostics import DiagnosticsTracker
+from evaluators.agents.replay import RepliesExhausted
+from evaluators.agents.requests import REQUEST_DEFAULTS, merge_same_role
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
 from evaluators.endpoints.client import image_part
 from evaluators.trajectory import TrajectoryRecorder
@@ -29,7 +34,7 @@ from evaluators.trajectory import TrajectoryRecorder
 
 class ChatModel(Protocol):
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                 top_p: float | None = None) -> Any: ...
+                 top_p: float | None = None, frequency_penalty: float | None = None) -> Any: ...
 
 
 class Cancelled(Exception):
@@ -56,7 +61,7 @@ class _Session:
     """Model calls, token accounting and recording shared by both flows."""
 
     def __init__(self, model: ChatModel, settings: dict[str, Any], recorder: TrajectoryRecorder,
-                 progress: ProgressCallback | None) -> None:
+                 progress: ProgressCallback | None, plugin: EnvironmentPlugin | None = None) -> None:
         self.model = model
         self.settings = settings
         self.recorder = recorder
@@ -64,19 +69,25 @@ class _Session:
         self.calls = 0
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
-        self.diagnostics = DiagnosticsTracker()
+        self.diagnostics = DiagnosticsTracker(
+            vocabulary=frozenset(getattr(plugin, "ACTIONS", ())),
+            pass_actions=frozenset(getattr(plugin, "PASS_ACTIONS", ())),
+        )
         self.steps = 0
         #: Set when a recorded (uploaded) run has no reply left.
         self.model_exhausted = False
 
     def call(self, messages: list[dict[str, Any]], images: dict[int, str]) -> tuple[str, int]:
         started = time.monotonic()
+        # What the official OpenAI-compatible client puts on the wire (its merge_role).
+        messages = merge_same_role(messages)
         try:
             completion = self.model.complete(
                 messages,
-                temperature=float(self.settings.get("temperature", 0.1)),
+                temperature=float(self.settings.get("temperature", REQUEST_DEFAULTS["temperature"])),
                 max_tokens=int(self.settings.get("max_tokens", 1000)),
-                top_p=self.settings.get("top_p"),
+                top_p=_optional_float(self.settings.get("top_p")),
+                frequency_penalty=_optional_float(self.settings.get("frequency_penalty")),
             )
         except RepliesExhausted:
             self.model_exhausted = True
@@ -115,6 +126,10 @@ class _Session:
             self.progress({"model_calls": self.calls, "steps": self.steps})
 
 
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def _redact_images(messages: list[dict[str, Any]], images: dict[int, str]) -> list[dict[str, Any]]:
     """Replace data URIs with references to recorded frames (looked up by part identity)."""
     redacted = []
@@ -134,6 +149,11 @@ def _redact_images(messages: list[dict[str, Any]], images: dict[int, str]) -> li
 
 def _user(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": parts}
+
+
+def _assistant(reply: str) -> dict[str, Any]:
+    # The official flows store a reply as one text part, not a bare string.
+    return {"role": "assistant", "content": [{"type": "text", "text": reply}]}
 
 
 UNAVAILABLE_IMAGE = "image not available."
@@ -164,14 +184,22 @@ def _observation_parts(observation: Observation, trailer: str, recorder: Traject
     return parts
 
 
-def _system_messages(prompts: PromptSet, settings: dict[str, Any], extra_user: str | None) -> list[dict[str, Any]]:
+def _system_messages(prompts: PromptSet, settings: dict[str, Any], extra_user: str | None, *,
+                     system_as_parts: bool = False) -> list[dict[str, Any]]:
+    """The rules (and ``extra_user`` after them) as the official flows open a conversation.
+
+    With ``no_system_role`` (the official ``--model_no_system``) the rules become the first text part
+    of the first user message, the extra text the next part. Official Online sends the system
+    content as a list of one text part, Global as a plain string: ``system_as_parts`` picks which.
+    """
+    rules = {"type": "text", "text": prompts.system}
+    extra = [{"type": "text", "text": extra_user}] if extra_user else []
     if settings.get("no_system_role"):
-        # Some models reject the system role; the rules then open the first user message.
-        text = prompts.system + ("\n\n" + extra_user if extra_user else "")
-        return [_user([{"type": "text", "text": text}])]
-    messages = [{"role": "system", "content": prompts.system}]
-    if extra_user:
-        messages.append(_user([{"type": "text", "text": extra_user}]))
+        return [_user([rules] + extra)]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": [rules] if system_as_parts else prompts.system}]
+    if extra:
+        messages.append(_user(extra))
     return messages
 
 
@@ -194,7 +222,7 @@ def _record_step(session: _Session, episode: Episode, action: Any, result: Any, 
 def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: dict[str, Any],
                recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
     prompts = plugin.prompts(FLOW_GLOBAL)
-    session = _Session(model, settings, recorder, progress)
+    session = _Session(model, settings, recorder, progress, plugin)
     images: dict[int, str] = {}
     observation = episode.reset()
     recorder.meta["initial_frame"] = recorder.frame(observation.image) if observation.image is not None else None
@@ -204,7 +232,7 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
         _user(first + _observation_parts(observation, prompts.format_instruction, recorder, images,
                                          None if max_image is None else int(max_image)))
     ]
-    retries = int(settings.get("parse_retries", 0))
+    retries = int(settings.get("parse_retries", REQUEST_DEFAULTS["parse_retries"]))
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
@@ -218,7 +246,7 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
                               foreign_tokens=parsed.foreign_tokens, retry=attempt)
         if parsed.ok:
             break
-        messages = messages + [{"role": "assistant", "content": reply}, _user([{"type": "text", "text": prompts.regenerate}])]
+        messages = messages + [_assistant(reply), _user([{"type": "text", "text": prompts.regenerate}])]
     assert parsed is not None
     if not parsed.ok:
         session.diagnostics.observe_failed_decision()
@@ -227,43 +255,52 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
             break
         result = episode.step(action)
         _record_step(session, episode, action, result, call_index, result.observation.image)
+        session.diagnostics.observe_action(str(action), bool(result.info.get("changed", True)))
     session.tick()
     return _finish(episode, session, "no_action" if not parsed.ok else None)
 
 
+def _image_count(message: dict[str, Any]) -> int:
+    content = message["content"]
+    return sum(1 for p in content if p.get("type") == "image_url") if isinstance(content, list) else 0
+
+
 def _trim_memory(memory: list[dict[str, Any]], max_memory: int, max_image: int) -> list[dict[str, Any]]:
+    """The official memory window: the last ``2·max_memory`` messages (all of them for 0); walking
+    back from the newest, images stay in messages while the running image count is at most
+    ``max_image``; the message that exceeds it and every older one lose all their images."""
     window = memory[-2 * max_memory:] if max_memory > 0 else list(memory)
-    kept_images = 0
-    trimmed: list[dict[str, Any]] = []
-    for message in reversed(window):
-        content = message["content"]
-        if isinstance(content, list) and any(p.get("type") == "image_url" for p in content):
-            parts = []
-            for part in reversed(content):
-                if part.get("type") == "image_url":
-                    if kept_images >= max_image:
-                        continue  # older frames are dropped, newest first kept
-                    kept_images += 1
-                parts.append(part)
-            message = {"role": message["role"], "content": list(reversed(parts))}
+    keep_from = len(window)
+    seen = 0
+    for index in range(len(window) - 1, -1, -1):
+        seen += _image_count(window[index])
+        if seen > max_image:
+            break
+        keep_from = index
+    trimmed = []
+    for index, message in enumerate(window):
+        if index < keep_from and _image_count(message):
+            message = {"role": message["role"],
+                       "content": [p for p in message["content"] if p.get("type") != "image_url"]}
         trimmed.append(message)
-    return list(reversed(trimmed))
+    return trimmed
 
 
 def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: dict[str, Any],
                recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
     prompts = plugin.prompts(FLOW_ONLINE)
-    session = _Session(model, settings, recorder, progress)
+    session = _Session(model, settings, recorder, progress, plugin)
     images: dict[int, str] = {}
     max_loop = int(settings.get("max_loop", 50))
     max_memory = int(settings.get("max_memory", 5))
     max_image = int(settings.get("max_image", 1))
-    retries = int(settings.get("parse_retries", 0))
+    retries = int(settings.get("parse_retries", REQUEST_DEFAULTS["parse_retries"]))
 
     observation = episode.reset()
     recorder.meta["initial_frame"] = recorder.frame(observation.image) if observation.image is not None else None
-    header = _system_messages(prompts, settings, prompts.format_instruction)
-    memory: list[dict[str, Any]] = [_user(_observation_parts(observation, prompts.first_turn, recorder, images))]
+    header = _system_messages(prompts, settings, prompts.format_instruction, system_as_parts=True)
+    memory: list[dict[str, Any]] = [
+        _user(_observation_parts(observation, prompts.first_turn, recorder, images, max_image))]
     decisions = 0
     while decisions < max_loop and not episode.done:
         decisions += 1
@@ -274,7 +311,7 @@ def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
                 reply, call_index = session.call(header + _trim_memory(memory, max_memory, max_image), images)
             except RepliesExhausted:
                 break
-            memory.append({"role": "assistant", "content": reply})
+            memory.append(_assistant(reply))
             parsed = plugin.parse(FLOW_ONLINE, reply)
             session.diagnostics.observe_reply(reply, parsed.tokens, parsed.foreign_tokens, parsed.ok)
             session.annotate_call(call_index, parsed=[str(a) for a in parsed.actions], parse_error=parsed.error,
@@ -290,7 +327,7 @@ def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
             continue
         result = episode.step(action)
         _record_step(session, episode, action, result, call_index, result.observation.image)
-        session.diagnostics.observe_online_action(str(action), bool(result.info.get("changed", True)))
+        session.diagnostics.observe_action(str(action), bool(result.info.get("changed", True)))
         memory.append(_user(_observation_parts(result.observation, prompts.next_turn, recorder, images)))
         session.tick()
     outcome = None if session.steps else "no_action"

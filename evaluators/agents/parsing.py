@@ -6,7 +6,8 @@ Both follow the official MageBench flows to the letter (reference §2.2):
   commas, each token stripped, kept only when it is exactly an action name (case-sensitive).
   Anything else is silently dropped by the official code; we keep it in ``foreign_tokens`` so the
   IA diagnostic can see it, but it never changes the executed actions.
-* Online: the text after the first ``# action``, stripped, must be exactly one action name.
+* Online: the text between the first ``# action`` and the next one (or the end of the reply); the
+  whole reply when there is no ``# action`` at all. Stripped, it must be exactly one action name.
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ GLOBAL_MARKER = "### Actions"
 ONLINE_MARKER = "# action"
 
 ERR_NO_ACTIONS = "no valid action in the reply"
-ERR_NO_MARKER = "the reply has no '# action' line"
-ERR_NOT_AN_ACTION = "the text after '# action' is not exactly one action name"
+ERR_NOT_AN_ACTION = "the text read as the action is not exactly one action name"
 
 
 def parse_global_actions(reply: str, vocabulary: Iterable[str]) -> ParseResult:
@@ -37,11 +37,14 @@ def parse_global_actions(reply: str, vocabulary: Iterable[str]) -> ParseResult:
     )
 
 
+def online_action_text(reply: str) -> str:
+    """The part of an Online reply the official parser reads as the action (official split()[1])."""
+    segments = reply.split(ONLINE_MARKER)
+    return (segments[1] if len(segments) > 1 else reply).strip()
+
+
 def parse_online_action(reply: str, vocabulary: Iterable[str]) -> ParseResult:
-    _, found, after = reply.partition(ONLINE_MARKER)
-    if not found:
-        return ParseResult(actions=[], error=ERR_NO_MARKER)
-    candidate = after.strip()
+    candidate = online_action_text(reply)
     if candidate in set(vocabulary):
         return ParseResult(actions=[candidate], tokens=[candidate])
     return ParseResult(

@@ -20,7 +20,7 @@ class RecordedModel:
         self.used = 0
 
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                 top_p: float | None = None) -> Completion:
+                 top_p: float | None = None, frequency_penalty: float | None = None) -> Completion:
         if self.used >= len(self.replies):
             raise RepliesExhausted(f"all {len(self.replies)} recorded replies were used")
         text = self.replies[self.used]

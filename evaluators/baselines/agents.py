@@ -151,10 +151,10 @@ SOKOBAN = register_environment(
     EnvironmentProfile("sokoban", SOKOBAN_ACTIONS, lambda text: "Sokoban" in text)
 )
 # A reply without an action consumes an Online turn without moving the game clock, so a silent
-# agent would never finish a Football episode; release_sprint, with no sprint on, stands still.
+# agent would never finish a Football episode; action_release_sprint, with no sprint on, stands still.
 FOOTBALL = register_environment(
-    EnvironmentProfile("football", FOOTBALL_ACTIONS, lambda text: "Google Research Football" in text,
-                       idle_action="release_sprint")
+    EnvironmentProfile("football", FOOTBALL_ACTIONS, lambda text: "football game" in text.lower(),
+                       idle_action="action_release_sprint")
 )
 
 

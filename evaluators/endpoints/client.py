@@ -197,11 +197,14 @@ class ChatClient:
         temperature: float,
         max_tokens: int,
         top_p: float | None = None,
+        frequency_penalty: float | None = None,
         extra: Mapping[str, Any] | None = None,
     ) -> Completion:
         """Send one chat-completions request, retrying transient failures.
 
-        Raises :class:`InfraError` (with ``attempts`` set) when no answer could be obtained.
+        ``top_p`` and ``frequency_penalty`` are left out of the request when None (the server's
+        default then applies). Raises :class:`InfraError` (with ``attempts`` set) when no answer
+        could be obtained.
         """
         payload: dict[str, Any] = {
             "model": self.model,
@@ -211,6 +214,8 @@ class ChatClient:
         }
         if top_p is not None:
             payload["top_p"] = top_p
+        if frequency_penalty is not None:
+            payload["frequency_penalty"] = frequency_penalty
         if extra:
             if extra.get("stream"):
                 raise ValueError("streaming responses are not supported by this client")

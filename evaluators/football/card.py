@@ -1,6 +1,7 @@
 """The Football metric card shown on the site: formula, terms, auto-rendering, parsers and deviations."""
 from __future__ import annotations
 
+from evaluators.agents.diagnostics import RA_MAX_NGRAM, RA_MAX_NOOP_DECISIONS, RA_MIN_PASS_ONLY, RA_MIN_TAIL_REPEATS
 from evaluators.football.env import ACCEPTED_ACTIONS, MAX_AUTO_STEPS, MOVE_MIN_DISTANCE
 from evaluators.football.reward import (LAMBDA_MOVE, LAMBDA_OPPONENTS, LAMBDA_PASS, LAMBDA_SCORE, LAMBDA_SHOT,
                                         LAMBDA_STOLEN, PASS_DECAY, SCALING, SHOT_CAP)
@@ -38,9 +39,38 @@ METRIC_CARD: dict[str, object] = {
         "The model sees a 1280×720 frame with the official colour correction (brightness ×1.5, contrast ×0.6, "
         "brightness ×1.2), resized to the submission's resolution.",
     ],
+    "flows": [
+        "Every request carries the official sampling settings: temperature 0.1, top_p 0.95, frequency_penalty 1.0, "
+        "max_tokens 1000; the values used are frozen with every submission.",
+        "Messages go out as the official OpenAI-compatible client sends them: consecutive messages of one role are "
+        "merged into one, so the first five requests open with [system: rules] [user: format instruction, "
+        "'Current game scene:', first frame, first-turn text]; from the sixth the memory window (last "
+        "2 · max_memory = 10 messages) no longer holds the first observation.",
+        "no_system_role = true is the official no-system-role variant: the rules become the first text part of the "
+        "first user message.",
+        "Online memory: walking back from the newest message, images stay while at most max_image (1) are counted; "
+        "that message and every older one lose their images.",
+        "parse_retries = 0 (the default) is the official protocol: a reply without a valid action is one of the "
+        "max_loop turns and the regenerate message is sent as the next turn. parse_retries > 0 asks again within "
+        "the decision, as the paper describes; it is a labelled option.",
+    ],
     "parsers": [
-        ("Online", "text after the first '# action', stripped, must be exactly one of: " + ", ".join(ACCEPTED_ACTIONS)
-                   + " (idle, sliding, release_direction and builtin_ai are not accepted)."),
+        ("Online", "text between the first '# action' and the next '# action' (or the end); the whole reply when it "
+                   "has no '# action'. Stripped, it must be exactly one of: " + ", ".join(ACCEPTED_ACTIONS)
+                   + " (idle, sliding, release_direction, builtin_ai and bare names such as 'left' are not "
+                   "accepted)."),
+    ],
+    "diagnostics": [
+        ("IA", "Any reply whose text read as the action is not exactly one of the 16 action names (a bare 'left', "
+               "'action_idle', a reply without '# action' that is not an action name), counted on every reply the "
+               "model sent, parse retries or not."),
+        ("RA", f"A reply whose tail is one n-gram of at most {RA_MAX_NGRAM} words repeated {RA_MIN_TAIL_REPEATS} times "
+               f"or more (n-grams made only of action names excepted); or the same action chosen at "
+               f"{RA_MAX_NOOP_DECISIONS} consecutive decisions none of which had an effect; or a trajectory of at "
+               f"least {RA_MIN_PASS_ONLY} decisions that are all passes (action_long_pass, action_short_pass, "
+               "action_high_pass). A decision has no effect when, from just before it to just after its last "
+               "engine step, the ball moved at most 0.005 pitch units (x, y) and possession (team and player) "
+               "did not change."),
     ],
     "quirks": [
         "The stolen term is added, not subtracted: losing the ball late in the game scores more than losing it "
@@ -58,8 +88,14 @@ METRIC_CARD: dict[str, object] = {
         "perturbs it, so a seed reproduces an episode exactly only for an agent that reads no images.",
         "An endpoint that declares it reads no images (setting observation_images = false) is sent the text "
         "'Current game scene:' alone and nothing is rendered for it.",
-        "Parse retries: after a reply with no valid action the model is asked to regenerate, at most "
-        "parse_retries times per decision; parse_retries = 0 reproduces the official flow exactly.",
+        "Prompts are the platform's own wording of the official texts (same facts: the controlled player's yellow "
+        "jersey and blue name, the right-hand goal, the 16 action IDs and what they do; same reply format and "
+        "example). Their effect on a model cannot be measured with the platform's baselines.",
+        "Images are labelled image/png; the official code sends the same PNG bytes labelled image/jpeg.",
+        "The model named in the submission is called; the official OpenAI-compatible client calls the first model "
+        "its server lists at /v1/models. The paper's API models ran through the Azure OpenAI client, which does "
+        "not merge same-role messages.",
+        "A reply with no text is a reply without an action; the official client would ask again.",
         "Infrastructure failures are retried and never scored.",
     ],
 }

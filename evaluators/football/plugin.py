@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_online_action
+from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult, PromptSet, ScenarioSpec
 from evaluators.football.env import ACCEPTED_ACTIONS
 
@@ -14,14 +15,16 @@ class FootballPlugin(EnvironmentPlugin):
     title: ClassVar[str] = "Football"
     score_label: ClassVar[str] = "Reward"
     flows: ClassVar[tuple[str, ...]] = (FLOW_ONLINE,)
+    #: The official vocabulary: action_left … action_release_dribble.
     ACTIONS: ClassVar[tuple[str, ...]] = ACCEPTED_ACTIONS
+    #: A trajectory made only of these is RA (evaluators.agents.diagnostics).
+    PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset({"action_long_pass", "action_high_pass", "action_short_pass"})
     # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full
-    # set's 108 scenarios are run 3 times. parse_retries is the platform's own.
+    # set's 108 scenarios are run 3 times.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
         FLOW_ONLINE: {
             "resolution": 1280, "max_image": 1, "max_memory": 5, "max_loop": 400,
-            "repeats": {"mini": 10, "full": 3}, "temperature": 0.1, "top_p": 0.95, "max_tokens": 1000,
-            "parse_retries": 2, "observation_images": True,
+            "repeats": {"mini": 10, "full": 3}, **REQUEST_DEFAULTS, "max_tokens": 1000, "observation_images": True,
         },
     }
 

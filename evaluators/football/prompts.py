@@ -1,28 +1,45 @@
-"""Football prompts, in the platform's own words. Bump the version whenever a text changes."""
+"""Football prompts, in the platform's own words. Bump the version whenever a text changes.
+
+They tell the model what the official prompts tell it (env/football_env.py system prompt, the Online
+format instruction), no more: who it controls, which goal to attack, and the 16 official action IDs
+with what each does, written with their ``action_`` prefix as the official parser requires.
+"""
 from __future__ import annotations
 
 from evaluators.base import PromptSet
 from evaluators.football.env import ACCEPTED_ACTIONS
 
+_MOVES = ", ".join(f"'{name}'" for name in ACCEPTED_ACTIONS[:8])
+
 _RULES = (
-    "You are playing football (soccer) in the Google Research Football simulator, seen from a broadcast "
-    "camera. You control one player of your team: the one with the ball, or the one nearest to it "
-    "(the game switches for you). Your team attacks the goal on the right of the pitch. Score, or move the ball towards the right goal "
-    "while keeping possession: progress towards goal, getting past opponents, clean passes to free "
-    "team-mates and well-placed shots are rewarded. The attack ends when the ball goes out of play, a goal "
-    "is scored or the opponents win the ball. Available actions: "
-    + ", ".join(ACCEPTED_ACTIONS)
-    + ". The eight directions move the player (top is up the screen); repeating the same direction keeps "
-    "running that way. Passes and shots are aimed in the direction the player faces."
+    "You are playing a football game. The player you control wears a yellow jersey and has a blue name above "
+    "his head. Your aim is to attack the goal on the **right** of the pitch, by the usual rules of football. Your "
+    "team-mates also wear yellow; the opponents wear other colours. You control your player with text "
+    "commands; the action IDs are:\n"
+    "\n"
+    f"- {_MOVES}: run in the direction the action ID names.\n"
+    "- 'action_long_pass': a long pass to a team-mate; who receives it is decided from the direction you are "
+    "moving in.\n"
+    "- 'action_high_pass': a high pass, chosen the same way as action_long_pass.\n"
+    "- 'action_short_pass': a short pass, chosen the same way as action_long_pass.\n"
+    "- 'action_shot': a shot, always towards the opponents' goal.\n"
+    "- 'action_sprint', 'action_release_sprint': start and stop sprinting; sprinting stays on until released. "
+    "A sprinting player is faster but controls the ball worse.\n"
+    "- 'action_dribble', 'action_release_dribble': start and stop dribbling; dribbling stays on until released. "
+    "A dribbling player is slower but harder to take the ball from.\n"
 )
 
 ONLINE = PromptSet(
-    version="football-online-v1",
+    version="football-online-v2",
     system=_RULES,
     format_instruction=(
-        "You choose one action per turn. Reply in exactly this format:\n"
-        "# analyze\n<your reading of the current scene>\n"
-        "# action\n<exactly one action name from the list and nothing else>"
+        "Give exactly one action per reply, in this format:\n"
+        "# analyze\n<your analysis>\n"
+        "# action\n<one action ID>\n"
+        "\n"
+        "Example:\n"
+        "# analyze\n...\n"
+        "# action\naction_left"
     ),
     first_turn="Please act according to the initial game scene.",
     next_turn="Please continue to act according to the current game scene.",

@@ -1,5 +1,7 @@
-"""The Sokoban metric card shown on the site: formula, bookkeeping, parsers and deviations."""
+"""The Sokoban metric card shown on the site: formula, bookkeeping, parsers, IA/RA and deviations."""
 from __future__ import annotations
+
+from evaluators.agents.diagnostics import RA_MAX_NGRAM, RA_MAX_NOOP_DECISIONS, RA_MIN_TAIL_REPEATS
 
 METRIC_CARD: dict[str, object] = {
     "formula": "score = 100 + 5 · (B_T − R_ub)",
@@ -16,22 +18,62 @@ METRIC_CARD: dict[str, object] = {
         "Online takes one action per model call, for at most max_loop = 50 calls.",
         "Only the rendered image is shown to the model, never the reward.",
     ],
+    "flows": [
+        "Every request carries the official sampling settings: temperature 0.1, top_p 0.95, frequency_penalty 1.0, "
+        "max_tokens 1000 (Global) or 300 (Online); the values used are frozen with every submission.",
+        "Messages go out as the official OpenAI-compatible client sends them: consecutive messages of one role are "
+        "merged into one. Global: [system: rules] [user: level image, format instruction]. Online: [system: rules] "
+        "[user: format instruction, first image, first-turn text] in the first five requests; from the sixth the "
+        "memory window (last 2 · max_memory = 10 messages) no longer holds the first observation, so the format "
+        "instruction stands alone before the oldest kept reply.",
+        "no_system_role = true is the official no-system-role variant: the rules become the first text part of the "
+        "first user message (Global and Online).",
+        "Online memory: walking back from the newest message, images stay while at most max_image (1) are counted; "
+        "that message and every older one lose their images.",
+        "parse_retries = 0 (the default) is the official protocol: Global makes one generation; Online counts a reply "
+        "without a valid action as one of its max_loop turns and sends the regenerate message as the next turn. "
+        "parse_retries > 0 asks again within the same decision, as the paper describes; it is a labelled option and "
+        "multiplies the calls of a model that keeps failing (up to 1 + parse_retries per decision).",
+    ],
     "parsers": [
         ("Global", "text after the first '### Actions' (or the whole reply), split on commas, each token stripped and "
                    "kept only if it is exactly Up, Down, Left or Right (case-sensitive); other tokens are dropped."),
-        ("Online", "text after the first '# action', stripped, must be exactly one of Up, Down, Left, Right."),
+        ("Online", "text between the first '# action' and the next '# action' (or the end); the whole reply when it "
+                   "has no '# action'. Stripped, it must be exactly one of Up, Down, Left, Right: a bare 'Up' is a "
+                   "valid reply, 'Up.' or 'up' are not."),
+    ],
+    "diagnostics": [
+        ("IA", "Any reply that is not read as valid: Online, the text read as the action is not exactly one action "
+               "name; Global, the action list holds no action name or an entry that is not one (e.g. 'up', 'Up.', "
+               "a newline-separated list). Counted on every reply the model sent, parse retries or not."),
+        ("RA", f"A reply whose tail is one n-gram of at most {RA_MAX_NGRAM} words repeated {RA_MIN_TAIL_REPEATS} times "
+               f"or more (n-grams made only of move names excepted); or the same move executed "
+               f"{RA_MAX_NOOP_DECISIONS} times in a row without changing the board (the player and every box stay "
+               "put, e.g. walking into a wall), in Online decisions or along a Global plan. A Global plan with many "
+               "identical moves is not RA while those moves keep changing the board: corridors call for long "
+               "straight runs."),
     ],
     "quirks": [
         "Tokens such as 'left', 'Up.' or a newline-separated list are dropped by the official Global parser; the "
         "platform keeps that behaviour and reports them under IA.",
-        "'Restart' exists in the official action set but no parser can produce it; it is not offered.",
+        "The rules tell the model to restart after a deadlock, as the official prompt does, but no parser accepts "
+        "'Restart': such a reply is refused (and counts as IA).",
     ],
     "deviations": [
-        "Parse retries: after a reply with no valid action the model is asked to regenerate, at most parse_retries "
-        "times per decision (default 2). parse_retries = 0 reproduces the official flows exactly (Global: one "
-        "generation; Online: the failed turn is consumed). The value used is stored with every submission.",
+        "Prompts are the platform's own wording of the official texts (same facts: piece colours, the four action "
+        "IDs, the side-by-side rule, the wall pattern, deadlocks and the restart advice; same reply formats). Their "
+        "effect on a model cannot be measured with the platform's baselines, which read the format only.",
+        "Images are labelled image/png; the official code sends the same PNG bytes labelled image/jpeg. Servers "
+        "decode the bytes, so the model sees the same picture.",
+        "The model named in the submission is called; the official OpenAI-compatible client calls the first model "
+        "its server lists at /v1/models.",
+        "The paper's API models ran through the official Azure OpenAI client, which does not merge same-role "
+        "messages; the platform sends the merged layout of the OpenAI-compatible client to every endpoint.",
+        "A reply with no text (an empty or missing content) is a reply without an action; the official client "
+        "would raise inside its parser callback and ask again (up to three requests).",
         "Infrastructure failures (endpoint down, timeouts, 5xx, bad HTTP payloads) are retried and never scored; the "
         "official runner scores such a run 0 after three exceptions.",
+        "max_image = 0 sends no image; the official Online flow refuses to start with it.",
         "gym-sokoban runs unwrapped: gym 0.26's checker and wrappers do not work with gym-sokoban 0.0.6 under numpy 2.",
     ],
 }

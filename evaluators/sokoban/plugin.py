@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
+from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
                              PromptSet, ScenarioSpec)
 from evaluators.sokoban import prompts
@@ -17,15 +18,12 @@ class SokobanPlugin(EnvironmentPlugin):
     title: ClassVar[str] = "Sokoban"
     score_label: ClassVar[str] = "Reward score"
     ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
-    # The official experiment scripts' settings (reference §1); parse_retries is the platform's own.
+    # The official experiment scripts' settings (reference §1).
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
-        FLOW_GLOBAL: {
-            "resolution": 640, "max_image": 1, "repeats": 3, "temperature": 0.1, "top_p": 0.95,
-            "max_tokens": 1000, "parse_retries": 2,
-        },
+        FLOW_GLOBAL: {"resolution": 640, "max_image": 1, "repeats": 3, **REQUEST_DEFAULTS, "max_tokens": 1000},
         FLOW_ONLINE: {
-            "resolution": 640, "max_image": 1, "max_memory": 5, "max_loop": 50, "repeats": 3,
-            "temperature": 0.1, "top_p": 0.95, "max_tokens": 300, "parse_retries": 2,
+            "resolution": 640, "max_image": 1, "max_memory": 5, "max_loop": 50, "repeats": 3, **REQUEST_DEFAULTS,
+            "max_tokens": 300,
         },
     }
 

@@ -1,39 +1,57 @@
-"""Sokoban prompts, in the platform's own words. Bump the version whenever a text changes."""
+"""Sokoban prompts, in the platform's own words. Bump the version whenever a text changes.
+
+They tell the model what the official prompts tell it (env/sokoban_env.py system prompt, the flows'
+format instructions), no more: the colours of the pieces, the four action names, the side-by-side
+rule, the wall pattern, deadlocks, and the official advice to restart, which no parser accepts.
+"""
 from __future__ import annotations
 
 from evaluators.base import PromptSet
 
 _RULES = (
-    "You are playing Sokoban on a grid seen from above. You control the worker and must push every "
-    "box onto a target square. The legal moves are Up, Down, Left and Right: each moves the worker "
-    "one square, and a box in the way is pushed one square further if the square behind it is free. "
-    "Boxes can only be pushed, never pulled, and two boxes side by side cannot be pushed together. "
-    "The red brick pattern is wall. A box pushed into a corner or against a wall away from any target "
-    "may become stuck for good, so think ahead before pushing."
+    "You are playing Sokoban. Move the green character so that it pushes the yellow boxes onto the target "
+    "areas (the squares with a red dot in the middle). You control the character with text commands; the "
+    "action IDs are:\n"
+    "- 'Up': the character moves up, pushing a box above it up.\n"
+    "- 'Down': the character moves down, pushing a box below it down.\n"
+    "- 'Left': the character moves left, pushing a box on its left to the left.\n"
+    "- 'Right': the character moves right, pushing a box on its right to the right.\n"
+    "\n"
+    "Notes:\n"
+    "1. Two boxes standing next to each other cannot be pushed together in the direction they are lined up.\n"
+    "2. The red brick pattern is wall. The game can reach a state that can no longer be won, for instance "
+    "when a box is pushed into a corner that is not a target. You should then restart the game.\n"
 )
 
+REGENERATE = "Please regenerate the response that satisfy the format requirements strictly."
+
 GLOBAL = PromptSet(
-    version="sokoban-global-v1",
+    version="sokoban-global-v2",
     system=_RULES,
     format_instruction=(
-        "Plan the whole solution at once. Reply in exactly this format:\n"
-        "### Analyze\n<your reasoning about the level>\n"
-        "### Actions\n<all moves in order, separated by commas, e.g. Up, Up, Left, Down>"
+        "Analyse the level, then give every action needed to solve it in one go. Reply in this format:\n"
+        "### Analyze\n<your analysis>\n"
+        "### Actions\n<a long sequence of Left, Right, Up, Down separated by ','>"
     ),
-    first_turn="Here is the level. Solve it.",
+    # The official Global request shows the level image and the format instruction, nothing else.
+    first_turn="",
     next_turn="",
-    regenerate="Please regenerate the response that satisfy the format requirements strictly.",
+    regenerate=REGENERATE,
 )
 
 ONLINE = PromptSet(
-    version="sokoban-online-v1",
+    version="sokoban-online-v2",
     system=_RULES,
     format_instruction=(
-        "You play one move per turn. Reply in exactly this format:\n"
-        "# analyze\n<your reasoning about the current position>\n"
-        "# action\n<exactly one of Up, Down, Left, Right and nothing else>"
+        "Give exactly one action per reply, in this format:\n"
+        "# analyze\n<your analysis>\n"
+        "# action\n<one action ID>\n"
+        "\n"
+        "Example:\n"
+        "# analyze\n...\n"
+        "# action\nUp"
     ),
     first_turn="Please act according to the initial game scene.",
     next_turn="Please continue to act according to the current game scene.",
-    regenerate="Please regenerate the response that satisfy the format requirements strictly.",
+    regenerate=REGENERATE,
 )

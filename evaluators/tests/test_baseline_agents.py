@@ -14,7 +14,6 @@ from PIL import Image
 
 from evaluators.agents.parsing import (
     ERR_NO_ACTIONS,
-    ERR_NO_MARKER,
     ERR_NOT_AN_ACTION,
     parse_global_actions,
     parse_online_action,
@@ -35,7 +34,7 @@ from evaluators.baselines.agents import (
     make_agent,
 )
 from evaluators.baselines.server import FAULT_MODES, RAMBLING_REPLY, Fault, start_server
-from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet
+from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet, get_plugin
 from evaluators.endpoints import ChatClient, InfraError, image_part, text_part
 from evaluators.sokoban.prompts import GLOBAL, ONLINE
 
@@ -57,7 +56,7 @@ def _request(
     prompts: PromptSet, image: Image.Image | dict[str, Any] | None = None, *, turn: str | None = None
 ) -> list[dict[str, Any]]:
     """Messages laid out as the platform's flows send them (``image`` may be a ready part)."""
-    content: list[dict[str, Any]] = [text_part(turn or prompts.first_turn)]
+    content: list[dict[str, Any]] = [text_part(turn or prompts.first_turn)] if turn or prompts.first_turn else []
     if isinstance(image, Image.Image):
         content.append(image_part(image))
     elif image is not None:
@@ -112,6 +111,24 @@ def test_new_environments_can_be_registered_for_the_baselines(monkeypatch: pytes
     assert detect_environment(messages) is football
     reply = RandomAgent(seed=3).reply(messages)
     assert parse_online_action(reply, football.actions).actions[0] in football.actions
+
+
+def test_football_baselines_answer_in_the_official_vocabulary() -> None:
+    from evaluators.football.prompts import ONLINE as FOOTBALL_ONLINE
+
+    plugin = get_plugin("football")
+    messages = _request(FOOTBALL_ONLINE)
+    assert detect_environment(messages).slug == "football"  # type: ignore[union-attr]
+    agent = RandomAgent(seed=5)
+    seen = {plugin.parse("online", agent.reply(messages)).actions[0] for _ in range(200)}
+    assert seen == set(plugin.ACTIONS) and all(name.startswith("action_") for name in seen)
+    assert plugin.parse("online", IdleAgent().reply(messages)).actions == ["action_release_sprint"]
+
+
+def test_a_football_prompt_worded_by_another_harness_is_recognised_too() -> None:
+    messages = [{"role": "system", "content": "You are about to play a Football game on a pitch."},
+                {"role": "user", "content": [text_part("# analyze\n...\n# action\naction_left")]}]
+    assert detect_environment(messages).slug == "football"  # type: ignore[union-attr]
 
 
 def test_the_last_image_is_decoded_whatever_its_label_says() -> None:
@@ -178,7 +195,7 @@ def test_random_replies_differ_across_calls_but_a_seed_repeats_the_session() -> 
 @pytest.mark.parametrize("agent", [IdleAgent(), RandomAgent(seed=0), OracleAgent()], ids=lambda a: a.name)
 def test_a_request_without_a_known_format_gets_a_reply_without_any_action(agent: Any) -> None:
     reply = agent.reply([{"role": "user", "content": "Say something."}])
-    assert parse_online_action(reply, SOKOBAN_ACTIONS).error == ERR_NO_MARKER
+    assert parse_online_action(reply, SOKOBAN_ACTIONS).error == ERR_NOT_AN_ACTION
     assert parse_global_actions(reply, SOKOBAN_ACTIONS).actions == []
 
 
@@ -395,7 +412,7 @@ def test_a_rambling_fault_is_a_well_formed_completion_that_holds_no_action() -> 
         client = ChatClient(server.url, "idle")
         first, second = (client.complete(messages, temperature=0.0, max_tokens=50).text for _ in range(2))
     assert second == RAMBLING_REPLY != first
-    assert parse_online_action(RAMBLING_REPLY, SOKOBAN_ACTIONS).error == ERR_NO_MARKER
+    assert parse_online_action(RAMBLING_REPLY, SOKOBAN_ACTIONS).error == ERR_NOT_AN_ACTION
 
 
 def test_stopping_the_server_ends_a_stalled_timeout_fault_at_once() -> None:

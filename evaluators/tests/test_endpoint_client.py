@@ -225,9 +225,17 @@ def test_it_sends_the_model_settings_and_extra_fields_in_the_request() -> None:
         "top_p": 0.95,
         "seed": 7,
     }
-    assert "top_p" not in second
+    assert "top_p" not in second and "frequency_penalty" not in second
     assert server.requests[0]["path"] == "/v1/chat/completions"
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_it_sends_the_frequency_penalty_the_official_client_sends() -> None:
+    with ScriptedServer([(200, _chat("ok"), {})]) as server:
+        _fast_client(server.url).complete(MESSAGES, temperature=0.1, max_tokens=300, top_p=0.95,
+                                          frequency_penalty=1.0)
+    sent = server.requests[0]["json"]
+    assert (sent["temperature"], sent["top_p"], sent["frequency_penalty"], sent["max_tokens"]) == (0.1, 0.95, 1.0, 300)
 
 
 def test_it_sends_no_authorization_header_without_a_key() -> None:

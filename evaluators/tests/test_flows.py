@@ -21,11 +21,21 @@ class Scripted:
     def __init__(self, *replies: str) -> None:
         self.replies = list(replies)
         self.requests: list[list[dict[str, Any]]] = []
+        self.sampling: list[dict[str, Any]] = []
 
-    def complete(self, messages, **_):
+    def complete(self, messages, **sampling):
         self.requests.append(messages)
+        self.sampling.append(sampling)
         return Completion(text=self.replies.pop(0), prompt_tokens=10, completion_tokens=2, latency=0.0, attempts=1,
                           finish_reason="stop")
+
+
+def _roles(request: list[dict[str, Any]]) -> list[str]:
+    return [message["role"] for message in request]
+
+
+def _kinds(message: dict[str, Any]) -> list[str]:
+    return [part["type"] for part in message["content"]]
 
 
 def _run(flow: str, model: Scripted, tmp_path, **overrides):
@@ -41,28 +51,30 @@ def test_global_executes_the_parsed_actions_and_scores_a_solution_100(tmp_path):
     assert result.outcome == "solved" and result.prompt_tokens == 10 and result.completion_tokens == 2
 
 
-def test_global_sends_the_rules_the_image_and_the_format_instruction(tmp_path):
+def test_global_sends_the_rules_as_a_string_then_the_image_and_the_format_instruction(tmp_path):
     model = Scripted("### Actions\nRight")
     _run("global", model, tmp_path)
     system, user = model.requests[0]
-    assert system["role"] == "system" and "Sokoban" in system["content"]
-    kinds = [part["type"] for part in user["content"]]
-    assert kinds == ["text", "image_url", "text"] and "### Actions" in user["content"][2]["text"]
-    assert user["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert system["role"] == "system" and isinstance(system["content"], str) and "Sokoban" in system["content"]
+    assert _kinds(user) == ["image_url", "text"] and "### Actions" in user["content"][1]["text"]
+    assert user["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
 
 
-def test_global_asks_again_after_a_reply_without_actions(tmp_path):
+def test_global_with_the_default_settings_makes_one_generation(tmp_path):
     model = Scripted("I am not sure.", "### Actions\nRight")
     result = _run("global", model, tmp_path)
+    assert result.model_calls == 1 and result.steps == 0 and result.outcome == "no_action"
+    assert result.score == pytest.approx(100 - 5 * 10.9) and result.diagnostics.invalid_action
+
+
+def test_global_asks_again_only_with_the_paper_retry_option_and_the_failed_reply_stays_ia(tmp_path):
+    model = Scripted("I am not sure.", "### Actions\nRight")
+    result = _run("global", model, tmp_path, parse_retries=2)
     assert result.model_calls == 2 and result.score == pytest.approx(100.0)
     assert result.diagnostics.parse_errors == 1 and result.diagnostics.invalid_decisions == 0
+    assert result.diagnostics.invalid_action  # the first reply broke the format; the retry does not undo it
+    assert _roles(model.requests[1]) == ["system", "user", "assistant", "user"]
     assert model.requests[1][-1]["content"][0]["text"].startswith("Please regenerate")
-
-
-def test_global_with_no_parse_retries_is_the_official_single_generation(tmp_path):
-    result = _run("global", Scripted("nothing useful"), tmp_path, parse_retries=0)
-    assert result.model_calls == 1 and result.steps == 0
-    assert result.score == pytest.approx(100 - 5 * 10.9) and result.diagnostics.invalid_action
 
 
 def test_global_stops_executing_once_the_level_is_solved(tmp_path):
@@ -86,12 +98,119 @@ def test_online_consumes_the_turn_after_the_parse_retries_run_out(tmp_path):
     assert result.diagnostics.invalid_decisions == 2 and result.diagnostics.invalid_action
 
 
-def test_online_with_no_parse_retries_sends_the_regenerate_message_as_the_next_turn(tmp_path):
+def test_online_by_default_counts_a_failed_reply_as_a_turn_and_sends_the_regenerate_message_next(tmp_path):
     model = Scripted("no idea", "# action\nRight")
-    result = _run("online", model, tmp_path, parse_retries=0)
-    assert result.model_calls == 2 and result.score == pytest.approx(100.0)
-    assert model.requests[1][-1]["content"][0]["text"].startswith("Please regenerate")
-    assert model.requests[1][-2] == {"role": "assistant", "content": "no idea"}
+    result = _run("online", model, tmp_path, max_loop=2)
+    assert result.model_calls == 2 and result.extra["decisions"] == 2 and result.score == pytest.approx(100.0)
+    assert model.requests[1][-1]["content"] == [{"type": "text", "text": prompts_regenerate()}]
+    assert model.requests[1][-2] == {"role": "assistant", "content": [{"type": "text", "text": "no idea"}]}
+
+
+def test_online_with_the_default_settings_never_asks_twice_within_a_turn(tmp_path):
+    model = Scripted("no idea", "still no idea")
+    result = _run("online", model, tmp_path, max_loop=2)
+    assert result.model_calls == 2 and result.extra["decisions"] == 2 and result.steps == 0
+
+
+def prompts_regenerate() -> str:
+    return get_plugin("sokoban").prompts("online").regenerate
+
+
+def test_online_requests_one_to_five_send_the_format_and_the_first_observation_as_one_user_message(tmp_path):
+    model = Scripted(*["# action\nUp"] * 6)  # Up walks into the wall: six turns, nothing changes
+    _run("online", model, tmp_path, max_loop=6)
+    online = get_plugin("sokoban").prompts("online")
+    for number, request in enumerate(model.requests[:5]):
+        assert _roles(request) == ["system", "user"] + ["assistant", "user"] * number
+        system, opening = request[0], request[1]
+        assert system["content"] == [{"type": "text", "text": online.system}]
+        # max_image = 1: the first frame stays only while it is the newest one.
+        assert _kinds(opening) == (["text", "image_url", "text"] if number == 0 else ["text", "text"])
+        assert opening["content"][0]["text"] == online.format_instruction
+        assert opening["content"][-1]["text"] == online.first_turn
+    sixth = model.requests[5]
+    assert _roles(sixth) == ["system", "user"] + ["assistant", "user"] * 5  # 2 + 2 · max_memory messages
+    assert sixth[1]["content"] == [{"type": "text", "text": online.format_instruction}]
+
+
+def test_no_request_of_either_flow_holds_two_consecutive_messages_of_one_role(tmp_path):
+    online = Scripted("no idea", "# action\nUp", "# action\nRight")
+    _run("online", online, tmp_path / "online", parse_retries=1)
+    globally = Scripted("nothing", "### Actions\nRight")
+    _run("global", globally, tmp_path / "global", parse_retries=1)
+    for request in online.requests + globally.requests:
+        roles = _roles(request)
+        assert all(a != b for a, b in zip(roles, roles[1:])), roles
+
+
+def test_the_no_system_role_variant_opens_the_first_user_message_with_the_rules(tmp_path):
+    online, globally = Scripted("# action\nRight"), Scripted("### Actions\nRight")
+    _run("online", online, tmp_path / "online", no_system_role=True)
+    _run("global", globally, tmp_path / "global", no_system_role=True)
+    plugin = get_plugin("sokoban")
+    (opening,) = online.requests[0]
+    assert opening["role"] == "user" and _kinds(opening) == ["text", "text", "image_url", "text"]
+    assert [p.get("text") for p in opening["content"]] == [
+        plugin.prompts("online").system, plugin.prompts("online").format_instruction, None,
+        plugin.prompts("online").first_turn]
+    (only,) = globally.requests[0]
+    assert only["role"] == "user" and _kinds(only) == ["text", "image_url", "text"]
+    assert only["content"][0]["text"] == plugin.prompts("global").system
+
+
+@pytest.mark.parametrize("flow, max_tokens", [("global", 1000), ("online", 300)])
+def test_every_request_carries_the_official_sampling_settings(tmp_path, flow, max_tokens):
+    model = Scripted("### Actions\nRight" if flow == "global" else "# action\nRight")
+    _run(flow, model, tmp_path)
+    assert model.sampling == [{"temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0,
+                               "max_tokens": max_tokens}]
+
+
+@pytest.mark.parametrize("env, flow, max_tokens", [("sokoban", "global", 1000), ("sokoban", "online", 300),
+                                                   ("football", "online", 1000), ("webui", "global", 4000)])
+def test_the_frozen_defaults_are_the_official_request_settings(env, flow, max_tokens):
+    settings = effective_settings(env, flow)
+    assert {k: settings[k] for k in ("temperature", "top_p", "frequency_penalty", "max_tokens", "parse_retries",
+                                     "no_system_role")} == {
+        "temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "max_tokens": max_tokens, "parse_retries": 0,
+        "no_system_role": False}
+
+
+def test_an_uploaded_run_replays_through_the_same_flow(tmp_path):
+    from evaluators.agents.replay import RecordedModel
+
+    plugin = get_plugin("sokoban")
+    settings = effective_settings("sokoban", "online", {"resolution": 80})
+    result = run_online(plugin, plugin.new_episode(SPEC, settings), RecordedModel(["Up", "no idea", "Right"]),
+                        settings, TrajectoryRecorder(tmp_path))
+    assert result.model_calls == 3 and result.steps == 2 and result.score == pytest.approx(99.5)
+    assert result.diagnostics.invalid_action and not result.diagnostics.repeating_action
+
+
+CORRIDOR = "############\n#@       $.#\n############"
+CORRIDOR_SPEC = ScenarioSpec(env="sokoban", key="corridor", data={
+    "grid": CORRIDOR, "max_steps": 120, "upper_bound": {"actions": ["r"] * 7 + ["R"], "steps": 8, "reward": 10.2}})
+
+
+def test_a_global_plan_of_many_identical_moves_that_change_the_board_is_not_repeating(tmp_path):
+    plugin = get_plugin("sokoban")
+    settings = effective_settings("sokoban", "global", {"resolution": 80})
+    model = Scripted("### Analyze\nstraight on\n### Actions\n" + ", ".join(["Right"] * 8))
+    result = run_global(plugin, plugin.new_episode(CORRIDOR_SPEC, settings), model, settings,
+                        TrajectoryRecorder(tmp_path))
+    assert result.steps == 8 and result.score == pytest.approx(100.0)
+    assert not result.diagnostics.repeating_action and not result.diagnostics.invalid_action
+
+
+def test_a_global_plan_that_keeps_walking_into_a_wall_is_repeating(tmp_path):
+    result = _run("global", Scripted("### Actions\n" + ", ".join(["Up"] * 5 + ["Right"])), tmp_path)
+    assert result.steps == 6 and result.score == pytest.approx(100 + 5 * (10.4 - 10.9))
+    assert result.diagnostics.repeating_action and result.diagnostics.longest_noop_streak == 5
+
+
+def test_four_moves_into_a_wall_are_not_yet_repeating(tmp_path):
+    result = _run("global", Scripted("### Actions\n" + ", ".join(["Up"] * 4 + ["Right"])), tmp_path)
+    assert not result.diagnostics.repeating_action
 
 
 def test_online_memory_keeps_the_last_exchanges_and_only_the_newest_image():

@@ -47,7 +47,7 @@ def test_the_parser_accepts_exactly_the_sixteen_official_action_names():
     assert len(ACCEPTED_ACTIONS) == 16
     for name in ACCEPTED_ACTIONS:
         assert plugin.parse("online", f"# analyze\nx\n# action\n{name}\n").actions == [name]
-    for name in ("idle", "sliding", "release_direction", "builtin_ai", "Right", "shoot"):
+    for name in ("idle", "sliding", "release_direction", "builtin_ai", "Right", "shoot", "right", "action_idle"):
         assert not plugin.parse("online", f"# action\n{name}").ok
 
 
@@ -101,7 +101,8 @@ def test_the_same_seed_replays_the_same_episode_for_an_agent_that_reads_no_image
         episode = FootballEpisode(scenario=scenarios["R9_T_1"].data["scenario"], seed=123, render_observations=False)
         episode.reset()
         try:
-            for action in ["right", "right", "right", "short_pass", "top_right", "shot"]:
+            for action in ["action_right", "action_right", "action_right", "action_short_pass", "action_top_right",
+                           "action_shot"]:
                 if episode.done:
                     break
                 episode.step(action)
@@ -132,7 +133,7 @@ def test_auto_rendering_needs_fewer_model_calls_for_the_same_agent(scenarios, ba
 
 def test_the_model_sees_one_colour_corrected_frame_per_decision_at_its_resolution(scenarios, tmp_path):
     settings = effective_settings("football", "online", {"seed": 9, "resolution": 320, "max_loop": 3})
-    model = Scripted(*[f"# analyze\nplay\n# action\n{a}" for a in ("right", "right", "right")])
+    model = Scripted(*["# analyze\nplay\n# action\naction_right"] * 3)
     result = run_attempt(scenario=scenarios["R3_R_1"], flow="online", settings=settings, model=model,
                          out_dir=tmp_path)
     assert result.details["renders"] == result.steps + 1  # the initial scene and one per decision

@@ -1,5 +1,7 @@
-from evaluators.agents.parsing import (ERR_NO_ACTIONS, ERR_NO_MARKER, ERR_NOT_AN_ACTION, parse_global_actions,
-                                       parse_online_action)
+import pytest
+
+from evaluators.agents.parsing import ERR_NO_ACTIONS, ERR_NOT_AN_ACTION, parse_global_actions, parse_online_action
+from evaluators.base import get_plugin
 
 MOVES = ("Up", "Down", "Left", "Right")
 
@@ -53,11 +55,61 @@ def test_it_is_case_sensitive_online():
     assert parse_online_action("# action\nup", MOVES).error == ERR_NOT_AN_ACTION
 
 
-def test_it_rejects_online_replies_without_the_marker():
+def test_an_online_reply_without_marker_is_parsed_whole():
+    assert parse_online_action("Up", MOVES).actions == ["Up"]
+    assert parse_online_action("\n  Left \n", MOVES).actions == ["Left"]
+
+
+def test_an_online_reply_without_marker_that_is_not_one_action_is_refused_like_a_wrong_name():
     result = parse_online_action("I will go Up", MOVES)
-    assert result.error == ERR_NO_MARKER and result.foreign_tokens == []
+    assert result.error == ERR_NOT_AN_ACTION and result.foreign_tokens == ["I will go Up"]
+    assert parse_online_action("# action\nJump", MOVES).error == result.error
+
+
+def test_text_after_a_second_online_marker_is_ignored():
+    result = parse_online_action("# analyze\nleft is wall\n# action\nUp\n# action\nLeft, Down", MOVES)
+    assert result.actions == ["Up"] and result.ok
+
+
+def test_only_the_segment_before_the_second_marker_is_read():
+    # The official split("# action")[1]: an empty first segment is an empty action, whatever follows.
+    result = parse_online_action("# action\n# action\nUp", MOVES)
+    assert result.error == ERR_NOT_AN_ACTION and result.foreign_tokens == []
+
+
+def test_a_heading_that_starts_with_the_marker_splits_the_reply_too():
+    # '# actions' contains '# action': the official parser then reads 's\nUp', which is no action.
+    assert parse_online_action("# actions\nUp", MOVES).error == ERR_NOT_AN_ACTION
 
 
 def test_it_rejects_an_empty_online_action():
     result = parse_online_action("# analyze\nwaiting\n# action\n", MOVES)
     assert result.error == ERR_NOT_AN_ACTION and result.foreign_tokens == []
+
+
+FOOTBALL_NAMES = ("action_left", "action_top_left", "action_top", "action_top_right", "action_right",
+                  "action_bottom_right", "action_bottom", "action_bottom_left", "action_long_pass", "action_high_pass",
+                  "action_short_pass", "action_shot", "action_sprint", "action_release_sprint", "action_dribble",
+                  "action_release_dribble")
+
+
+def test_football_accepts_exactly_the_sixteen_official_action_names():
+    plugin = get_plugin("football")
+    assert tuple(plugin.ACTIONS) == FOOTBALL_NAMES
+    for name in FOOTBALL_NAMES:
+        assert plugin.parse("online", f"# analyze\nopen space\n# action\n{name}\n").actions == [name]
+        assert plugin.parse("online", name).actions == [name]
+
+
+@pytest.mark.parametrize("reply", ["# action\nleft", "# action\nshot", "right", "# action\naction_idle",
+                                   "# action\naction_sliding", "# action\naction_builtin_ai",
+                                   "# action\naction_release_direction", "# action\nAction_left",
+                                   "# action\naction_left."])
+def test_football_refuses_bare_names_and_the_four_actions_the_official_parser_leaves_out(reply):
+    assert not get_plugin("football").parse("online", reply).ok
+
+
+def test_sokoban_online_and_football_share_the_segment_rule():
+    football, sokoban = get_plugin("football"), get_plugin("sokoban")
+    assert football.parse("online", "# action\naction_shot\n# action\naction_left").actions == ["action_shot"]
+    assert sokoban.parse("online", "# action\nUp\n# action\nDown").actions == ["Up"]

@@ -72,7 +72,7 @@ METRIC_CARD: dict[str, object] = {
         "is reported to produce no drop events, so two official pages can end in a different state.",
         "Online: round 0 is a Global generation; every refinement round is scored and the attempt's score is the "
         "last round's AES (the official runner leaves the aggregation to the reader).",
-        "Parse retries (default 2) ask the model to regenerate a reply without usable code; 0 reproduces the "
-        "official single generation.",
+        "Parse retries (parse_retries > 0, a labelled non-default option) ask the model to regenerate a reply "
+        "without usable code; the default 0 is the official single generation.",
     ],
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
                              PromptSet, ScenarioSpec)
 
@@ -16,10 +17,9 @@ class WebUIPlugin(EnvironmentPlugin):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
     # The official experiment scripts (reference §1): API models see up to 10 images.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
-        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, "temperature": 0.1, "top_p": 0.95,
-                      "max_tokens": 4000, "parse_retries": 2},
-        FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, "temperature": 0.1,
-                      "top_p": 0.95, "max_tokens": 4000, "parse_retries": 2},
+        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, **REQUEST_DEFAULTS, "max_tokens": 4000},
+        FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, **REQUEST_DEFAULTS,
+                      "max_tokens": 4000},
     }
 
     @property

@@ -63,9 +63,9 @@ def test_the_idle_agent_scores_exactly_100_minus_5_rub_on_every_fixture_level(fi
         assert attempt.status == Attempt.Status.SCORED
         assert attempt.score == pytest.approx(100 - 5 * rub), attempt.scenario.key
         assert attempt.steps == 0 and attempt.outcome == "no_action"
-        assert attempt.invalid_action  # a reply with no action is an invalid decision
-        # one reply and two regenerations per decision
-        expected_calls = 3 if flow == "global" else 3 * 3
+        assert attempt.invalid_action  # a reply with no action is an invalid action
+        # the official protocol: one generation (Global), one reply per turn with no regeneration (Online)
+        expected_calls = 1 if flow == "global" else 3
         assert attempt.model_calls == expected_calls and attempt.parse_errors == expected_calls
 
 

@@ -24,7 +24,11 @@ def test_the_form_registers_a_model_and_queues_its_attempts(lab, fixture_scenari
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("submission-detail", args=[submission.id])
     assert submission.attempts.count() == 10 and submission.status == Submission.Status.QUEUED
-    assert submission.settings["prompt_version"] == "sokoban-global-v1" and submission.settings["repeats"] == 1
+    assert submission.settings["prompt_version"] == "sokoban-global-v2" and submission.settings["repeats"] == 1
+    assert {k: submission.settings[k] for k in ("temperature", "top_p", "frequency_penalty", "max_tokens",
+                                                 "parse_retries", "no_system_role")} == {
+        "temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "max_tokens": 1000, "parse_retries": 0,
+        "no_system_role": False}  # the official request settings, frozen with the submission
     assert submission.model.open_weights and submission.model.parameter_count == 7_000_000_000
     assert submission.team == lab.team and not submission.is_public  # private until the owner publishes
     assert "sk-secret" not in submission.api_key_encrypted and decrypt_secret(submission.api_key_encrypted) == "sk-secret"

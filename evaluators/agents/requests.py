@@ -1,0 +1,62 @@
+"""What every model request carries: the official sampling settings and the official message layout.
+
+The official runner (main.py) sends temperature, top_p, max_tokens and frequency_penalty with every
+request, and its OpenAI-compatible client joins consecutive messages of one role into one message
+before sending. The platform talks to OpenAI-compatible endpoints only, so it sends what that
+client sends.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from evaluators.endpoints.client import text_part
+
+#: The official runner's request settings (main.py defaults, unchanged by every experiment script).
+#: ``max_tokens`` differs per board and lives in each plug-in's defaults. ``parse_retries = 0`` is the
+#: official behaviour (no second generation for a badly formatted reply); larger values follow the
+#: paper's description of regenerating a reply and are a labelled, non-default option.
+#: ``no_system_role`` is the official ``--model_no_system`` variant.
+REQUEST_DEFAULTS: dict[str, Any] = {
+    "temperature": 0.1,
+    "top_p": 0.95,
+    "frequency_penalty": 1.0,
+    "parse_retries": 0,
+    "no_system_role": False,
+}
+
+#: Settings under which a submission is not scored the official way, with the value that is.
+OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0}
+
+
+def non_official_settings(settings: Mapping[str, Any]) -> list[str]:
+    """The names of settings that make a run a labelled variant rather than the official protocol."""
+    return sorted(name for name, value in OFFICIAL_VALUES.items()
+                  if name in settings and settings[name] not in (None, value))
+
+
+def _as_parts(content: Any) -> list[Any]:
+    return [text_part(content)] if isinstance(content, str) else list(content)
+
+
+def merge_same_role(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive messages of one role become one message whose content is theirs, in order.
+
+    Two string contents are joined with nothing in between, as the official client's list/str
+    ``+`` does; a string next to a list of parts becomes one text part (the official client would
+    fail there, which none of its flows triggers).
+    """
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            previous = merged[-1]["content"]
+            content = message["content"]
+            if isinstance(previous, str) and isinstance(content, str):
+                merged[-1]["content"] = previous + content
+            else:
+                merged[-1]["content"] = _as_parts(previous) + _as_parts(content)
+            continue
+        copy = dict(message)
+        if isinstance(copy.get("content"), list):
+            copy["content"] = list(copy["content"])
+        merged.append(copy)
+    return merged
