@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 
 from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
+from evaluators.agents.requests import non_official_settings
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.models import Environment, ReportedResult, Scenario
 from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
@@ -46,6 +47,9 @@ class BoardRow(EntrySummary):
     #: A published number the platform did not run (ReportedResult); ``submission_id`` is then None.
     is_reported: bool = False
     source: str = ""
+    #: Settings that make the entry a labelled variant of the official protocol (e.g. parse retries):
+    #: shown, never ranked.
+    variant: tuple[str, ...] = ()
 
     @property
     def incomplete(self) -> bool:
@@ -60,7 +64,7 @@ class BoardRow(EntrySummary):
             "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private, "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source, **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private, "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source, "variant": list(self.variant), **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -219,6 +223,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
             rescoring=str(submission.settings.get("rescoring", "")) if submission.source == Submission.Source.UPLOAD else "",
             prompt_version=str(submission.settings.get("prompt_version", "")),
+            variant=tuple(non_official_settings(submission.settings)),
             **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
@@ -229,7 +234,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     rank_reported = filters is not None and filters.rank_reported
     rank = 0
     for row in rows:
-        if not row.is_baseline and row.mean is not None and (rank_reported or not row.is_reported):
+        if not row.is_baseline and not row.variant and row.mean is not None and (rank_reported or not row.is_reported):
             rank += 1
             row.rank = rank
     _mark_ties(rows)

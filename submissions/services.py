@@ -190,7 +190,7 @@ def upload_limits() -> UploadLimits:
 
 _INT_SETTINGS = {"resolution": (64, 4096), "max_image": (0, 64), "max_memory": (0, 100), "max_loop": (1, 1000),
                  "repeats": (1, 20), "max_tokens": (1, 65536), "parse_retries": (0, 5)}
-_FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+_FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0), "frequency_penalty": (-2.0, 2.0)}
 #: observation_images = false declares an endpoint that reads no images: nothing is rendered for it.
 #: auto_render = false turns Football's auto-rendering off (one engine step per decision), for ablations.
 #: webui_exclude_unchanged = true is WebUI's labelled variant that leaves out elements an action left

@@ -48,6 +48,23 @@ def test_the_board_ranks_submissions_and_keeps_baselines_unranked(scored):
     assert [row.model for row in board.rows][0] == "Oracle agent"  # sorted by mean, best first
 
 
+def test_an_entry_run_with_parse_retries_is_labelled_a_variant_and_never_ranked(scored, baseline_endpoint, client):
+    team = team_get_or_create(name="Lab")
+    model = model_entry_upsert(team=team, name="Retrying model")
+    submission = submission_create_endpoint(
+        model=model, env="sokoban", flow="global", subset="mini", suite="fixture",
+        endpoint_url=baseline_endpoint("random", seed=3).url,
+        settings={"repeats": 1, "resolution": 256, "parse_retries": 2})
+    for attempt_id in submission.attempts.values_list("id", flat=True):
+        attempt_run(attempt_id=attempt_id)
+    board = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
+    by_model = {row.model: row for row in board.rows}
+    assert by_model["Retrying model"].variant == ("parse_retries",) and by_model["Retrying model"].rank is None
+    assert by_model["Lab model"].variant == () and by_model["Lab model"].rank == 1
+    page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture").content.decode()
+    assert 'class="badge variant-badge"' in page
+
+
 def test_an_incomplete_submission_is_marked_on_the_board(scored):
     attempt = scored["model"].attempts.first()
     Attempt.objects.filter(id=attempt.id).update(status=Attempt.Status.INFRA_FAILED, score=None,

@@ -31,12 +31,23 @@ def test_an_endpoint_that_reads_no_images_is_recorded_as_text_only(fixture_scena
     ({"max_loop": "many"}, "max_loop must be a whole number"),
     ({"temperature": "hot"}, "temperature must be a number"),
     ({"max_loop": 0}, "max_loop must be between 1 and 1000"),
+    ({"frequency_penalty": 3}, "frequency_penalty must be between -2.0 and 2.0"),
     ({"seed": 3}, "unknown setting 'seed'"),
 ])
 def test_a_bad_setting_is_refused_with_its_name_and_nothing_is_stored(fixture_scenarios, model, settings, message):
     with pytest.raises(SubmissionError, match=message):
         _submit(model, **settings)
     assert not model.submissions.exists()
+
+
+def test_the_official_request_settings_are_frozen_by_default_and_can_be_overridden(fixture_scenarios, model):
+    frozen = _submit(model, repeats=1).settings
+    assert {k: frozen[k] for k in ("temperature", "top_p", "frequency_penalty", "max_tokens", "parse_retries",
+                                   "no_system_role")} == {
+        "temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "max_tokens": 1000, "parse_retries": 0,
+        "no_system_role": False}
+    variant = _submit(model, repeats=1, frequency_penalty="0", no_system_role="true", parse_retries=2).settings
+    assert (variant["frequency_penalty"], variant["no_system_role"], variant["parse_retries"]) == (0.0, True, 2)
 
 
 def test_football_offers_no_global_flow(fixture_scenarios, model):
