@@ -52,7 +52,7 @@ METRIC_CARD: dict[str, object] = {
         "that message and every older one lose their images.",
         "parse_retries = 0 (the default) is the official protocol: a reply without a valid action is one of the "
         "max_loop turns and the regenerate message is sent as the next turn. parse_retries > 0 asks again within "
-        "the decision, as the paper describes; it is a labelled option.",
+        "the decision, as the paper describes: such an entry is labelled a variant on the boards and never ranked.",
     ],
     "parsers": [
         ("Online", "text between the first '# action' and the next '# action' (or the end); the whole reply when it "

@@ -32,8 +32,9 @@ METRIC_CARD: dict[str, object] = {
         "that message and every older one lose their images.",
         "parse_retries = 0 (the default) is the official protocol: Global makes one generation; Online counts a reply "
         "without a valid action as one of its max_loop turns and sends the regenerate message as the next turn. "
-        "parse_retries > 0 asks again within the same decision, as the paper describes; it is a labelled option and "
-        "multiplies the calls of a model that keeps failing (up to 1 + parse_retries per decision).",
+        "parse_retries > 0 asks again within the same decision, as the paper describes: such an entry is labelled a "
+        "variant on the boards and never ranked, and a model that keeps failing makes up to 1 + parse_retries calls "
+        "per decision.",
     ],
     "parsers": [
         ("Global", "text after the first '### Actions' (or the whole reply), split on commas, each token stripped and "
@@ -73,7 +74,7 @@ METRIC_CARD: dict[str, object] = {
         "would raise inside its parser callback and ask again (up to three requests).",
         "Infrastructure failures (endpoint down, timeouts, 5xx, bad HTTP payloads) are retried and never scored; the "
         "official runner scores such a run 0 after three exceptions.",
-        "max_image = 0 sends no image; the official Online flow refuses to start with it.",
+        "Online with max_image = 0 sends no image at all; the official Online flow refuses to start with it.",
         "gym-sokoban runs unwrapped: gym 0.26's checker and wrappers do not work with gym-sokoban 0.0.6 under numpy 2.",
     ],
 }
