@@ -64,8 +64,23 @@ def test_no_code_scores_0_and_loses_everything_to_parsing(tmp_path):
 def test_a_js_tag_makes_the_reply_unusable_as_in_the_official_parser(tmp_path):
     files = page_files(PAGES / "step-counter", degrade=False)
     reply = f"```html\n{files['html']}\n```\n```js\n{files.get('javascript', '')}\n```"
-    result, _ = _run("step-counter", reply, tmp_path)
+    result, trajectory = _run("step-counter", reply, tmp_path)
+    # a model failure scored 0, not an infrastructure failure; the recorded call names the tag
     assert result.score == 0.0 and result.details["breakdown"]["parse"] == 1.0
+    assert result.outcome == "no_action" and result.diagnostics.parse_errors == 1
+    assert "unsupported code block tag 'js'" in trajectory["calls"][0]["parse_error"]
+
+
+def test_the_exclusion_variant_is_a_setting_and_the_score_says_which_rule_it_used(tmp_path):
+    files = page_files(PAGES / "step-counter", degrade=False)
+    # Renamed ids: the scripted clicks fail on the generated page, so later states score 0.
+    files["html"] = files["html"].replace(' id="', ' id="renamed-')
+    official, _ = _run("step-counter", _reply(files), tmp_path / "official")
+    variant, _ = _run("step-counter", _reply(files), tmp_path / "variant", webui_exclude_unchanged=True)
+    assert official.details["exclude_unchanged"] is False and variant.details["exclude_unchanged"] is True
+    # Leaving the unchanged elements out of the failed states removes weight the official rule counts as lost.
+    assert official.score < variant.score
+    assert official.score == pytest.approx(24.35, abs=0.01) and variant.score == pytest.approx(38.56, abs=0.01)
 
 
 def test_a_page_that_throws_on_load_gets_a_render_error(tmp_path):

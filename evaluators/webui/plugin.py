@@ -16,10 +16,13 @@ class WebUIPlugin(EnvironmentPlugin):
     has_action_diagnostics: ClassVar[bool] = False
     breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
     # The official experiment scripts (reference §1): API models see up to 10 images.
+    # webui_exclude_unchanged: False is the official metric (every target element in every state);
+    # True is the labelled variant that leaves out elements an action did not change.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
-        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, **REQUEST_DEFAULTS, "max_tokens": 4000},
+        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, **REQUEST_DEFAULTS, "max_tokens": 4000,
+                      "webui_exclude_unchanged": False},
         FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, **REQUEST_DEFAULTS,
-                      "max_tokens": 4000},
+                      "max_tokens": 4000, "webui_exclude_unchanged": False},
     }
 
     @property
