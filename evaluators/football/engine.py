@@ -137,12 +137,15 @@ class Engine:
         self.observation = observation[0]
         return self.observation, bool(done)
 
-    def frame(self) -> np.ndarray:
-        """The current state rendered at 1280×720 (RGB, as gfootball's observation['frame'])."""
+    def frame(self, *, channels_reversed: bool = False) -> np.ndarray:
+        """The current state rendered at 1280×720: RGB as gfootball's observation['frame'], or with
+        the channels reversed as ``render("rgb_array")`` returns it (the official first frame)."""
         # render() hands back observation['frame'] with its channels reversed (for OpenCV); reversing
         # them again is a free view, where env.observation() would deep-copy every field and the frame.
         reversed_channels = self.env.render(mode="rgb_array")
         self.env.disable_render()
+        if channels_reversed:
+            return np.ascontiguousarray(reversed_channels)
         return np.ascontiguousarray(reversed_channels[..., ::-1])
 
     def close(self) -> None:

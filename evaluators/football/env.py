@@ -1,18 +1,24 @@
 """One Football episode: gfootball steps, the official dense reward and auto-rendering (reference §2.3).
 
-A model *decision* (one ``step`` call) may execute several engine steps:
+A model *decision* (one ``step`` call) may execute several engine steps, as the official
+auto-rendering does:
 
-* the first decision of an episode is always one engine step;
+* the first decision of an episode is one engine step and is not remembered: the auto-acting state
+  (previous action none, previous direction right) is created only at the second decision, so a
+  repeated move can start a move segment from the third decision on;
 * a move (codes 1–8) in the same direction as the previous decision repeats while the path stays
   clear, at most ``MAX_AUTO_STEPS`` engine steps in all ("move" segment);
-* a pass or shot (codes 9–12) while someone holds the ball alternates the action with the last
-  direction while the passer still holds the ball, then lets gfootball's built-in AI play while the
-  ball is loose, until someone receives it ("pass" segment);
+* a pass or shot (codes 9–12) while someone holds the ball plays (action, last direction) pairs
+  while the passer still holds the ball, re-reading the holder only after each pair, then lets
+  gfootball's built-in AI play while the ball is loose, until someone receives it ("pass" segment);
+  the last direction is right until a move was decided (the first decision's does not count);
 * anything else is one engine step.
 
 The model sees only the frame after the last engine step of a decision; every engine step's raw
 observation, action and reward terms are kept for the replay. Frames are rendered only for the
-model (and never when the submission's endpoint reads no images).
+model (and never when the submission's endpoint reads no images). The first frame keeps the
+official channel order of gfootball's ``render("rgb_array")`` (red and blue swapped); later frames
+are the observation's own RGB frames, as officially.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.football.engine import ACTION_CODES, ACTION_NAMES, BUILTIN_AI, Engine, colour_fix
-from evaluators.football.reward import PASS_ACTIONS, SHOT_ACTION, TERM_NAMES, DenseReward
+from evaluators.football.reward import OFFICIAL, PASS_ACTIONS, REWARD_VARIANTS, SHOT_ACTION, TERM_NAMES, DenseReward, length
 from evaluators.images import resize_longest_side
 
 MAX_AUTO_STEPS = 10
@@ -36,21 +42,19 @@ LOOKAHEAD = 3
 EXTRAPOLATION_STEPS = 6  # i = 0..5
 FIELD_X = 1.0
 FIELD_Y = 0.42
-#: A pass segment ends when the ball is received; the game clock bounds it anyway (400 steps).
-MAX_PASS_SEGMENT = 400
 DEFAULT_RESOLUTION = 1280
 OBSERVATION_TEXT = "Current game scene:"
 ARTIFACT_NAME = "football.json"
 
 MOVE_ACTIONS = frozenset(range(1, 9))
-#: The official action names (FootballAction): the engine's name prefixed with "action_", all 20 codes.
-OFFICIAL_ACTION_CODES = {f"action_{name}": code for name, code in ACTION_CODES.items()}
-#: The 16 names the official Online parser accepts (reference §2.3): not idle, sliding, release_direction,
-#: builtin_ai, and never a bare name without the prefix.
-ACCEPTED_ACTIONS = tuple(f"action_{name}" for name in (
+#: The official auto-acting state starts with no previous action and the direction right.
+NO_ACTION = -1
+DEFAULT_DIRECTION = ACTION_CODES["right"]
+#: The 16 names the Online parser accepts (reference §2.3): not idle, sliding, release_direction, builtin_ai.
+ACCEPTED_ACTIONS = (
     "left", "top_left", "top", "top_right", "right", "bottom_right", "bottom", "bottom_left",
     "long_pass", "high_pass", "short_pass", "shot", "sprint", "release_sprint", "dribble", "release_dribble",
-))
+)
 
 
 class EpisodeOver(RuntimeError):
@@ -58,15 +62,13 @@ class EpisodeOver(RuntimeError):
 
 
 def _owner_state(observation: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Position and direction used by the clear-path test: the owner's when owned, else the ball's."""
-    team = int(observation["ball_owned_team"])
+    """Position and direction used by the clear-path test: the holder's when someone holds the ball,
+    else the ball's. As officially, the holder is looked up in *our* team whichever team holds it
+    (an opponent holding the ball ends the episode anyway)."""
     player = int(observation["ball_owned_player"])
-    if team == 0 and player >= 0:
+    if player != -1:
         return (np.asarray(observation["left_team"][player], dtype=float),
                 np.asarray(observation["left_team_direction"][player], dtype=float))
-    if team == 1 and player >= 0:
-        return (np.asarray(observation["right_team"][player], dtype=float),
-                np.asarray(observation["right_team_direction"][player], dtype=float))
     return (np.asarray(observation["ball"], dtype=float)[:2],
             np.asarray(observation["ball_direction"], dtype=float)[:2])
 
@@ -82,9 +84,9 @@ def path_is_clear(observation: dict[str, Any]) -> bool:
     directions = np.asarray(observation["right_team_direction"], dtype=float).reshape(-1, 2)
     for i in range(EXTRAPOLATION_STEPS):
         ours = position + i * direction
-        theirs = opponents + i * directions
-        if len(theirs) and float(np.min(np.linalg.norm(theirs - ours, axis=1))) < MOVE_MIN_DISTANCE:
-            return False
+        for theirs in opponents + i * directions:
+            if length(ours - theirs) < MOVE_MIN_DISTANCE:
+                return False
     return True
 
 
@@ -115,6 +117,14 @@ def _term_sums(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 @dataclass
+class _AutoActing:
+    """The official auto-acting memory; it exists from the second decision on."""
+
+    previous_action: int = NO_ACTION
+    direction: int = DEFAULT_DIRECTION
+
+
+@dataclass
 class _Segment:
     decision: int
     action: str
@@ -130,6 +140,7 @@ class FootballEpisode(Episode):
     resolution: int = DEFAULT_RESOLUTION
     render_observations: bool = True
     auto_render: bool = True
+    reward_variant: str = OFFICIAL
     engine: Engine | None = None
     rewards: DenseReward = field(default_factory=DenseReward)
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -137,9 +148,12 @@ class FootballEpisode(Episode):
     initial: dict[str, Any] | None = None
     done: bool = False
     outcome: str = "running"
-    previous_action: int | None = None
-    last_direction: int | None = None
+    auto: _AutoActing | None = None
     renders: int = 0
+
+    def __post_init__(self) -> None:
+        if self.reward_variant not in REWARD_VARIANTS:
+            raise ValueError(f"unknown Football reward variant {self.reward_variant!r}; one of {REWARD_VARIANTS}")
 
     @classmethod
     def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> "FootballEpisode":
@@ -150,6 +164,7 @@ class FootballEpisode(Episode):
             resolution=int(settings.get("resolution", DEFAULT_RESOLUTION)),
             render_observations=bool(settings.get("observation_images", True)),
             auto_render=bool(settings.get("auto_render", True)),
+            reward_variant=str(settings.get("reward_variant") or OFFICIAL),
         )
 
     # -- Episode interface --------------------------------------------------------------------
@@ -157,36 +172,30 @@ class FootballEpisode(Episode):
     def reset(self) -> Observation:
         self.close()
         self.engine = Engine(self.scenario, seed=self.seed)
-        self.rewards = DenseReward()
+        self.rewards = DenseReward(variant=self.reward_variant)
         self.records, self.segments = [], []
         self.done, self.outcome = False, "running"
-        self.previous_action = self.last_direction = None
+        self.auto = None
         self.initial = _compact(self.engine.observation)
-        return self._observe()
+        return self._observe(initial=True)
 
     def step(self, action: Any) -> StepResult:
         if self.engine is None:
             raise RuntimeError("reset() the Football episode before stepping it")
         if self.done:
             raise EpisodeOver("the Football episode is over; no further steps are allowed")
-        code = OFFICIAL_ACTION_CODES.get(action) if isinstance(action, str) else None
+        code = ACTION_CODES.get(action) if isinstance(action, str) else None
         if code is None:
             raise ValueError(f"unknown Football action {action!r}")
         before = self.engine.observation
         segment = _Segment(decision=len(self.segments) + 1, action=action, mode="single", first_step=len(self.records) + 1)
-        first_decision = self.previous_action is None
-        total = self._engine_step(code, segment)
-        if self.auto_render and not first_decision and not self.done:
-            if code in MOVE_ACTIONS and code == self.previous_action:
-                segment.mode = "move"
-                total += self._continue_move(code, segment)
-            elif code in PASS_ACTIONS | {SHOT_ACTION} and int(before["ball_owned_team"]) != -1:
-                segment.mode = "pass"
-                total += self._continue_pass(code, int(before["ball_owned_team"]),
-                                             int(before["ball_owned_player"]), segment)
-        if code in MOVE_ACTIONS:
-            self.last_direction = code
-        self.previous_action = code
+        if not self.auto_render or not self.records:
+            # The official first decision is a plain step that leaves no auto-acting memory.
+            total = self._engine_step(code, segment)
+        else:
+            if self.auto is None:
+                self.auto = _AutoActing()
+            total = self._auto_act(code, before, segment)
         segment.last_step = len(self.records)
         self.segments.append(segment)
         observation = self._observe()
@@ -205,10 +214,13 @@ class FootballEpisode(Episode):
             },
         )
 
-    def render(self) -> Image.Image:
+    def render(self, *, initial: bool = False) -> Image.Image:
+        """The frame the model sees. The official first frame comes from gfootball's
+        ``render("rgb_array")``, whose channels are reversed; later ones are observation frames."""
         assert self.engine is not None
         self.renders += 1
-        return resize_longest_side(colour_fix(self.engine.frame()), self.resolution)
+        frame = self.engine.frame(channels_reversed=initial)
+        return resize_longest_side(colour_fix(frame), self.resolution)
 
     def score(self) -> float:
         return round(self.rewards.total, 6)
@@ -228,12 +240,14 @@ class FootballEpisode(Episode):
             "renders": self.renders,
             "score_line": final.get("score", [0, 0]),
             "seed": self.seed,
+            "reward_variant": self.reward_variant,
         }
 
     def save_artifacts(self, directory: Path) -> dict[str, Any]:
         document = {
             "kind": "football",
             "seed": self.seed,
+            "reward_variant": self.reward_variant,
             "initial": self.initial,
             "term_names": list(TERM_NAMES),
             "steps": self.records,
@@ -250,16 +264,17 @@ class FootballEpisode(Episode):
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _observe(self) -> Observation:
+    def _observe(self, *, initial: bool = False) -> Observation:
         if not self.render_observations:
             return Observation(text=OBSERVATION_TEXT)
-        return Observation(text=OBSERVATION_TEXT, image=self.render())
+        return Observation(text=OBSERVATION_TEXT, image=self.render(initial=initial))
 
     def _engine_step(self, code: int, segment: _Segment, auto: bool = False) -> float:
         assert self.engine is not None
         observation, done = self.engine.step(code)
         terms = self.rewards.update(observation, code)
-        if terms.stolen:
+        if self.rewards.task_done:
+            # Only the stolen term sets the task's own end (its value may round to 0 on step 1).
             self.outcome = "stolen"
         if self.rewards.task_done or done:
             self.done = True
@@ -294,31 +309,54 @@ class FootballEpisode(Episode):
             return "out_of_play"
         return "ended"
 
-    def _continue_move(self, code: int, segment: _Segment) -> float:
-        total = 0.0
+    def _auto_act(self, code: int, before: dict[str, Any], segment: _Segment) -> float:
+        """One decision after the first, with the official auto-acting rules."""
+        assert self.auto is not None
+        if code in MOVE_ACTIONS:
+            self.auto.direction = code
+            if code == self.auto.previous_action:
+                segment.mode = "move"
+                return self._move(code, segment)
+            self.auto.previous_action = code
+            return self._engine_step(code, segment)
+        self.auto.previous_action = code
+        # Only the holder's index is compared, whatever the team, as officially.
+        passer = int(before["ball_owned_player"])
+        if code in PASS_ACTIONS | {SHOT_ACTION} and passer != -1:
+            segment.mode = "pass"
+            return self._pass(code, passer, segment)
+        return self._engine_step(code, segment)
+
+    def _move(self, code: int, segment: _Segment) -> float:
+        total = self._engine_step(code, segment)
         steps = 1
-        while steps < MAX_AUTO_STEPS and not self.done and path_is_clear(self.engine.observation):
+        while not self.done and steps < MAX_AUTO_STEPS and path_is_clear(self.engine.observation):
             total += self._engine_step(code, segment, auto=True)
             steps += 1
         return total
 
-    def _continue_pass(self, code: int, passer_team: int, passer: int, segment: _Segment) -> float:
+    def _pass(self, code: int, passer: int, segment: _Segment) -> float:
+        """(pass, direction) pairs while the passer holds the ball, then the built-in AI while the
+        ball is loose; ends when someone else holds it or the episode ends. The game clock (400
+        steps) bounds the loop, as officially."""
+        assert self.auto is not None
         total = 0.0
-        steps = 1
-        alternate = self.last_direction if self.last_direction is not None else ACTION_CODES["idle"]
-        turn = 1
-        while not self.done and steps < MAX_PASS_SEGMENT:
-            observation = self.engine.observation
-            team, player = int(observation["ball_owned_team"]), int(observation["ball_owned_player"])
-            if team == passer_team and player == passer:
-                # The passer still holds the ball: keep asking for the pass, with the last direction between.
-                total += self._engine_step(code if turn % 2 == 0 else alternate, segment, auto=True)
-                turn += 1
-            elif team == -1:
+        holder = passer
+        first = True
+        while not self.done:
+            if holder == passer:
+                # The holder is re-read only after the pair, so the direction step follows the
+                # pass even when the ball has already left the passer's foot.
+                total += self._engine_step(code, segment, auto=not first)
+                first = False
+                if self.done:
+                    break
+                total += self._engine_step(self.auto.direction, segment, auto=True)
+            elif holder == -1:
                 total += self._engine_step(BUILTIN_AI, segment, auto=True)
             else:
-                break  # someone received the ball: the model decides again
-            steps += 1
+                break  # someone else holds the ball: the model decides again
+            holder = int(self.engine.observation["ball_owned_player"])
         return total
 
     @staticmethod
