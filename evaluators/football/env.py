@@ -50,11 +50,14 @@ MOVE_ACTIONS = frozenset(range(1, 9))
 #: The official auto-acting state starts with no previous action and the direction right.
 NO_ACTION = -1
 DEFAULT_DIRECTION = ACTION_CODES["right"]
-#: The 16 names the Online parser accepts (reference §2.3): not idle, sliding, release_direction, builtin_ai.
-ACCEPTED_ACTIONS = (
+#: The official action names (FootballAction): the engine's name prefixed with "action_", all 20 codes.
+OFFICIAL_ACTION_CODES = {f"action_{name}": code for name, code in ACTION_CODES.items()}
+#: The 16 names the official Online parser accepts (reference §2.3): not idle, sliding, release_direction,
+#: builtin_ai, and never a bare name without the prefix.
+ACCEPTED_ACTIONS = tuple(f"action_{name}" for name in (
     "left", "top_left", "top", "top_right", "right", "bottom_right", "bottom", "bottom_left",
     "long_pass", "high_pass", "short_pass", "shot", "sprint", "release_sprint", "dribble", "release_dribble",
-)
+))
 
 
 class EpisodeOver(RuntimeError):
@@ -184,7 +187,7 @@ class FootballEpisode(Episode):
             raise RuntimeError("reset() the Football episode before stepping it")
         if self.done:
             raise EpisodeOver("the Football episode is over; no further steps are allowed")
-        code = ACTION_CODES.get(action) if isinstance(action, str) else None
+        code = OFFICIAL_ACTION_CODES.get(action) if isinstance(action, str) else None
         if code is None:
             raise ValueError(f"unknown Football action {action!r}")
         before = self.engine.observation
