@@ -34,7 +34,10 @@ METRIC_CARD: dict[str, object] = {
         "without a valid action as one of its max_loop turns and sends the regenerate message as the next turn. "
         "parse_retries > 0 asks again within the same decision, as the paper describes: such an entry is labelled a "
         "variant on the boards and never ranked, and a model that keeps failing makes up to 1 + parse_retries calls "
-        "per decision.",
+        "per decision. Measured on the 31 fixture levels with the oracle baseline answering without an action on "
+        "every third reply (Online): mean 100.00 with parse_retries = 2 against 89.32 with the official 0 (1082 "
+        "against 1015 calls, the 50-turn budget binds); every second reply, Global: 100.00 against 73.55 (61 "
+        "against 31 calls).",
     ],
     "parsers": [
         ("Global", "text after the first '### Actions' (or the whole reply), split on commas, each token stripped and "
