@@ -11,7 +11,7 @@ from submissions.services import (SubmissionError, model_entry_upsert, submissio
 BASELINE_TEAM = "MageBench baselines"
 #: name, what it does (shown in the command's help), repeats (None: the flow's default)
 AGENTS = {
-    "idle": ("Idle agent", "replies with no action (Football: release_sprint, a no-op, as no idle action is "
+    "idle": ("Idle agent", "replies with no action (Football: action_release_sprint, a no-op, as no idle action is "
                            "accepted)", 1),
     "random": ("Random agent", "uniformly random actions", None),
     "oracle": ("Oracle agent", "Sokoban: reads the level from the image and plays an optimal solution; "
