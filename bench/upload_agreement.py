@@ -23,6 +23,7 @@ import json
 import sys
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -128,6 +129,12 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
+def _pad(text: str, width: int) -> str:
+    """``text`` left-aligned in ``width`` terminal columns (CJK page names take two columns a character)."""
+    columns = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return text + " " * max(width - columns, 1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", action="append", help="only this environment (repeatable)")
@@ -157,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if args.json:
                         print(json.dumps(row.__dict__ | {"agrees": row.agrees}, ensure_ascii=False), flush=True)
                     else:
-                        print(f"{env:<9}{flow:<8}{agent:<10}{row.scenario:<24}{_number(row.platform):>10}"
+                        print(f"{env:<9}{flow:<8}{agent:<10}{_pad(row.scenario, 24)}{_number(row.platform):>10}"
                               f"{_number(row.upload):>10}{_number(row.reported):>10}  "
                               f"{'ok' if row.agrees else 'DIFFERS ' + row.error}", flush=True)
     wall = time.perf_counter() - started

@@ -10,7 +10,7 @@ from django.db import DatabaseError
 from evaluators.base import FLOWS, ResourceError, ScenarioSpec, get_plugin
 from leaderboard.models import Scenario
 from leaderboard.selectors import suites_for
-from submissions.uploads import UploadError, parse_upload
+from submissions.uploads import UploadedRun, UploadError, parse_upload
 
 
 class Command(BaseCommand):
@@ -83,7 +83,7 @@ class Command(BaseCommand):
             return
         self._rescore(runs, env=env, flow=flow, subset=subset, specs=specs, as_json=as_json, seed=seed, out=out)
 
-    def _rescore(self, runs: list[Any], *, env: str, flow: str, subset: str, specs: dict[str, ScenarioSpec | None],
+    def _rescore(self, runs: list[UploadedRun], *, env: str, flow: str, subset: str, specs: dict[str, ScenarioSpec | None],
                  as_json: bool, seed: int | None, out: Path | None) -> None:
         from submissions.rescoring import rescore_runs, upload_settings
 
