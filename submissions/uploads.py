@@ -471,7 +471,8 @@ class _ZipReader:
 
         self_score: float | None = None
         if EVAL_FILE not in folder.files:
-            problems.add(prefix, f"missing {EVAL_FILE} (the official harness writes it when a run ends)")
+            problems.add(prefix, f"missing {EVAL_FILE}: the run did not finish (the official harness writes it last, "
+                                 f"and runs such a folder again when resumed); finish the run or leave the folder out")
         else:
             report = self._read_json(folder, EVAL_FILE)
             if report is not _FAILED:

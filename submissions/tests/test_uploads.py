@@ -619,7 +619,8 @@ def test_a_run_folder_beyond_the_number_of_repeats_is_refused() -> None:
 def test_a_run_folder_without_eval_json_is_refused() -> None:
     data = make_zip({"3-Sokoban-small-v0_r0/replies.json": json.dumps(["x"])})
     assert problems_of(lambda: sokoban(data)) == [
-        "3-Sokoban-small-v0_r0/: missing eval.json (the official harness writes it when a run ends)"]
+        "3-Sokoban-small-v0_r0/: missing eval.json: the run did not finish (the official harness writes it last, "
+        "and runs such a folder again when resumed); finish the run or leave the folder out"]
 
 
 @pytest.mark.parametrize("report, message", [
