@@ -5,9 +5,14 @@ METRIC_CARD: dict[str, object] = {
     "formula": "AES = Σ_states S / Σ_states W,   S = Σ_t w_t · score_t,   w_t = area_t^0.8987",
     "terms": [
         ("states", "the page as loaded (origin), then the page after each scripted action of actions.py, in order, "
-                   "without reloading; in a later state only target elements whose outerHTML changed are scored"),
-        ("atomic elements", "every displayed descendant of <body> with a box larger than 0.1 px²; target elements "
+                   "without reloading; every target element is scored in every state (the official code means to "
+                   "leave out elements an action did not change, but its test never succeeds: see the variants)"),
+        ("atomic elements", "every displayed descendant of <body> whose box has w · h > 0.1 px²; target elements "
                             "need a data-filter-by annotation and are scored on their data-evalby properties"),
+        ("boxes", "as Selenium's element.rect reads them from chromedriver: (x, y, x + w, y + h) with x, y the "
+                  "bounding box's corner plus the page scroll, unrounded, and w, h the layout size "
+                  "(offsetWidth/offsetHeight: whole pixels, transforms ignored; the bounding box's size for SVG "
+                  "elements and for elements whose layout size is 0 × 0); area_t = w · h"),
         ("matching", "s(t, g) = GIoU(t, g) + filter(t, g) − 1e-5 · descendants(g); cost = −s when s ≥ −1, else 1e5; "
                      "Hungarian assignment (scipy); pairs with cost ≤ 1 match"),
         ("score_t", "Σ over data-evalby entries of mean(sim · α) + 46 · P, divided by the sum of the weights; "
@@ -18,7 +23,21 @@ METRIC_CARD: dict[str, object] = {
         ("failed action", "an action that raises on the generated page scores that state 0 with its weight kept"),
     ],
     "facts": [
-        "Pages render in headless Chromium (Debian's) at 1920×1080 from file URLs; dialogs are accepted.",
+        "Pages render in headless Chromium (Debian's) from file URLs in a 1920×1080 viewport; dialogs are accepted. "
+        "1920×1080 is the official window size, and under the headless mode that --headless selected at the "
+        "paper's time (Chrome before 132) the window is the viewport; today's Chromium with the same flags and "
+        "window gives a 1920×937 viewport (measured with chromedriver 156), which is not followed.",
+        "Measuring never changes the page: reading a state and taking its screenshot write nothing to the DOM or "
+        "the styles (screenshots keep the caret as it is instead of hiding it with an inline style), so every "
+        "fixture page scores identically with and without screenshots (tested on the perfect copy and a degraded "
+        "reply, under both the official rule and the variant).",
+        "Every page is run once at import (its actions on the target, and a perfect copy from another folder); "
+        "pages that cannot be evaluated as intended (a target action fails, zero total weight, missing or blocked "
+        "files, url() values compared, a copy below 100) are flagged, and each board says how many of its pages "
+        "are.",
+        "Checked against the official evaluator run locally (Selenium 4.51, chromedriver 156, the same Chromium, "
+        "viewport 1920×1080): with a degraded reply (all styles removed) faq-accordion scores 32.60 and "
+        "login-form-validation 34.57 in both, to the second decimal.",
         "Target and generated pages run in separate browser contexts (separate storage).",
         "The official actions.py files run unchanged through a Selenium-compatible layer over Playwright; "
         "a call outside the layer fails with a message naming it.",
@@ -26,9 +45,12 @@ METRIC_CARD: dict[str, object] = {
         "scripts are time-limited.",
     ],
     "parsers": [
-        ("Global", "the reply is split on ``` fences; every odd segment is a code block whose first line is its tag; "
-                   "only html, css and javascript are accepted (case-sensitive) — any other tag makes the reply "
-                   "unusable, as in the official code; no block at all is a parse error."),
+        ("Global", "as the official code: runs of newlines collapse to one, the reply is split on ``` fences, every "
+                   "odd segment is a code block whose first line (after stripping the segment) is its tag; only "
+                   "html, css and javascript are accepted (case-sensitive). Any other tag (js, HTML, a missing tag) "
+                   "makes the official action constructor assert and the run fail: here the attempt scores 0 as the "
+                   "model's parse error, the recorded call naming the tag. No block at all, or no html block, leaves "
+                   "no index.html: 0 (see the deviations)."),
         ("Online", "only the text after '# Regenerate' is read; blocks tagged html/css/javascript are taken as such, "
                    "untagged ones are classified by the official guessing rules; a reply cut inside a block is "
                    "continued once."),
@@ -46,6 +68,10 @@ METRIC_CARD: dict[str, object] = {
         "A target element assigned only to a penalised pair (cost 1e5) drops out of numerator and denominator.",
         "placeholder and value are compared on the elements' text, not on the attributes.",
         "src and type are read as computed CSS values, which are empty for every element, so they always agree.",
+        "url()-valued properties (background-image) are compared as computed values, i.e. absolute file URLs, so a "
+        "perfect copy rendered from another folder (as every attempt is) never equals the target there, and a "
+        "background-image filter fails. The import's page check lists the targets concerned; among the fixture "
+        "pages it finds none (no fixture target is compared on a url() value).",
         "border-bottom is never expanded (the official code spells it border-down), so it contributes nothing.",
         "box-shadow with an rgba colour, or 'none' on either side, cannot be computed and is skipped.",
         "A negative px target divides by a signed value, as officially (similarity can exceed 1).",
@@ -67,7 +93,38 @@ METRIC_CARD: dict[str, object] = {
         "Resources from outside the page folder (CDN fonts, scripts, fetches) never load, on target pages too; "
         "blocked addresses are listed with each attempt.",
     ],
+    "variants": [
+        "webui_exclude_unchanged=true (a submission setting, off by default; such entries are labelled variants, "
+        "never ranked) leaves out, in each state after the first, target elements whose outerHTML the action did "
+        "not change, as the official code intends. Measured on the 8 fixture pages (bench/webui_fidelity.py): a "
+        "perfect copy scores 100 either way; a degraded reply (all styles removed) 37.26 official vs 38.41 with the "
+        "variant on average, per page from −2.36 (step-counter 33.29 → 30.92) to +5.56 (任务清单 29.36 → 34.92); a "
+        "reply whose ids are renamed, so that scripted actions fail, 43.26 vs 61.13 on average, up to +35.42 "
+        "(profile-tabs 47.24 → 82.66): failed states keep the weight of every element officially.",
+    ],
     "deviations": [
+        "No index.html (a reply without code, or with only css/javascript blocks): the official run loads the "
+        "missing file anyway and scores the browser's own 'file not found' page, whose elements match some targets "
+        "(a small non-zero score that depends on the browser build); here such an attempt scores 0, lost to "
+        "parsing, because a score earned by the browser's error page measures nothing about the model.",
+        "Box sizes used to come from getBoundingClientRect (fractional, transforms included); they are now "
+        "chromedriver's layout sizes. On the fixture pages the two differ by less than 0.01 points for every "
+        "reply measured; pages with fractional or transformed layouts move more.",
+        "chromedriver's element.rect briefly restyles an element with display:none to measure it, leaving "
+        "style=\"\" (or a reserialised style attribute) on it in both pages at every state; nothing is written "
+        "here. Only a page whose CSS or script reacts to a style attribute's presence could score differently.",
+        "The official reads are one WebDriver round trip per element and property, spread over seconds while the "
+        "page keeps running; here each state is read in one pass, the first 300 ms after the load event.",
+        "A scripted action that fails on the target aborts the official evaluation, and main.py then scores the "
+        "run 0 after regenerating up to 3 times; here the attempt is an environment failure, not scored, and the "
+        "page is flagged at import (none of the fixture pages is).",
+        "A rejected tag: the official main.py runs the whole flow again (a fresh sample of the same prompt) up to 3 "
+        "times before scoring 0; here the attempt scores 0 at once unless parse_retries > 0 is set (which asks "
+        "again within the conversation). A tag t is also accepted officially when the page has a scripted action "
+        "named write_t (it then runs that action instead of writing a file); here it is rejected.",
+        "A page without actions.py (Hoodie3) is scored on its initial state; the official environment cannot start "
+        "on it.",
+        "Fonts are Debian's: text measured in another font changes box sizes and so positions and weights.",
         "Drag and drop follows Chromium's real HTML5 drag events as Playwright produces them; chromedriver "
         "is reported to produce no drop events, so two official pages can end in a different state.",
         "Online: round 0 is a Global generation; every refinement round is scored and the attempt's score is the "

@@ -1,0 +1,66 @@
+"""Measuring must not change what is measured: every fixture page scores the same with or without screenshots."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from evaluators.baselines.webui import page_files
+from evaluators.webui.aes import score_page
+from evaluators.webui.elements import PageState
+from evaluators.webui.render import PageRenderer, RenderResult
+from evaluators.webui.selenium_compat import load_actions
+
+pytestmark = pytest.mark.integration
+
+PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
+ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
+FILENAMES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
+
+
+@pytest.fixture(scope="module")
+def renderer() -> Iterator[PageRenderer]:
+    with PageRenderer() as shared:
+        yield shared
+
+
+def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
+    """The page folder an attempt writes its reply into (the target's three files replaced)."""
+    folder = into / "page"
+    shutil.copytree(page, folder)
+    for name in FILENAMES.values():
+        (folder / name).unlink(missing_ok=True)
+    for kind, code in files.items():
+        (folder / FILENAMES[kind]).write_text(code, encoding="utf-8")
+    return folder
+
+
+def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
+    states = list(generated.states)
+    states += [PageState(name=s.name, elements=[]) for s in target.states[len(states):]]
+    doms = [state.dom for state in target.states]
+    return score_page(target.states, states, target_dom=doms, exclude_unchanged=exclude).aes
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_fixture_page_scores_the_same_with_and_without_screenshots(page: str, renderer: PageRenderer,
+                                                                         tmp_path: Path):
+    folder = PAGES / page
+    actions = load_actions(folder / "actions.py")
+    targets = {shots: renderer.render_states(folder, actions, screenshots=shots) for shots in (True, False)}
+    assert all(state.screenshot for state in targets[True].states)
+    assert [s.dom for s in targets[True].states] == [s.dom for s in targets[False].states]
+    for reply in ("perfect", "degraded"):
+        generated_dir = reply_folder(folder, page_files(folder, degrade=reply == "degraded"), tmp_path / reply)
+        generated = {shots: renderer.render_states(generated_dir, actions, screenshots=shots) for shots in (True, False)}
+        assert [s.dom for s in generated[True].states] == [s.dom for s in generated[False].states], reply
+        for exclude in (False, True):
+            with_shots = aes(targets[True], generated[True], exclude)
+            without = aes(targets[False], generated[False], exclude)
+            assert with_shots == without, (reply, exclude)
+            if reply == "perfect":
+                assert with_shots == pytest.approx(1.0)
+            else:
+                assert 0.0 < with_shots < 1.0
