@@ -18,7 +18,8 @@ from jsonschema import Draft202012Validator
 from conftest import FIXTURE_RESOURCES
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.webui.parsing import files_after, parse_global, parse_online
-from submissions.official_layout import OfficialRun, official_result, zip_runs
+from evaluators.sokoban.env import score_from
+from submissions.official_layout import OfficialRun, official_result, platform_score, zip_runs
 from submissions.uploads import (SCHEMA_PATH, Problem, UploadedRun, UploadError, UploadLimits, parse_jsonl,
                                  parse_upload, parse_zip, runs_to_replies)
 
@@ -238,6 +239,14 @@ def test_an_official_webui_output_folder_uploads_unchanged_and_its_fraction_beco
     (run,) = webui(data)
     assert run == UploadedRun(scenario="step-counter", repeat=2, replies=(reply,), self_score=81.25,
                               source=f"{folder}/")
+
+
+def test_only_webuis_official_result_is_rescaled_to_the_platforms_score() -> None:
+    # Sokoban's official metric is the platform's own formula, 100 + 5·(B − R_ub); Football's is the
+    # summed reward, already ×20 on both sides.
+    assert score_from(10.4, 10.4) == 100.0 and score_from(0.0, 10.4) == 48.0
+    assert platform_score("sokoban", 43.5) == 43.5 and platform_score("football", 19.726) == 19.726
+    assert platform_score("webui", 0.318) == 31.8 and official_result("webui", 31.8) == pytest.approx(0.318)
 
 
 def test_a_webui_run_with_no_generated_code_is_a_blank_reply_not_a_refusal() -> None:
