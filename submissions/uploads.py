@@ -533,9 +533,16 @@ class _ZipReader:
             if len(names) > 1:
                 problems.add(folder.prefix, f"{' and '.join(sorted(names))} both number call {loop}")
         # Numbered as the official Online flow numbers its turns: from 0, one per model call, no gap.
-        gaps = [online_reply_file(loop) for loop in range(max(by_loop)) if loop not in by_loop]
-        if gaps:
-            shown = ", ".join(gaps[:5]) + (f" and {len(gaps) - 5} more" if len(gaps) > 5 else "")
+        missing = max(by_loop) + 1 - len(by_loop)
+        if missing:
+            # Walked only as far as the gaps shown: a name like output_99999999999.txt costs nothing.
+            gaps: list[str] = []
+            loop = 0
+            while len(gaps) < min(missing, 5):
+                if loop not in by_loop:
+                    gaps.append(online_reply_file(loop))
+                loop += 1
+            shown = ", ".join(gaps) + (f" and {missing - len(gaps)} more" if missing > len(gaps) else "")
             problems.add(folder.prefix, f"missing {shown}: the Online flow writes output_0.txt, output_1.txt, "
                                         f"… one per model call")
         return [min(by_loop[loop]) for loop in sorted(by_loop)]

@@ -291,6 +291,14 @@ def test_numbered_replies_with_a_gap_or_a_number_twice_are_refused() -> None:
         "output_1.txt, … one per model call"]
 
 
+def test_a_huge_call_number_is_reported_without_walking_every_number_before_it() -> None:
+    files = {"3-Sokoban-small-v0_r0/eval.json": official_eval(40.0), "3-Sokoban-small-v0_r0/output_0.txt": "Up",
+             "3-Sokoban-small-v0_r0/output_99999999999.txt": "Up"}
+    assert problems_of(lambda: sokoban(make_zip(files))) == [
+        "3-Sokoban-small-v0_r0/: missing output_1.txt, output_2.txt, output_3.txt, output_4.txt, output_5.txt and "
+        "99999999993 more: the Online flow writes output_0.txt, output_1.txt, … one per model call"]
+
+
 def test_replies_given_both_as_output_files_and_as_replies_json_are_refused() -> None:
     data = make_zip({**run_folder("3-Sokoban-small-v0_r0", result=40.0, replies=["### Actions\nUp"]),
                      "3-Sokoban-small-v0_r0/output.txt": "### Actions\nDown"})
