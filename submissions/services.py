@@ -195,7 +195,10 @@ _FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0), "frequency_pe
 #: auto_render = false turns Football's auto-rendering off (one engine step per decision), for ablations.
 #: webui_exclude_unchanged = true is WebUI's labelled variant that leaves out elements an action left
 #: unchanged (the official metric scores every element in every state).
-_BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render", "webui_exclude_unchanged")
+#: football_shot_held_until_received = true is Football's labelled reward variant (a keeper's save
+#: after a shot is not a stolen ball).
+_BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render", "webui_exclude_unchanged",
+                  "football_shot_held_until_received")
 
 
 def _number(key: str, value: Any, kind: type) -> Any:

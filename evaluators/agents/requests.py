@@ -25,7 +25,8 @@ REQUEST_DEFAULTS: dict[str, Any] = {
 }
 
 #: Settings under which a submission is not scored the official way, with the value that is.
-OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "webui_exclude_unchanged": False}
+OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "webui_exclude_unchanged": False,
+                                   "football_shot_held_until_received": False}
 
 
 def non_official_settings(settings: Mapping[str, Any]) -> list[str]:

@@ -33,7 +33,8 @@ from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.football.engine import ACTION_CODES, ACTION_NAMES, BUILTIN_AI, Engine, colour_fix
-from evaluators.football.reward import OFFICIAL, PASS_ACTIONS, REWARD_VARIANTS, SHOT_ACTION, TERM_NAMES, DenseReward, length
+from evaluators.football.reward import (OFFICIAL, PASS_ACTIONS, REWARD_VARIANTS, SHOT_ACTION, SHOT_HELD_UNTIL_RECEIVED,
+                                        TERM_NAMES, DenseReward, length)
 from evaluators.images import resize_longest_side
 
 MAX_AUTO_STEPS = 10
@@ -44,6 +45,8 @@ FIELD_X = 1.0
 FIELD_Y = 0.42
 DEFAULT_RESOLUTION = 1280
 OBSERVATION_TEXT = "Current game scene:"
+#: The submission setting that selects the labelled, non-default reward variant (false: official).
+SHOT_HELD_SETTING = "football_shot_held_until_received"
 ARTIFACT_NAME = "football.json"
 
 MOVE_ACTIONS = frozenset(range(1, 9))
@@ -167,7 +170,7 @@ class FootballEpisode(Episode):
             resolution=int(settings.get("resolution", DEFAULT_RESOLUTION)),
             render_observations=bool(settings.get("observation_images", True)),
             auto_render=bool(settings.get("auto_render", True)),
-            reward_variant=str(settings.get("reward_variant") or OFFICIAL),
+            reward_variant=SHOT_HELD_UNTIL_RECEIVED if settings.get(SHOT_HELD_SETTING) else OFFICIAL,
         )
 
     # -- Episode interface --------------------------------------------------------------------

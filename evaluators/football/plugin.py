@@ -25,6 +25,9 @@ class FootballPlugin(EnvironmentPlugin):
         FLOW_ONLINE: {
             "resolution": 1280, "max_image": 1, "max_memory": 5, "max_loop": 400,
             "repeats": {"mini": 10, "full": 3}, **REQUEST_DEFAULTS, "max_tokens": 1000, "observation_images": True,
+            # True selects the labelled reward variant in which a keeper's save after a shot is not a
+            # stolen ball (evaluators/football/reward.py); false is the official rule.
+            "football_shot_held_until_received": False,
         },
     }
 
