@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication: refuses an upload on its headers, before anything reads the body.
+    "submissions.middleware.RequestBodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -229,9 +231,14 @@ MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
 MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 4)
 MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = env_float("MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS", 5.0)
 # Uploads of model outputs (a zip of the official output folder, or per-sample JSONL).
+# Both limits are checked against the Content-Length before the body is read (an upload may add
+# 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.
 MAGEBENCH_UPLOAD_MAX_BYTES = env_int("MAGEBENCH_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = MAGEBENCH_UPLOAD_MAX_BYTES + 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAGEBENCH_REQUEST_MAX_BYTES", 2_621_440)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = ["submissions.middleware.UploadSizeLimitHandler",
+                        "django.core.files.uploadhandler.MemoryFileUploadHandler",
+                        "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 MAGEBENCH_DEFAULT_SUITE = env_str("MAGEBENCH_DEFAULT_SUITE", "")
 
 LOGGING = {
