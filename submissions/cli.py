@@ -4,8 +4,9 @@
         --env sokoban --flow global --subset mini --endpoint https://llm.example/v1 --api-key-env MY_KEY --follow
 
 The token comes from --token or, better (argv is visible to other users of the machine), from the
-MAGEBENCH_TOKEN environment variable. This module imports only the standard library and requests so
-that submitters can copy it anywhere without installing the site.
+MAGEBENCH_TOKEN environment variable. This module imports only the standard library, requests and
+its sibling csv_safe.py (itself standard library only), so that submitters can copy the two
+anywhere without installing the site.
 
 Exit codes: 0 success (for follow: completed), 1 the submission ended incomplete or cancelled,
 2 the site refused the request (or the command line was wrong), 3 the site could not be reached.
@@ -13,15 +14,16 @@ Exit codes: 0 success (for follow: completed), 1 the submission ended incomplete
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import re
 import sys
 import time
-from typing import IO, Any, Callable, Iterable, TextIO
+from typing import IO, Any, Callable, TextIO
 
 import requests
+
+from submissions.csv_safe import write_csv
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 EXIT_OK, EXIT_UNFINISHED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -357,12 +359,6 @@ def board_columns(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         columns.update(dict.fromkeys(row))
     return list(columns) or ["rank", "model", "mean", "se"]
-
-
-def write_csv(out: TextIO, columns: Iterable[str], rows: list[dict[str, Any]]) -> None:
-    writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore", restval="")
-    writer.writeheader()
-    writer.writerows(rows)
 
 
 def write_output(path: str | None, write: Callable[[TextIO], Any]) -> None:
