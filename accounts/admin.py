@@ -1,6 +1,10 @@
 from django.contrib import admin
 
+from accounts.forms import AdminLoginForm
 from accounts.models import ApiToken, Membership
+
+# The admin's log-in counts failures and locks out like the site's own.
+admin.site.login_form = AdminLoginForm
 
 
 @admin.register(Membership)

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -159,3 +162,39 @@ def quota_status(team: Team, *, now: datetime | None = None) -> QuotaStatus:
         concurrent_used=Submission.objects.filter(team=team, is_baseline=False, status__in=[
             Submission.Status.QUEUED, Submission.Status.RUNNING]).count(),
     )
+
+
+# --- log-in throttling ----------------------------------------------------------------------------
+
+def client_ip(request: Any) -> str:
+    """The client's address: the connection's own, or behind MAGEBENCH_NUM_PROXIES reverse proxies
+    the one the outermost of them saw (the entries before it in X-Forwarded-For are the client's say)."""
+    remote = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    proxies = settings.MAGEBENCH_NUM_PROXIES
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "") if request is not None else ""
+    if proxies <= 0 or not forwarded:
+        return remote
+    addresses = [address.strip() for address in forwarded.split(",") if address.strip()]
+    return addresses[-min(proxies, len(addresses))] if addresses else remote
+
+
+def login_key(kind: str, scope: str, value: str) -> str:
+    """The cache key of a failure counter ("fail") or a lock ("lock") of one user name or address."""
+    return f"login:{kind}:{scope}:{hashlib.sha256(value.encode()).hexdigest()[:40]}"
+
+
+def login_scopes(*, username: str, ip: str) -> list[tuple[str, str, int]]:
+    """(scope, value, failures allowed) of each counter a log-in attempt falls under."""
+    # Case-folded: "Ada" and "ada" share one counter, so changing case buys no extra guesses.
+    scopes = [("user", username.strip().casefold(), settings.MAGEBENCH_LOGIN_MAX_FAILURES)]
+    if ip:
+        scopes.append(("ip", ip, settings.MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP))
+    return scopes
+
+
+def login_locked_until(*, username: str, ip: str) -> datetime | None:
+    """When log-ins for this user name or from this address are allowed again, or None if they are."""
+    now = time.time()
+    untils = [cache.get(login_key("lock", scope, value)) for scope, value, _ in login_scopes(username=username, ip=ip)]
+    locked = [until for until in untils if isinstance(until, (int, float)) and until > now]
+    return datetime.fromtimestamp(max(locked), tz=dt_timezone.utc) if locked else None

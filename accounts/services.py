@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import secrets
+import time
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import ApiToken, Membership
-from accounts.selectors import quota_status, token_digest, user_role
+from accounts.selectors import login_key, login_scopes, quota_status, token_digest, user_role
 from submissions.models import Team
 from submissions.services import SubmissionError, team_get_or_create
 
@@ -43,6 +46,27 @@ def member_add(*, team: Team, actor: AbstractBaseUser, username: str, role: str 
             return Membership.objects.create(team=team, user=user, role=role)
     except IntegrityError:
         raise AccountError(f"{username} is in the team already") from None
+
+
+def member_remove(*, team: Team, actor: AbstractBaseUser, user: AbstractBaseUser) -> None:
+    """Take ``user`` out of the team: an owner removes anyone, a member only themselves (leaving).
+
+    The tokens they made for the team are revoked with it, so that adding them back later does not
+    bring old, possibly leaked, tokens back to life. A team always keeps an owner.
+    """
+    if actor.pk != user.pk and user_role(actor, team.id) != Membership.Role.OWNER:
+        raise AccountError("only the team's owner removes other members")
+    with transaction.atomic():
+        # Locked together, so that two owners leaving at the same time cannot both go.
+        memberships = list(Membership.objects.select_for_update().filter(team=team))
+        target = next((m for m in memberships if m.user_id == user.pk), None)
+        if target is None:
+            raise AccountError(f"{user.get_username()} is not in the team")
+        owners = [m for m in memberships if m.role == Membership.Role.OWNER]
+        if target.role == Membership.Role.OWNER and len(owners) == 1:
+            raise AccountError("the team would be left with no owner: add another member as owner first")
+        target.delete()
+        ApiToken.objects.filter(team=team, created_by=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def token_create(*, team: Team, user: AbstractBaseUser, name: str, scope: str) -> tuple[ApiToken, str]:
@@ -80,3 +104,29 @@ def quota_check(*, team: Team) -> None:
     refusal = quota_status(team).refusal()
     if refusal:
         raise QuotaExceeded(f"quota reached: {refusal}")
+
+
+def login_failure_record(*, username: str, ip: str) -> None:
+    """Count a failed log-in against the user name and the address; a counter that reaches its limit
+    within MAGEBENCH_LOGIN_WINDOW_SECONDS locks them for MAGEBENCH_LOGIN_LOCKOUT_SECONDS."""
+    window = settings.MAGEBENCH_LOGIN_WINDOW_SECONDS
+    lockout = settings.MAGEBENCH_LOGIN_LOCKOUT_SECONDS
+    for scope, value, limit in login_scopes(username=username, ip=ip):
+        key = login_key("fail", scope, value)
+        cache.add(key, 0, timeout=window)
+        try:
+            failures = cache.incr(key)
+        except ValueError:  # the window ended between add() and incr()
+            cache.set(key, 1, timeout=window)
+            failures = 1
+        if failures >= limit:
+            cache.set(login_key("lock", scope, value), time.time() + lockout, timeout=lockout)
+            # The lock runs its course; afterwards the full number of tries is back.
+            cache.delete(key)
+
+
+def login_success_record(*, username: str) -> None:
+    """A correct password clears the user name's failures (not the address's: anyone could log in
+    to an account of their own between guesses at others)."""
+    for scope, value, _ in login_scopes(username=username, ip=""):
+        cache.delete(login_key("fail", scope, value))

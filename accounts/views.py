@@ -3,16 +3,18 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import PasswordChangeForm, UserCreationForm
+from django.contrib.auth.views import PasswordChangeView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 from accounts.models import ApiToken, Membership
 from accounts.selectors import quota_status, user_role
-from accounts.services import AccountError, member_add, team_create, token_create, token_revoke
+from accounts.services import AccountError, member_add, member_remove, team_create, token_create, token_revoke
 from submissions.models import Team
 
 
@@ -38,6 +40,18 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Welcome. Create a team, or ask a team's owner to add you.")
         return redirect("account")
     return render(request, "accounts/signup.html", {"form": form})
+
+
+class PasswordChange(PasswordChangeView):
+    """A new password, checked by the same validators as at sign-up; the session stays logged in."""
+
+    template_name = "accounts/password_change.html"
+    success_url = reverse_lazy("account")
+
+    def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
+        response = super().form_valid(form)
+        messages.success(self.request, "Password changed.")
+        return response
 
 
 @login_required
@@ -92,6 +106,16 @@ def team_action(request: HttpRequest, slug: str, action: str) -> HttpResponse:
                                        scope=form.cleaned_data["scope"])
                 # Shown on the next page view only, then gone: the site keeps just its digest.
                 request.session["new_token"] = text
+        elif action in ("remove-member", "leave"):
+            member_id = request.POST.get("member", "") if action == "remove-member" else str(request.user.pk)
+            user = get_user_model().objects.filter(pk=int(member_id)).first() if member_id.isdigit() else None
+            if user is None:
+                raise AccountError("no such member")
+            member_remove(team=team, actor=request.user, user=user)
+            if action == "leave":
+                messages.success(request, f"You left {team.name}; your API tokens for it are revoked.")
+                return redirect("account")
+            messages.success(request, f"{user.get_username()} removed; their API tokens for the team are revoked.")
         elif action == "revoke-token":
             token = get_object_or_404(ApiToken, id=request.POST.get("token"), team=team)
             token_revoke(token=token, actor=request.user)

@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
 from accounts import views as account_views
+from accounts.forms import LoginForm
 from leaderboard import analysis_views
 from leaderboard import apis as board_apis
 from leaderboard import views as board_views
@@ -36,7 +37,8 @@ urlpatterns = [
          name="api-attempt-trajectory"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/analysis/", analysis_views.board_analysis, name="board-analysis"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
+    path("accounts/password/", account_views.PasswordChange.as_view(), name="password_change"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
     path("accounts/", account_views.account, name="account"),

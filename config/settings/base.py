@@ -165,6 +165,33 @@ MAGEBENCH_QUOTA_CONCURRENT = env_int("MAGEBENCH_QUOTA_CONCURRENT", 2)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "account"
 LOGOUT_REDIRECT_URL = "home"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# Failed log-ins on the site and the admin: after MAX_FAILURES for one user name, or
+# MAX_FAILURES_PER_IP from one address, within WINDOW seconds, every attempt (the right password
+# included) is refused for LOCKOUT seconds. The per-address limit is higher: teams share addresses.
+MAGEBENCH_LOGIN_MAX_FAILURES = env_int("MAGEBENCH_LOGIN_MAX_FAILURES", 5)
+MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP = env_int("MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP", 20)
+MAGEBENCH_LOGIN_WINDOW_SECONDS = env_int("MAGEBENCH_LOGIN_WINDOW_SECONDS", 900)
+MAGEBENCH_LOGIN_LOCKOUT_SECONDS = env_int("MAGEBENCH_LOGIN_LOCKOUT_SECONDS", 900)
+# Reverse proxies in front of the site that append to X-Forwarded-For. The client is the address
+# the outermost of them saw; with 0 it is the connection's own (anything else could be forged).
+MAGEBENCH_NUM_PROXIES = env_int("MAGEBENCH_NUM_PROXIES", 0)
+REST_FRAMEWORK["NUM_PROXIES"] = MAGEBENCH_NUM_PROXIES
+# Log-in failure counters and API throttles are kept in this cache: in production every web
+# process must share one (CACHE_URL=redis://…), or each counts on its own.
+_cache_url = env_str("CACHE_URL", "")
+if _cache_url.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+elif _cache_url in ("", "locmem://"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    raise ImproperlyConfigured(f"CACHE_URL must be redis://…, rediss://…, unix://… or locmem://, not {_cache_url!r}")
+
 
 # --- Celery ---------------------------------------------------------------------------------
 # The default broker is kombu's file-system transport: a real worker process with no server.

@@ -1,0 +1,53 @@
+"""Log-in forms of the site and the admin, refused for a while after repeated failures."""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+
+from accounts.selectors import client_ip, login_locked_until
+from accounts.services import login_failure_record, login_success_record
+
+
+class ThrottledLoginMixin:
+    """Checks the lock before the password, and counts the failures the password check finds.
+
+    A locked user name or address is refused even with the right password: otherwise the lock
+    would only slow a guesser down to the rate at which it learns which guess was right.
+    """
+
+    request: Any
+    cleaned_data: dict[str, Any]
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username") or ""
+        password = self.cleaned_data.get("password") or ""
+        if not (username and password):
+            return super().clean()  # type: ignore[misc]
+        ip = client_ip(self.request)
+        until = login_locked_until(username=username, ip=ip)
+        if until is not None:
+            minutes = max(1, math.ceil((until.timestamp() - time.time()) / 60))
+            raise forms.ValidationError(
+                "Too many failed log-ins for this account or from this address; try again in %(minutes)s "
+                "minute%(plural)s.", code="locked_out", params={"minutes": minutes, "plural": "" if minutes == 1 else "s"})
+        try:
+            cleaned = super().clean()  # type: ignore[misc]
+        except forms.ValidationError:
+            if self.get_user() is None:  # type: ignore[attr-defined]
+                login_failure_record(username=username, ip=ip)
+            raise
+        login_success_record(username=username)
+        return cleaned
+
+
+class LoginForm(ThrottledLoginMixin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
+    pass
