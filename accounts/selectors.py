@@ -146,9 +146,12 @@ def counted_submissions(team: Team):  # type: ignore[no-untyped-def]
             .filter(Q(has_score=True) | Q(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])))
 
 
-def quota_status(team: Team, *, now: datetime | None = None) -> QuotaStatus:
+def quota_status(team: Team, *, now: datetime | None = None, excluding: Submission | None = None) -> QuotaStatus:
+    """The team's quota use, leaving out ``excluding`` (a submission about to be counted again)."""
     now = now or timezone.now()
     counted = counted_submissions(team)
+    if excluding is not None:
+        counted = counted.exclude(id=excluding.id)
     window = counted.filter(created_at__gt=now - timedelta(days=1))
     oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
     return QuotaStatus(

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.models import ApiToken, Membership
 from accounts.selectors import login_key, login_scopes, quota_status, token_digest, user_role
-from submissions.models import Team
+from submissions.models import Submission, Team
 from submissions.services import SubmissionError, team_get_or_create
 
 
@@ -100,8 +100,11 @@ class QuotaExceeded(SubmissionError):
     """The team has no submission left right now; the message says which limit and until when."""
 
 
-def quota_check(*, team: Team) -> None:
-    refusal = quota_status(team).refusal()
+def quota_check(*, team: Team, reviving: Submission | None = None) -> None:
+    """Refuse new work once the team's quota is used up: the one check every way of submitting,
+    re-running or resuming goes through. ``reviving`` is a finished submission about to be queued
+    again: it needs room as if it were new, without counting twice if it counts already."""
+    refusal = quota_status(team, excluding=reviving).refusal()
     if refusal:
         raise QuotaExceeded(f"quota reached: {refusal}")
 

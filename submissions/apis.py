@@ -18,12 +18,12 @@ from rest_framework.views import APIView, exception_handler as drf_exception_han
 
 from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission,
                                 quota_status, request_access)
-from accounts.services import QuotaExceeded, quota_check
+from accounts.services import QuotaExceeded
 from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, ModelEntry, Submission, Team
 from submissions.selectors import attempt_trajectory, queue_item, submission_progress
-from submissions.services import (SubmissionError, UploadRejected, model_entry_from, model_entry_upsert,
+from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, model_spec_from,
                                   submission_cancel, submission_create_endpoint, submission_create_upload,
                                   submission_publish, submission_rerun, submission_resume, upload_read)
 
@@ -122,16 +122,25 @@ class SubmissionOutput(serializers.ModelSerializer):
                   "hidden_reason", "rerun_of", "created_at", "started_at", "finished_at"]
 
 
+class OptionalBooleanField(serializers.BooleanField):
+    # A multipart body without the field means "not sent", as in JSON, not an unticked checkbox.
+    default_empty_html = serializers.empty
+
+
 class ModelMetadataInput(serializers.Serializer):
-    """The team acting, and a model's optional metadata (its name is each caller's own field)."""
+    """The team acting, and a model's optional metadata (its name is each caller's own field).
+
+    Only the metadata fields sent change the model; one left out keeps its value, and an empty
+    value (or null) sent clears it.
+    """
 
     team = serializers.CharField(max_length=120, required=False, default="",
                                  help_text="slug or name of one of your teams (a token's own team by default)")
-    organisation = serializers.CharField(max_length=120, required=False, default="")
-    parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
-    open_weights = serializers.BooleanField(required=False, default=False)
-    link = serializers.URLField(required=False, default="")
-    licence = serializers.CharField(max_length=80, required=False, default="")
+    organisation = serializers.CharField(max_length=120, required=False, allow_blank=True)
+    parameter_count = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    open_weights = OptionalBooleanField(required=False)
+    link = serializers.URLField(required=False, allow_blank=True)
+    licence = serializers.CharField(max_length=80, required=False, allow_blank=True)
 
 
 class ModelAndBoardInput(ModelMetadataInput):
@@ -147,13 +156,11 @@ class ModelAndBoardInput(ModelMetadataInput):
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Any) -> tuple[dict[str, Any], Team]:
-    """The body, checked, and the team it acts for, with a submission left in its quota."""
+    """The body, checked, and the team it acts for (the services enforce the team's quota)."""
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = dict(serializer.validated_data)
-    team = writing_team(request_access(request), data["team"])
-    quota_check(team=team)
-    return data, team
+    return data, writing_team(request_access(request), data["team"])
 
 
 class SubmissionListCreateApi(APIView):
@@ -190,9 +197,11 @@ class SubmissionListCreateApi(APIView):
         data, team = _validated(self.InputSerializer, request)
         try:
             submission = submission_create_endpoint(
-                model=model_entry_from(team=team, data=data), env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
+                model=model_spec_from(team=team, data=data), env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
-                settings=data["settings"], is_public=data["public"])
+                settings=data["settings"], is_public=data["public"], enforce_quota=True)
+        except SubmissionError:
+            raise  # already meant for the submitter, quota refusals (429) included
         except (TypeError, ValueError) as exc:
             raise SubmissionError(str(exc)) from None
         return Response({"id": submission.id, "status": submission.status,
@@ -220,9 +229,10 @@ class UploadCreateApi(APIView):
                               403: ErrorOutput, 429: ErrorOutput})
     def post(self, request) -> Response:
         data, team = _validated(self.InputSerializer, request)
-        submission = submission_create_upload(model=model_entry_from(team=team, data=data), env=data["env"],
+        submission = submission_create_upload(model=model_spec_from(team=team, data=data), env=data["env"],
                                               flow=data["flow"], subset=data["subset"], suite=data["suite"],
-                                              data=upload_read(data["file"]), is_public=data["public"])
+                                              data=upload_read(data["file"]), is_public=data["public"],
+                                              enforce_quota=True)
         return Response({"id": submission.id, "status": submission.status,
                          "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
 
@@ -267,10 +277,9 @@ class SubmissionActionApi(APIView):
         elif action == "cancel":
             submission = submission_cancel(submission=submission)
         elif action == "resume":
-            submission = submission_resume(submission=submission)
+            submission = submission_resume(submission=submission, enforce_quota=True)
         else:
-            quota_check(team=submission.team)
-            submission = submission_rerun(submission=submission)
+            submission = submission_rerun(submission=submission, enforce_quota=True)
         submission.refresh_from_db()
         return Response(SubmissionOutput(submission).data)
 

@@ -253,9 +253,11 @@ def parse_setting(text: str) -> tuple[str, Any]:
 def metadata(args: argparse.Namespace) -> dict[str, Any]:
     """The fields an endpoint submission and an upload share."""
     fields: dict[str, Any] = {"model_name": args.model, "env": args.env, "flow": args.flow, "subset": args.subset,
-                              "public": args.public, "open_weights": args.open_weights}
+                              "public": args.public}
+    # Metadata flags left out are not sent, so the model keeps what the site or an earlier call set.
     optional = {"team": args.team, "suite": args.suite, "organisation": args.organisation,
-                "parameter_count": args.parameter_count, "link": args.link, "licence": args.licence}
+                "parameter_count": args.parameter_count, "link": args.link, "licence": args.licence,
+                "open_weights": True if args.open_weights else None}
     fields.update({name: value for name, value in optional.items() if value not in (None, "")})
     return fields
 
@@ -399,7 +401,8 @@ def submission_options() -> argparse.ArgumentParser:
     parser.add_argument("--public", action="store_true", help="show on the public boards now")
     parser.add_argument("--organisation")
     parser.add_argument("--parameter-count", type=int)
-    parser.add_argument("--open-weights", action="store_true")
+    parser.add_argument("--open-weights", action="store_true",
+                        help="the weights are public (metadata flags left out keep what the site has)")
     parser.add_argument("--link", help="model card or paper URL")
     parser.add_argument("--licence")
     parser.add_argument("--follow", action="store_true", help="then follow the progress until it finishes")

@@ -8,9 +8,10 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
@@ -22,9 +23,8 @@ from evaluators.base import FLOWS, ScenarioSpec, get_plugin
 from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
 from evaluators.endpoints.errors import InfraError
 from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
-from leaderboard.models import Scenario
+from leaderboard.models import Environment, Scenario
 from leaderboard.selectors import default_suite
-from leaderboard.services import environment_ensure
 from submissions.crypto import decrypt_secret, encrypt_secret
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
@@ -60,27 +60,117 @@ def _unique_team_slug(name: str) -> str:
     return slug
 
 
-def model_entry_upsert(*, team: Team, name: str, organisation: str = "", parameter_count: int | None = None,
-                       open_weights: bool = False, link: str = "", licence: str = "",
-                       is_baseline: bool = False) -> ModelEntry:
-    name = name.strip()
-    if not name:
-        raise SubmissionError("a model name is required")
-    entry, _ = ModelEntry.objects.update_or_create(
-        team=team, name=name,
-        defaults={"organisation": organisation, "parameter_count": parameter_count, "open_weights": open_weights,
-                  "link": link, "licence": licence, "is_baseline": is_baseline},
-    )
+MODEL_FIELDS = ("organisation", "parameter_count", "open_weights", "link", "licence")
+
+
+def model_entry_upsert(*, team: Team, name: str, is_baseline: bool | None = None, **metadata: Any) -> ModelEntry:
+    """The team's model called ``name``, registered on first use.
+
+    Only the metadata fields passed change: one left out keeps its stored value, an empty one
+    passed clears it. Nothing is written unless every value is valid.
+    """
+    changes = _model_changes(team=team, name=name, metadata=metadata, is_baseline=is_baseline)
+    entry, _ = ModelEntry.objects.update_or_create(team=team, name=name.strip(), defaults=changes)
     return entry
 
 
-def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset: str, endpoint_url: str,
-                               endpoint_model: str = "", api_key: str = "", suite: str | None = None,
-                               settings: dict[str, Any] | None = None, is_baseline: bool = False,
-                               is_public: bool = True) -> Submission:
+def _model_changes(*, team: Team, name: str, metadata: Mapping[str, Any],
+                   is_baseline: bool | None) -> dict[str, Any]:
+    """The validated values to store for the fields given (``team`` may be unsaved: a new team)."""
+    name = name.strip()
+    if not name:
+        raise SubmissionError("a model name is required")
+    unknown = sorted(set(metadata) - set(MODEL_FIELDS))
+    if unknown:
+        raise SubmissionError(f"unknown model field(s): {', '.join(unknown)}")
+    given = dict(metadata) | ({} if is_baseline is None else {"is_baseline": is_baseline})
+    stored = ModelEntry.objects.filter(team=team, name=name).first() if team.pk else None
+    # Validate the model as it would be stored, so a long name or a bad link is refused before any write.
+    entry = stored or ModelEntry(team=team, name=name)
+    for key, value in given.items():
+        setattr(entry, key, value)
+    try:
+        entry.full_clean(exclude=["team"], validate_unique=False)
+    except ValidationError as exc:
+        raise SubmissionError("; ".join(f"{key}: {' '.join(messages)}" for key, messages
+                                        in exc.message_dict.items())) from None
+    return {key: getattr(entry, key) for key in given}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as a request names it: the team's model ``name``, registered with the request's
+    submission. Of its metadata only the fields in ``metadata`` change. ``team`` may be a team's
+    name (the operators' commands): the team is then registered with the submission too."""
+
+    team: Team | str
+    name: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    is_baseline: bool | None = None
+
+
+def model_spec_from(*, team: Team, data: Mapping[str, Any], blanks_unchanged: bool = False) -> ModelSpec:
+    """The model a submission form or API body names (``model_name``), with the metadata it sends.
+
+    An API body carries only what the caller sent. A page's form carries every field, so there
+    (``blanks_unchanged``) a blank field or an unticked box leaves the stored value alone.
+    """
+    metadata = {key: data[key] for key in MODEL_FIELDS if key in data}
+    if blanks_unchanged:
+        metadata = {key: value for key, value in metadata.items() if value not in ("", None, False)}
+    return ModelSpec(team=team, name=data["model_name"], metadata=metadata)
+
+
+def _model_check(model: ModelEntry | ModelSpec) -> None:
+    """Refuse a model that could not be stored, before anything is written."""
+    if isinstance(model, ModelEntry):
+        return
+    team = model.team
+    if isinstance(team, str):
+        if not team.strip():
+            raise SubmissionError("a team name is required")
+        team = Team.objects.filter(name=team.strip()).first() or Team(name=team.strip())
+        try:
+            team.clean_fields(exclude=["slug"])
+        except ValidationError as exc:
+            raise SubmissionError(f"team: {' '.join(exc.message_dict.get('name', ['invalid']))}") from None
+    _model_changes(team=team, name=model.name, metadata=model.metadata, is_baseline=model.is_baseline)
+
+
+def _model_write(model: ModelEntry | ModelSpec, *, enforce_quota: bool) -> ModelEntry:
+    """The model a new submission belongs to, registered or updated now: call it inside the
+    transaction that writes the submission, after every check."""
+    if isinstance(model, ModelEntry):
+        if enforce_quota:
+            _quota_hold(model.team)
+        return model
+    team = model.team if isinstance(model.team, Team) else team_get_or_create(name=model.team)
+    if enforce_quota:
+        _quota_hold(team)
+    return model_entry_upsert(team=team, name=model.name, is_baseline=model.is_baseline, **model.metadata)
+
+
+def _quota_check(team: Team, *, reviving: Submission | None = None) -> None:
+    from accounts.services import quota_check  # accounts.services imports this module
+
+    quota_check(team=team, reviving=reviving)
+
+
+def _quota_hold(team: Team, *, reviving: Submission | None = None) -> None:
+    """Refuse new work once the team's quota is used up. Called in the transaction that writes the
+    work, with the team's row locked: two requests at once cannot both take the last slot."""
+    _quota_check(Team.objects.select_for_update().get(id=team.id), reviving=reviving)
+
+
+def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str,
+                               endpoint_url: str, endpoint_model: str = "", api_key: str = "",
+                               suite: str | None = None, settings: dict[str, Any] | None = None,
+                               is_baseline: bool = False, is_public: bool = True,
+                               enforce_quota: bool = False) -> Submission:
     """Register an endpoint submission, create its attempts and queue them.
 
-    Public by default for the operators' commands; the site and the API ask the team (private by default).
+    Public by default for the operators' commands; the site and the API ask the team (private by
+    default) and enforce its quota. Everything is checked first; a refusal writes nothing.
     """
     _board_check(env, flow, subset)
     try:
@@ -90,11 +180,13 @@ def submission_create_endpoint(*, model: ModelEntry, env: str, flow: str, subset
     environment, suite, scenarios = _board_scenarios(env, subset, suite)
     frozen = effective_settings(env, flow, _validated_settings(settings or {}), subset=subset)
     repeats = int(frozen.get("repeats", 1))
+    _model_check(model)
     with transaction.atomic():
+        entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline)
         submission = Submission.objects.create(
-            team=model.team, model=model, environment=environment, flow=flow, subset=subset, suite=suite,
+            team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
             source=Submission.Source.ENDPOINT, settings=frozen, endpoint_url=url,
-            endpoint_model=endpoint_model or model.name, api_key_encrypted=encrypt_secret(api_key),
+            endpoint_model=endpoint_model or entry.name, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline, is_public=is_public or is_baseline,
         )
         _attempts_create(submission, scenarios, repeats)
@@ -110,10 +202,11 @@ def _board_check(env: str, flow: str, subset: str) -> None:
 
 
 def _board_scenarios(env: str, subset: str, suite: str | None):  # type: ignore[no-untyped-def]
-    environment = environment_ensure(env)
+    # A read only: importing scenarios registers their environment, so a board with scenarios has one.
+    environment = Environment.objects.filter(slug=env).first()
     suite = suite or default_suite(env)
-    scenarios = list(Scenario.objects.filter(environment=environment, suite=suite, **Scenario.subset_filter(subset)))
-    if not scenarios:
+    scenarios = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)))
+    if environment is None or not scenarios:
         raise SubmissionError(f"no {subset} scenarios of {get_plugin(env).title} in the '{suite}' suite; "
                               "import them first")
     return environment, suite, scenarios
@@ -130,15 +223,21 @@ class UploadRejected(SubmissionError):
 MAX_UPLOAD_REPEATS = 20
 
 
-def submission_create_upload(*, model: ModelEntry, env: str, flow: str, subset: str, data: bytes,
-                             suite: str | None = None, is_public: bool = True) -> Submission:
+def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str, data: bytes,
+                             suite: str | None = None, is_public: bool = True,
+                             enforce_quota: bool = False) -> Submission:
     """Validate an upload completely, then store it and queue its re-scoring in one go.
 
-    Nothing is stored for an upload with any problem. Scenarios of the subset the upload leaves
-    out are listed on the submission, which stays ``incomplete`` until a full upload replaces it.
+    Nothing is stored for an upload with any problem, nor for a team without quota left (checked
+    before the file is parsed, and again as it is stored). Scenarios of the subset the upload
+    leaves out are listed on the submission, which stays ``incomplete`` until a full upload
+    replaces it.
     """
     _board_check(env, flow, subset)
     environment, suite, scenarios = _board_scenarios(env, subset, suite)
+    _model_check(model)
+    if enforce_quota and isinstance(model.team, Team):
+        _quota_check(model.team)  # parsing a large archive is the expensive part: refuse before it
     by_key = {scenario.key: scenario for scenario in scenarios}
     try:
         runs = parse_upload(data, env=env, flow=flow, scenarios=set(by_key), max_repeats=MAX_UPLOAD_REPEATS,
@@ -150,22 +249,29 @@ def submission_create_upload(*, model: ModelEntry, env: str, flow: str, subset: 
     frozen.update(repeats=max(run.repeat for run in runs) + 1, upload_sha256=digest,
                   missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
     relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
-    stored = django_settings.MEDIA_ROOT / relative
-    stored.parent.mkdir(parents=True, exist_ok=True)
-    if not stored.exists():
-        partial = stored.with_suffix(".partial")
-        partial.write_bytes(data)
-        os.replace(partial, stored)  # content-addressed: a second identical upload reuses the file
     with transaction.atomic():
+        entry = _model_write(model, enforce_quota=enforce_quota)
         submission = Submission.objects.create(
-            team=model.team, model=model, environment=environment, flow=flow, subset=subset, suite=suite,
+            team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
             source=Submission.Source.UPLOAD, settings=frozen, upload_path=str(relative), is_public=is_public)
         Attempt.objects.bulk_create(
             Attempt(submission=submission, scenario=by_key[run.scenario], repeat=run.repeat,
                     recorded=recorded_run(run, env=env, flow=flow))
             for run in runs)
+        # Last, so that a refusal above leaves no file behind; a failed write undoes the rows.
+        _upload_store(data, relative)
         _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
     return submission
+
+
+def _upload_store(data: bytes, relative: Path) -> None:
+    stored = django_settings.MEDIA_ROOT / relative
+    if stored.exists():
+        return  # content-addressed: a second identical upload reuses the file
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    partial = stored.with_suffix(".partial")
+    partial.write_bytes(data)
+    os.replace(partial, stored)
 
 
 def upload_read(file: Any) -> bytes:
@@ -174,14 +280,6 @@ def upload_read(file: Any) -> bytes:
     if file.size > limit:
         raise SubmissionError(f"the file is {file.size} bytes; the limit is {limit}")
     return file.read()
-
-
-MODEL_FIELDS = ("organisation", "parameter_count", "open_weights", "link", "licence")
-
-
-def model_entry_from(*, team: Team, data: dict[str, Any]) -> ModelEntry:
-    """The team's model named in a submission form or API body (``model_name`` and the metadata fields)."""
-    return model_entry_upsert(team=team, name=data["model_name"], **{k: data[k] for k in MODEL_FIELDS if k in data})
 
 
 def upload_limits() -> UploadLimits:
@@ -562,7 +660,7 @@ def submission_cancel(*, submission: Submission) -> Submission:
     return submission
 
 
-def submission_rerun(*, submission: Submission) -> Submission:
+def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> Submission:
     """A new submission with the same model, endpoint, board and frozen settings; the old one is kept."""
     if submission.source != Submission.Source.ENDPOINT:
         raise SubmissionError("only endpoint submissions can be re-run by the platform")
@@ -572,6 +670,8 @@ def submission_rerun(*, submission: Submission) -> Submission:
         raise SubmissionError("the board's scenarios are no longer imported")
     repeats = int(submission.settings.get("repeats", 1))
     with transaction.atomic():
+        if enforce_quota and not submission.is_baseline:
+            _quota_hold(submission.team)
         rerun = Submission.objects.create(
             team=submission.team, model=submission.model, environment=submission.environment, flow=submission.flow,
             subset=submission.subset, suite=submission.suite, source=submission.source,
@@ -583,12 +683,20 @@ def submission_rerun(*, submission: Submission) -> Submission:
     return rerun
 
 
-def submission_resume(*, submission: Submission) -> Submission:
-    """Queue again every attempt that did not produce a score (failed, cancelled or stuck waiting)."""
+def submission_resume(*, submission: Submission, enforce_quota: bool = False) -> Submission:
+    """Queue again every attempt that did not produce a score (failed, cancelled or stuck waiting).
+
+    A finished submission queued again is new work for its team: with ``enforce_quota`` it needs
+    a free slot. One still waiting or running only has its stuck attempts sent again.
+    """
     with transaction.atomic():
         retry = submission.attempts.filter(status__in=[Attempt.Status.INFRA_FAILED, Attempt.Status.CANCELLED,
                                                        Attempt.Status.PENDING, Attempt.Status.RETRYING])
         ids = list(retry.values_list("id", flat=True))
+        finished = Submission.objects.filter(id=submission.id).exclude(
+            status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]).exists()
+        if ids and finished and enforce_quota and not submission.is_baseline:
+            _quota_hold(submission.team, reviving=submission)
         retry.update(status=Attempt.Status.PENDING, tries=0, error_kind="", error_message="", next_try_at=None)
         if ids:
             Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",

@@ -10,12 +10,11 @@ from django.views.decorators.http import require_POST
 
 from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission, quota_status,
                                 request_access, user_teams)
-from accounts.services import quota_check
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
                                    queue_list, queue_loads, scenario_rows, submission_attempts, submission_progress)
-from submissions.services import (SubmissionError, UploadRejected, model_entry_from, submission_cancel,
+from submissions.services import (SubmissionError, UploadRejected, model_spec_from, submission_cancel,
                                   submission_create_endpoint, submission_create_upload, submission_publish,
                                   submission_rerun, submission_resume, upload_read)
 
@@ -28,14 +27,14 @@ def submit(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         team = next(t for t in teams if str(t.id) == data["team"])
         try:
-            quota_check(team=team)
             submission = submission_create_endpoint(
-                model=model_entry_from(team=team, data=data), env=data["env"], flow=data["flow"], subset=data["subset"],
-                endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
+                model=model_spec_from(team=team, data=data, blanks_unchanged=True), env=data["env"],
+                flow=data["flow"], subset=data["subset"], endpoint_url=data["endpoint_url"],
+                endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 settings={k: data[k] for k in ("repeats", "temperature", "max_tokens") if data[k] is not None}
                 | ({"no_system_role": True} if data["no_system_role"] else {})
                 | ({"observation_images": False} if data["text_only"] else {}),
-                is_public=data["public"],
+                is_public=data["public"], enforce_quota=True,
             )
         except SubmissionError as exc:
             form.add_error(None, str(exc))
@@ -55,10 +54,10 @@ def upload(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         team = next(t for t in teams if str(t.id) == data["team"])
         try:
-            quota_check(team=team)
-            submission = submission_create_upload(model=model_entry_from(team=team, data=data), env=data["env"],
-                                                  flow=data["flow"], subset=data["subset"],
-                                                  data=upload_read(data["file"]), is_public=data["public"])
+            submission = submission_create_upload(model=model_spec_from(team=team, data=data, blanks_unchanged=True),
+                                                  env=data["env"], flow=data["flow"], subset=data["subset"],
+                                                  data=upload_read(data["file"]), is_public=data["public"],
+                                                  enforce_quota=True)
         except UploadRejected as exc:
             problems = exc.problems
             form.add_error("file", f"{len(problems)} problem(s) in the file; nothing was stored")
@@ -116,11 +115,15 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
         submission_cancel(submission=submission)
         messages.info(request, "Submission cancelled; running attempts stop at their next step.")
     elif action == "resume":
-        submission_resume(submission=submission)
-        messages.info(request, "Unscored attempts queued again.")
+        try:
+            submission_resume(submission=submission, enforce_quota=True)
+        except SubmissionError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.info(request, "Unscored attempts queued again.")
     elif action == "rerun":
         try:
-            rerun = submission_rerun(submission=submission)
+            rerun = submission_rerun(submission=submission, enforce_quota=True)
         except SubmissionError as exc:
             messages.error(request, str(exc))
         else:

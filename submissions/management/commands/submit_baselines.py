@@ -5,8 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluators.base import get_plugin
 from leaderboard.selectors import default_suite
 from submissions.models import Submission
-from submissions.services import (SubmissionError, model_entry_upsert, submission_create_endpoint,
-                                  team_get_or_create)
+from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
 
 BASELINE_TEAM = "MageBench baselines"
 #: name, what it does (shown in the command's help), repeats (None: the flow's default)
@@ -44,7 +43,6 @@ class Command(BaseCommand):
                urls: list[str], **options) -> None:
         plugin = get_plugin(env)
         where = dict(item.split("=", 1) for item in urls if "=" in item)
-        team = team_get_or_create(name=BASELINE_TEAM)
         suite = suite or default_suite(env)
         unknown = sorted(set(where) - set(AGENTS))
         if unknown:
@@ -62,10 +60,12 @@ class Command(BaseCommand):
                     settings["repeats"] = repeats
                 if agent in TEXT_ONLY.get(env, ()):
                     settings["observation_images"] = False
-                model = model_entry_upsert(team=team, name=name, organisation="MageBench Leaderboard",
-                                           is_baseline=True)
+                # The team and the model are registered with their first submission, or not at all.
+                model = ModelSpec(team=BASELINE_TEAM, name=name, metadata={"organisation": "MageBench Leaderboard"},
+                                  is_baseline=True)
                 for flow in plugin.flows:
-                    exists = Submission.objects.filter(model=model, environment_id=env, flow=flow, subset=subset,
+                    exists = Submission.objects.filter(model__team__name=BASELINE_TEAM, model__name=name,
+                                                       environment_id=env, flow=flow, subset=subset,
                                                        suite=suite).exclude(status=Submission.Status.CANCELLED)
                     if exists.exists():
                         continue

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from submissions.models import Submission
 from submissions.selectors import submission_progress
-from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
 
 
 class Command(BaseCommand):
@@ -23,12 +23,13 @@ class Command(BaseCommand):
         parser.add_argument("--url", required=True, help="…/v1 or …/v1/chat/completions")
         parser.add_argument("--endpoint-model", default="", help="model id sent to the endpoint")
         parser.add_argument("--api-key-env", help="name of an environment variable holding the API key")
-        parser.add_argument("--organisation", default="")
+        # Metadata flags left out keep what the model has (the site's form or an earlier call set it).
+        parser.add_argument("--organisation")
         parser.add_argument("--parameters", type=int)
-        parser.add_argument("--open-weights", action="store_true")
-        parser.add_argument("--link", default="")
-        parser.add_argument("--licence", default="")
-        parser.add_argument("--baseline", action="store_true", help="mark as a platform baseline row")
+        parser.add_argument("--open-weights", action="store_true", default=None)
+        parser.add_argument("--link")
+        parser.add_argument("--licence")
+        parser.add_argument("--baseline", action="store_true", default=None, help="mark as a platform baseline row")
         parser.add_argument("--repeats", type=int)
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--max-tokens", type=int)
@@ -44,23 +45,24 @@ class Command(BaseCommand):
             api_key = os.environ.get(o["api_key_env"], "")
             if not api_key:
                 raise CommandError(f"environment variable {o['api_key_env']} is empty")
+        settings: dict[str, object] = {}
+        for item in o["setting"]:
+            name, equals, value = item.partition("=")
+            if not equals or not name.strip():
+                raise CommandError(f"--setting takes NAME=VALUE, not {item!r}")
+            settings[name.strip()] = value.strip()
+        settings.update({k: v for k, v in {"repeats": o["repeats"], "temperature": o["temperature"],
+                                           "max_tokens": o["max_tokens"]}.items() if v is not None})
+        metadata = {field: o[option] for field, option in (
+            ("organisation", "organisation"), ("parameter_count", "parameters"), ("open_weights", "open_weights"),
+            ("link", "link"), ("licence", "licence")) if o[option] is not None}
         try:
-            team = team_get_or_create(name=o["team"])
-            model = model_entry_upsert(team=team, name=o["model"], organisation=o["organisation"],
-                                       parameter_count=o["parameters"], open_weights=o["open_weights"],
-                                       link=o["link"], licence=o["licence"], is_baseline=o["baseline"])
-            settings: dict[str, object] = {}
-            for item in o["setting"]:
-                name, equals, value = item.partition("=")
-                if not equals or not name.strip():
-                    raise CommandError(f"--setting takes NAME=VALUE, not {item!r}")
-                settings[name.strip()] = value.strip()
-            settings.update({k: v for k, v in {"repeats": o["repeats"], "temperature": o["temperature"],
-                                               "max_tokens": o["max_tokens"]}.items() if v is not None})
+            # The team and the model are registered with the submission, or not at all.
             submission = submission_create_endpoint(
-                model=model, env=o["env"], flow=o["flow"], subset=o["subset"], suite=o["suite"],
-                endpoint_url=o["url"], endpoint_model=o["endpoint_model"], api_key=api_key, settings=settings,
-                is_baseline=o["baseline"])
+                model=ModelSpec(team=o["team"], name=o["model"], metadata=metadata, is_baseline=o["baseline"]),
+                env=o["env"], flow=o["flow"], subset=o["subset"], suite=o["suite"], endpoint_url=o["url"],
+                endpoint_model=o["endpoint_model"], api_key=api_key, settings=settings,
+                is_baseline=bool(o["baseline"]))
         except SubmissionError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"submission {submission.id}: {submission.attempts.count()} attempts queued")

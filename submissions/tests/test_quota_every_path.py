@@ -1,0 +1,122 @@
+"""Once a team's quota is used up, every way of starting work is refused with the same message, and
+the refusal writes nothing."""
+from __future__ import annotations
+
+import html
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.selectors import quota_status
+from leaderboard.models import Scenario
+from submissions import cli
+from submissions.models import Attempt, ModelEntry, Submission, Team
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
+
+UNUSED_ENDPOINT = "http://127.0.0.1:9/v1"
+
+
+def _submission(team: Team, model: ModelEntry, scenario: Scenario, status: str, attempt_status: str) -> Submission:
+    submission = Submission.objects.create(
+        team=team, model=model, environment_id="sokoban", flow="global", subset="mini", suite="fixture",
+        status=status, endpoint_url=UNUSED_ENDPOINT, endpoint_model="oracle", settings={"repeats": 1})
+    Attempt.objects.create(submission=submission, scenario=scenario, repeat=0, status=attempt_status,
+                           score=90.0 if attempt_status == Attempt.Status.SCORED else None)
+    return submission
+
+
+def _everything_stored() -> list[tuple]:
+    """Every row a refusal could touch, with the fields it could change."""
+    return [
+        *Team.objects.order_by("id").values_list("id", "name"),
+        *ModelEntry.objects.order_by("id").values_list("id", "name", "organisation", "parameter_count",
+                                                       "open_weights", "link", "licence"),
+        *Submission.objects.order_by("id").values_list("id", "status", "status_reason", "finished_at"),
+        *Attempt.objects.order_by("id").values_list("id", "status", "tries", "error_kind", "queued_at"),
+    ]
+
+
+@pytest.fixture
+def used_up(lab, fixture_scenarios, settings, tmp_path):
+    """A team with a finished run to re-run, a failed one to resume, and its one concurrent slot taken."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MAGEBENCH_QUOTA_CONCURRENT = 1
+    model = ModelEntry.objects.create(team=lab.team, name="Vision-7B", organisation="Vision Lab")
+    scenario = Scenario.objects.filter(environment_id="sokoban", suite="fixture", in_mini=True).order_by("key").first()
+    done = _submission(lab.team, model, scenario, Submission.Status.COMPLETED, Attempt.Status.SCORED)
+    failed = _submission(lab.team, model, scenario, Submission.Status.INCOMPLETE, Attempt.Status.INFRA_FAILED)
+    _submission(lab.team, model, scenario, Submission.Status.QUEUED, Attempt.Status.PENDING)
+    upload = tmp_path / "runs.jsonl"
+    upload.write_text(json.dumps({"scenario": scenario.key, "repeat": 0, "replies": ["### Actions\nUp"]}) + "\n")
+    return done, failed, upload
+
+
+def _jsonl(path: Path) -> io.BytesIO:
+    file = io.BytesIO(path.read_bytes())
+    file.name = path.name
+    return file
+
+
+def test_every_way_in_is_refused_with_the_same_message_once_the_quota_is_used_up(capsys, live_server, lab, used_up,
+                                                                                  tmp_path):
+    done, failed, upload = used_up
+    refusal = quota_status(lab.team).refusal()
+    assert refusal, "the fixture must use the quota up"
+    expected = f"quota reached: {refusal}"
+    before = _everything_stored()
+    board = {"model_name": "Vision-7B", "organisation": "Someone else", "env": "sokoban", "flow": "global",
+             "subset": "mini"}
+    page_form = {"team": str(lab.team.id), **board}
+    api = Client()
+    token = lab.auth()
+    answers: dict[str, str] = {}
+
+    def on_page(path: str, response) -> None:
+        # A page answers with the form again (or a redirect to the submission) and says why.
+        assert response.status_code == 200, (path, response.status_code)
+        text = html.unescape(response.content.decode())
+        answers[path] = expected if expected in text else text[:2000]
+
+    def by_api(path: str, response) -> None:
+        assert response.status_code == 429, (path, response.status_code, response.content)
+        answers[path] = response.json()["message"]
+
+    on_page("page submit", lab.client.post(reverse("submit"), {**page_form, "endpoint_url": UNUSED_ENDPOINT}))
+    on_page("page upload", lab.client.post(reverse("upload"), {**page_form, "file": _jsonl(upload)}))
+    on_page("page re-run", lab.client.post(reverse("submission-action", args=[done.id, "rerun"]), follow=True))
+    on_page("page resume", lab.client.post(reverse("submission-action", args=[failed.id, "resume"]), follow=True))
+    by_api("api create", api.post(reverse("api-submission-create"), {
+        **board, "suite": "fixture", "endpoint_url": UNUSED_ENDPOINT}, content_type="application/json", **token))
+    by_api("api upload", api.post(reverse("api-upload"), {**board, "suite": "fixture", "file": _jsonl(upload)},
+                                  **token))
+    by_api("api re-run", api.post(reverse("api-submission-action", args=[done.id, "rerun"]), **token))
+    by_api("api resume", api.post(reverse("api-submission-action", args=[failed.id, "resume"]), **token))
+
+    site = ["--url", live_server.url, "--token", lab.write_token]
+    shared = ["--model", "Vision-7B", "--organisation", "Someone else", "--env", "sokoban", "--flow", "global",
+              "--subset", "mini", "--suite", "fixture"]
+    for path, argv in {"cli submit-endpoint": ["submit-endpoint", *shared, "--endpoint", UNUSED_ENDPOINT],
+                       "cli upload": ["upload", str(upload), *shared],
+                       "cli rerun": ["rerun", str(done.id)], "cli resume": ["resume", str(failed.id)]}.items():
+        code = cli.main([*site, *argv])
+        err = capsys.readouterr().err
+        assert code == cli.EXIT_REFUSED, (path, err)
+        # Other lines may be warnings the site's imports print in this same process.
+        answers[path] = next((line.removeprefix("error: ") for line in err.splitlines()
+                              if line.startswith("error: ")), err)
+
+    assert answers == dict.fromkeys(answers, expected)
+    assert _everything_stored() == before
+    assert not any((tmp_path / "media").rglob("*"))
+
+
+def test_resuming_a_submission_that_is_still_waiting_needs_no_free_slot(lab, used_up):
+    waiting = Submission.objects.get(team=lab.team, status=Submission.Status.QUEUED)
+    response = Client().post(reverse("api-submission-action", args=[waiting.id, "resume"]), **lab.auth())
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == Submission.Status.QUEUED
