@@ -113,7 +113,12 @@ class MatrixCell:
     mean: float
     repeats: int
     attempt_id: int
-    colour: str
+    #: 0 (red, the board's lowest) to 120 (green, its highest): see ``score_hue``.
+    hue: int
+
+    @property
+    def colour(self) -> str:
+        return hue_colour(self.hue)
 
 
 @dataclass(frozen=True)
@@ -283,10 +288,19 @@ def zone_grid(model: ModelRef, scenarios: Sequence[ScenarioRef], means: Mapping[
     return ZoneGrid(model=model, means=grid, counts=counts)
 
 
-def score_colour(value: float, low: float, high: float) -> str:
-    """A light red → amber → green background for ``value`` on the board's own score range."""
+def score_hue(value: float, low: float, high: float) -> int:
+    """The hue of ``value`` on the board's own score range: 0 (red) → 60 (amber) → 120 (green)."""
     fraction = 0.5 if high <= low else min(1.0, max(0.0, (value - low) / (high - low)))
-    return f"hsl({round(120 * fraction)}, 62%, 84%)"
+    return round(120 * fraction)
+
+
+def hue_colour(hue: int) -> str:
+    """The light background a matrix cell of that hue has (the ``heat-*`` classes of site.css)."""
+    return f"hsl({hue}, 62%, 84%)"
+
+
+def score_colour(value: float, low: float, high: float) -> str:
+    return hue_colour(score_hue(value, low, high))
 
 
 def compare_scenarios(a: Mapping[int, float], b: Mapping[int, float], scenarios: Mapping[int, ScenarioRef],
@@ -394,7 +408,7 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
                 continue
             mean = sum(values) / len(values)
             cells.append(MatrixCell(mean=mean, repeats=len(values), attempt_id=first[scenario.id],
-                                    colour=score_colour(mean, low, high)))
+                                    hue=score_hue(mean, low, high)))
         analysis.matrix.append(MatrixRow(model=model, cells=cells))
     return analysis
 

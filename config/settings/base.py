@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -192,6 +193,18 @@ elif _cache_url in ("", "locmem://"):
 else:
     raise ImproperlyConfigured(f"CACHE_URL must be redis://…, rediss://…, unix://… or locmem://, not {_cache_url!r}")
 
+# Content-Security-Policy of every response (config/security.py): scripts and styles from the
+# site itself, images also as data: URLs (charts), no plugins, no framing, forms post to the site.
+MAGEBENCH_CONTENT_SECURITY_POLICY = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
 
 # --- Celery ---------------------------------------------------------------------------------
 # The default broker is kombu's file-system transport: a real worker process with no server.
@@ -280,3 +293,11 @@ if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    # TLS ends at the reverse proxy, which must set X-Forwarded-Proto (and overwrite any sent by clients).
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    # Paths (regular expressions) answered over plain HTTP too, e.g. a load balancer's health check.
+    SECURE_REDIRECT_EXEMPT = env_list("DJANGO_SECURE_REDIRECT_EXEMPT", [])
+    SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 365 * 24 * 3600)
+    # Both default to on; turn them off when another host of the domain is still served over HTTP.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", True)
