@@ -29,6 +29,7 @@ urlpatterns = [
     path("api/v1/submissions/<int:submission_id>/<str:action>/", submission_apis.SubmissionActionApi.as_view(),
          name="api-submission-action"),
     path("api/v1/me/", submission_apis.MeApi.as_view(), name="api-me"),
+    path("api/v1/queue/", submission_apis.QueueApi.as_view(), name="api-queue"),
     path("api/v1/models/", submission_apis.ModelListCreateApi.as_view(), name="api-models"),
     path("api/v1/uploads/", submission_apis.UploadCreateApi.as_view(), name="api-upload"),
     path("api/v1/submissions/<int:submission_id>/", submission_apis.SubmissionDetailApi.as_view(),

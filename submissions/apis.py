@@ -22,7 +22,7 @@ from accounts.services import QuotaExceeded
 from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, ModelEntry, Submission, Team
-from submissions.selectors import attempt_trajectory, queue_item, submission_progress
+from submissions.selectors import QueueItem, attempt_trajectory, queue_item, queue_seen_by, submission_progress
 from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, model_spec_from,
                                   submission_cancel, submission_create_endpoint, submission_create_upload,
                                   submission_publish, submission_rerun, submission_resume, upload_read)
@@ -360,3 +360,41 @@ class MeApi(APIView):
         user = request.user if request.user.is_authenticated else None
         return Response({"user": user.get_username() if user else None,
                          "token_scope": access.token.scope if access.token else None, "teams": teams})
+
+
+class QueueApi(APIView):
+    """The queue page's table: waiting and running submissions in serving order, then the latest
+    finished ones. A private submission the caller may not see is its place in the queue alone."""
+
+    @extend_schema_serializer(component_name="QueueEntry")
+    class ItemOutput(serializers.Serializer):
+        position = serializers.IntegerField(allow_null=True, help_text="1 is served first; null once finished")
+        private = serializers.BooleanField()
+        id = serializers.IntegerField(required=False)
+        model = serializers.CharField(required=False)
+        team = serializers.CharField(required=False)
+        board = serializers.DictField(child=serializers.CharField(), required=False)
+        status = serializers.CharField(required=False)
+        progress = ProgressOutput(required=False)
+
+    @extend_schema(responses={200: inline_serializer("Queue", {"active": ItemOutput(many=True),
+                                                               "recent": ItemOutput(many=True)})})
+    def get(self, request) -> Response:
+        access = request_access(request)
+        listed: dict[str, list[dict[str, Any]]] = {"active": [], "recent": []}
+        for item, visible in queue_seen_by(lambda submission: can_view_submission(access, submission)):
+            entry = self._entry(item) if visible else {"position": item.position, "private": True}
+            listed["active" if item.position is not None else "recent"].append(entry)
+        return Response(listed)
+
+    @staticmethod
+    def _entry(item: QueueItem) -> dict[str, Any]:
+        s, p = item.submission, item.progress
+        return {"position": item.position, "private": not (s.is_public or s.is_baseline), "id": s.id,
+                "model": s.model.name, "team": s.team.name, "status": s.status,
+                "board": {"env": s.environment_id, "flow": s.flow, "subset": s.subset, "suite": s.suite},
+                "progress": {"total": p.total, "done": p.done, "scored": p.scored, "running": p.running,
+                             "retrying": p.retrying, "pending": p.pending, "infra_failed": p.infra_failed,
+                             "cancelled": p.cancelled, "queue_position": item.position,
+                             "eta_seconds": item.eta_seconds, "eta_is_lower_bound": item.eta_at_least,
+                             "last_error": item.last_error}}

@@ -5,7 +5,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from django.conf import settings
 from django.db.models import Avg, Count, Max, OuterRef, Q, QuerySet, Subquery
@@ -138,6 +138,16 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
         item.eta_seconds = work_ahead / parallel
         item.eta_at_least = unknown_ahead
     return items
+
+
+def queue_seen_by(can_view: Callable[[Submission], bool], limit: int = 50) -> list[tuple[QueueItem, bool]]:
+    """The queue as one visitor sees it: each item, and whether they may see what it is.
+
+    A private submission they may not see keeps its place while it waits or runs (a row with its
+    position and nothing else); once finished it has no place to keep and is left out.
+    """
+    seen = [(item, can_view(item.submission)) for item in queue_list(limit=limit)]
+    return [(item, visible) for item, visible in seen if visible or item.position is not None]
 
 
 def queue_item(submission: Submission) -> QueueItem | None:

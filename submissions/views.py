@@ -13,7 +13,7 @@ from accounts.selectors import (Access, can_manage_submission, can_publish_submi
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
-                                   queue_list, queue_loads, scenario_rows, submission_attempts, submission_progress)
+                                   queue_loads, queue_seen_by, scenario_rows, submission_attempts, submission_progress)
 from submissions.services import (SubmissionError, UploadRejected, model_spec_from, submission_cancel,
                                   submission_create_endpoint, submission_create_upload, submission_publish,
                                   submission_rerun, submission_resume, upload_read)
@@ -73,8 +73,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 def queue(request: HttpRequest) -> HttpResponse:
     access = request_access(request)
-    # Private submissions keep their place in the queue, but not their name, for outsiders.
-    items = [(item, can_view_submission(access, item.submission)) for item in queue_list()]
+    items = queue_seen_by(lambda submission: can_view_submission(access, submission))
     return render(request, "submissions/queue.html", {"items": items, "loads": queue_loads()})
 
 

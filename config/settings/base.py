@@ -290,10 +290,10 @@ LOGGING = {
 }
 
 if PRODUCTION:
+    # TLS ends at the reverse proxy, which must set X-Forwarded-Proto (and overwrite any sent by clients).
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
-    # TLS ends at the reverse proxy, which must set X-Forwarded-Proto (and overwrite any sent by clients).
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     # Paths (regular expressions) answered over plain HTTP too, e.g. a load balancer's health check.
     SECURE_REDIRECT_EXEMPT = env_list("DJANGO_SECURE_REDIRECT_EXEMPT", [])

@@ -1,7 +1,10 @@
 """The queue: serving order, progress counts, time-left estimates and the latest error."""
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
@@ -110,3 +113,56 @@ def test_the_queue_page_shows_each_queue_s_load_and_flags_work_that_no_worker_is
 def test_durations_read_in_seconds_minutes_or_hours():
     assert [duration(v) for v in (None, 4.4, 89, 90, 150, 5_340, 5_400, 7_260)] == [
         "—", "4 s", "89 s", "2 min", "2 min", "89 min", "1 h 30 min", "2 h 01 min"]
+
+
+def _queue_rows(html: str) -> list[list[str]]:
+    """The queue table's rows as lists of cell texts (tags dropped, blanks squeezed)."""
+    body = html.split('<table class="board queue">', 1)[1].split("</table>", 1)[0].split("<tbody>", 1)[1]
+    rows = []
+    for row in re.findall(r"<tr\b.*?</tr>", body, re.S):
+        cells = re.findall(r"<td\b[^>]*>(.*?)</td>", row, re.S)
+        rows.append([" ".join(re.sub(r"<[^>]+>", " ", cell).split()) for cell in cells])
+    return rows
+
+
+def test_outsiders_see_a_private_submission_s_place_in_the_queue_and_nothing_else(client, fixture_scenarios):
+    public = _submission("Open model", [(SCORED, 5.0), (PENDING, None)])
+    secret = _submission("Secret model", [(SCORED, 7.0), (RUNNING, None), (PENDING, None)], public=False,
+                         subset="full")
+    secret.environment_id = "webui"
+    secret.save()
+    rows = _queue_rows(client.get(reverse("queue")).content.decode())
+    assert rows[0][:3] == ["1", str(public.id), "Open model"]
+    assert rows[1] == ["2", "private submission"]
+    page = client.get(reverse("queue")).content.decode()
+    assert reverse("submission-detail", args=[secret.id]) not in page and "/boards/webui/" not in page
+    assert 'value="1"' in page and "1/3" not in page  # the public one's progress only
+
+    listed = client.get(reverse("api-queue")).json()
+    assert [item["position"] for item in listed["active"]] == [1, 2]
+    assert listed["active"][0]["id"] == public.id and listed["active"][0]["model"] == "Open model"
+    assert listed["active"][0]["progress"]["done"] == 1
+    assert listed["active"][1] == {"position": 2, "private": True}
+
+
+def test_the_team_sees_its_own_private_submission_in_the_queue_in_full(client, fixture_scenarios):
+    from accounts.models import Membership
+
+    secret = _submission("Secret model", [(SCORED, 7.0), (PENDING, None)], public=False)
+    user = get_user_model().objects.create_user("ada", password="a long passphrase 7")
+    Membership.objects.create(team=secret.team, user=user, role="owner")
+    client.force_login(user)
+    row = _queue_rows(client.get(reverse("queue")).content.decode())[0]
+    assert row[:3] == ["1", str(secret.id), "Secret model private"] and "1/2" in row[5]
+    item = client.get(reverse("api-queue")).json()["active"][0]
+    assert item["id"] == secret.id and item["board"] == {"env": "sokoban", "flow": "global", "subset": "mini",
+                                                          "suite": "fixture"}
+    assert item["private"] is True and item["progress"]["total"] == 2
+
+
+def test_finished_private_submissions_are_left_out_of_the_queue_for_outsiders(client, fixture_scenarios):
+    _submission("Secret done", [(SCORED, 7.0)], public=False, status=Submission.Status.COMPLETED)
+    _submission("Open done", [(SCORED, 7.0)], status=Submission.Status.COMPLETED)
+    rows = _queue_rows(client.get(reverse("queue")).content.decode())
+    assert [row[2] for row in rows] == ["Open done"]
+    assert [item["model"] for item in client.get(reverse("api-queue")).json()["recent"]] == ["Open done"]
