@@ -9,6 +9,7 @@ from evaluators.agents.flows import Cancelled, ChatModel, FlowResult, ProgressCa
 from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
+from evaluators.paths import shown, shown_in
 from evaluators.trajectory import TrajectoryRecorder
 
 logger = logging.getLogger(__name__)
@@ -59,11 +60,13 @@ def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], 
         raise
     except Exception as exc:  # noqa: BLE001 - anything else is the platform's failure, not the model's
         logger.exception("environment failure on %s/%s", scenario.env, scenario.key)
-        recorder.finish({"status": "aborted", "error": repr(exc)})
-        raise EnvironmentFailure(f"{type(exc).__name__}: {exc}") from exc
+        recorder.finish({"status": "aborted", "error": shown(repr(exc))})
+        raise EnvironmentFailure(shown(f"{type(exc).__name__}: {exc}")) from exc
     finally:
         if episode is not None:
             episode.close()
+    # Page errors, blocked URLs and the like can quote the folders the episode ran in.
+    result.details, result.extra = shown_in(result.details), shown_in(result.extra)
     recorder.finish({
         "artifacts": artifacts,
         "status": "scored",

@@ -13,6 +13,8 @@ from typing import Any
 
 from PIL import Image
 
+from evaluators.paths import shown
+
 INDEX_NAME = "trajectory.json"
 
 
@@ -54,10 +56,12 @@ class TrajectoryRecorder:
         document = {**self.meta, **summary, "frames": self.frames, "calls": self.calls, "steps": self.steps}
         path = self.directory / INDEX_NAME
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(document, ensure_ascii=False, indent=1, default=str))
+        # Replays are public: files the episode quotes are named relative to the data directory.
+        tmp.write_text(shown(json.dumps(document, ensure_ascii=False, indent=1, default=str)))
         os.replace(tmp, path)  # readers never see a half-written index
         return path
 
 
 def load_trajectory(directory: Path) -> dict[str, Any]:
-    return json.loads((directory / INDEX_NAME).read_text())
+    # Indexes written before paths were made relative are rewritten as they are read.
+    return json.loads(shown((directory / INDEX_NAME).read_text()))

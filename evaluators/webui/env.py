@@ -23,6 +23,7 @@ from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.webui.aes import score_page
 from evaluators.webui.parsing import CodeWrite
 from evaluators.webui.tasks import task_parts
+from evaluators.webui.trace import write_public_trace
 
 TARGET_FILES = ("index.html", "style.css", "script.js")
 #: The labelled, non-default variant that leaves out target elements an action did not change
@@ -247,7 +248,7 @@ class WebUIEpisode(Episode):
             states.append(entry)
         trace = None
         if (self._tmp / "trace.zip").exists():
-            shutil.copy2(self._tmp / "trace.zip", directory / "trace.zip")
+            write_public_trace(self._tmp / "trace.zip", directory / "trace.zip")
             trace = "trace.zip"
         return {"kind": "webui", "states": states, "code": dict(self.files), "trace": trace}
 
