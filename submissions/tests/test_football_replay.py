@@ -192,7 +192,8 @@ def test_an_artifact_is_read_only_by_a_plain_json_name_inside_the_trajectory_fol
 
 
 @pytest.mark.integration
-def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(live_server, site_page, transactional_db, media_root):
+def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(live_server, site_page, transactional_db, media_root,
+                                                                            wait_for):
     attempt = football_attempt(media_root)
     requests: list[str] = []
     page, errors = site_page(viewport={"width": 1400, "height": 1000})
@@ -233,7 +234,8 @@ def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(liv
     assert "ours, player 10" in page.locator("#football-possession").inner_text()
     assert page.locator("#football-segments li.active").get_attribute("data-decision") == "2"
     assert page.locator("#football-frame").get_attribute("src").endswith("/frames/frame_0002.png")
-    page.wait_for_function(f"({marker})() === 8")
+    # Polled from Python: the site's CSP allows no eval, which an in-page wait_for_function needs.
+    wait_for(lambda: page.evaluate(f"({marker})() === 8"), 10, "the pitch to show step 8")
     assert page.evaluate("document.getElementById('football-pitch').toDataURL()") != first_drawing
     page.keyboard.press(",")
     assert step.inner_text() == "Step 7 / 20"
@@ -243,24 +245,23 @@ def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(liv
     assert step.inner_text() == "Step 13 / 20" and page.locator("#football-auto").is_hidden()
 
     page.locator("#football-play").click()
-    page.wait_for_function("document.getElementById('football-step').textContent !== 'Step 13 / 20'")
-    page.wait_for_function("document.getElementById('football-step').textContent === 'Step 20 / 20'",
-                           timeout=10_000)
-    page.wait_for_function("document.getElementById('football-play').textContent === 'Play'")
+    wait_for(lambda: step.inner_text() != "Step 13 / 20", 10, "playing to start")
+    wait_for(lambda: step.inner_text() == "Step 20 / 20", 10, "playing to reach the last step")
+    wait_for(lambda: page.locator("#football-play").inner_text() == "Play", 10, "playing to stop")
     assert "opponents, player 7" in page.locator("#football-possession").inner_text()
     final = football_log()["steps"][-1]["cumulative"]
     assert page.locator("#football-cumulative").inner_text() == f"{final:.3f}"
-    page.wait_for_function(f"({marker})() === 20")
+    wait_for(lambda: page.evaluate(f"({marker})() === 20"), 10, "the pitch to show step 20")
 
     page.locator("h1").click()  # space must reach the page, not a focused control
     page.keyboard.press("Space")
-    page.wait_for_function("document.getElementById('football-step').textContent !== 'Step 20 / 20'")
+    wait_for(lambda: step.inner_text() != "Step 20 / 20", 10, "Space to start playing")
     page.keyboard.press("Space")
     assert page.locator("#football-play").inner_text() == "Play"
 
     page.keyboard.press("ArrowRight")  # the generic viewer still steps through decisions
     assert page.locator("#step-list li.active").inner_text() == "1. right"
-    page.wait_for_function("(() => { const img = document.getElementById('football-frame');"
-                           " return img.complete && img.naturalWidth > 0; })()", timeout=10_000)
+    wait_for(lambda: page.evaluate("(() => { const img = document.getElementById('football-frame');"
+                                   " return img.complete && img.naturalWidth > 0; })()"), 10, "the frame to decode")
     assert errors == []
     assert all(url.startswith(live_server.url) for url in requests), requests

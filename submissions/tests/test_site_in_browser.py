@@ -21,7 +21,8 @@ def evaluated(transactional_db, fixture_scenarios, baseline_endpoint):
     return submission
 
 
-def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_server, site_page, evaluated, tmp_path):
+def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_server, site_page, evaluated, tmp_path,
+                                                                          wait_for):
     attempt = evaluated.attempts.filter(status=Attempt.Status.SCORED).order_by("-steps").first()
     page, errors = site_page()
 
@@ -54,8 +55,9 @@ def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_se
     page.keyboard.press("ArrowLeft")
     assert page.locator("#step-list li.active").inner_text().startswith(f"{attempt.steps - 1}. ")
     # the frame is fetched after the key press: wait until the browser has decoded it
-    page.wait_for_function("(() => { const img = document.getElementById('frame');"
-                           " return img.complete && img.naturalWidth > 0; })()", timeout=10_000)
+    # Polled from Python: the site's CSP allows no eval, which an in-page wait_for_function needs.
+    wait_for(lambda: page.evaluate("(() => { const img = document.getElementById('frame');"
+                                   " return img.complete && img.naturalWidth > 0; })()"), 10, "the frame to decode")
     assert errors == []
 
 

@@ -37,7 +37,7 @@ def test_a_celery_worker_renders_and_scores_webui_attempts(fixture_scenarios, ba
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(live_server, fixture_scenarios):
+def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(live_server, fixture_scenarios, wait_for):
     import os
 
     from evaluators.baselines.agents import make_agent
@@ -72,8 +72,9 @@ def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(li
         page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
         states = page.locator(".webui-state")
         assert states.count() == len(attempt.details["state_scores"])
-        page.wait_for_function("Array.from(document.querySelectorAll('.shot img')).every(i => i.complete && i.naturalWidth > 0)",
-                               timeout=15_000)
+        # Polled from Python: the site's CSP allows no eval, which an in-page wait_for_function needs.
+        wait_for(lambda: page.evaluate("Array.from(document.querySelectorAll('.shot img'))"
+                                       ".every(i => i.complete && i.naturalWidth > 0)"), 15, "the screenshots to decode")
         assert page.locator(".webui-state").first.locator(".box").count() > 0
         assert page.get_by_role("link", name="Playwright trace").count() == 1
         trace = page.request.get(f"{live_server.url}/attempts/{attempt.id}/trace.zip")
