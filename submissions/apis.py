@@ -19,6 +19,7 @@ from rest_framework.views import APIView, exception_handler as drf_exception_han
 from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission,
                                 quota_status, request_access)
 from accounts.services import QuotaExceeded
+from evaluators.endpoints.credentials import display_url, scrub_secrets
 from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, ModelEntry, Submission, Team
@@ -76,8 +77,25 @@ def writing_team(access: Access, requested: str) -> Team:
     return teams.get()
 
 
+class DisplayUrlField(serializers.CharField):
+    """An endpoint URL as anyone may see it: without user info or secret-looking parameters, which
+    URLs stored before they were refused may hold."""
+
+    def to_representation(self, value: Any) -> str:
+        return display_url(str(value)) if value else ""
+
+
+class ScrubbedTextField(serializers.CharField):
+    """Free text that may quote such a URL (an error message), with its secrets replaced."""
+
+    def to_representation(self, value: Any) -> str:
+        return scrub_secrets(str(value)) if value else ""
+
+
 class AttemptOutput(serializers.ModelSerializer):
     scenario = serializers.CharField(source="scenario.key")
+    error_message = ScrubbedTextField(read_only=True)
+
 
     class Meta:
         model = Attempt
@@ -114,6 +132,7 @@ class SubmissionOutput(serializers.ModelSerializer):
     model = serializers.CharField(source="model.name")
     team = serializers.CharField(source="team.name")
     env = serializers.CharField(source="environment_id")
+    endpoint_url = DisplayUrlField(read_only=True)
 
     class Meta:
         model = Submission

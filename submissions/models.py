@@ -70,6 +70,9 @@ class Submission(models.Model):
     endpoint_url = models.URLField(max_length=500, blank=True)
     endpoint_model = models.CharField(max_length=200, blank=True)
     api_key_encrypted = models.TextField(blank=True)
+    #: An operator vouched for the endpoint (``--allow-private-endpoint``): it may be on a private
+    #: network the address policy would otherwise keep the workers from calling.
+    endpoint_trusted = models.BooleanField(default=False)
     #: An upload's file as received (under MEDIA_ROOT, named by its SHA-256), kept for audits and re-scoring.
     upload_path = models.CharField(max_length=300, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)

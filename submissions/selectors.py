@@ -10,6 +10,7 @@ from typing import Any, Callable
 from django.conf import settings
 from django.db.models import Avg, Count, Max, OuterRef, Q, QuerySet, Subquery
 
+from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from leaderboard.stats import AttemptOutcome
 from submissions.models import Attempt, Submission
@@ -114,7 +115,8 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
               .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by()}
     empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None}
     items = [QueueItem(submission=s, progress=_progress(counts.get(s.id, empty)),
-                       last_error=f"{s.error_kind}: {s.error_message}" if s.error_kind else "")
+                       # Errors stored before URLs with credentials were refused may quote one.
+                       last_error=scrub_secrets(f"{s.error_kind}: {s.error_message}") if s.error_kind else "")
              for s in submissions]
     board_seconds = _board_seconds({(s.environment_id, s.flow, s.subset) for s in active})
     parallel = max(1, sum(item.progress.running for item in items[:len(active)]))

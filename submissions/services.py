@@ -20,12 +20,12 @@ from django.utils.text import slugify
 from config.env import parse_bool
 from evaluators.agents.flows import Cancelled, ChatModel
 from evaluators.base import FLOWS, ScenarioSpec, get_plugin
-from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
 from evaluators.endpoints.errors import InfraError
 from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
 from leaderboard.models import Environment, Scenario
 from leaderboard.selectors import default_suite
-from submissions.crypto import decrypt_secret, encrypt_secret
+from submissions.crypto import encrypt_secret
+from submissions.endpoints import endpoint_client, endpoint_url_validate
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
 from submissions.selectors import attempt_outcomes, queue_for
@@ -166,7 +166,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
                                endpoint_url: str, endpoint_model: str = "", api_key: str = "",
                                suite: str | None = None, settings: dict[str, Any] | None = None,
                                is_baseline: bool = False, is_public: bool = True,
-                               enforce_quota: bool = False) -> Submission:
+                               enforce_quota: bool = False, endpoint_trusted: bool = False) -> Submission:
     """Register an endpoint submission, create its attempts and queue them.
 
     Public by default for the operators' commands; the site and the API ask the team (private by
@@ -174,7 +174,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
     """
     _board_check(env, flow, subset)
     try:
-        url = normalise_endpoint_url(endpoint_url)
+        url = endpoint_url_validate(endpoint_url, trusted=endpoint_trusted)
     except ValueError as exc:
         raise SubmissionError(str(exc)) from None
     environment, suite, scenarios = _board_scenarios(env, subset, suite)
@@ -187,7 +187,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
             source=Submission.Source.ENDPOINT, settings=frozen, endpoint_url=url,
             endpoint_model=endpoint_model or entry.name, api_key_encrypted=encrypt_secret(api_key),
-            is_baseline=is_baseline, is_public=is_public or is_baseline,
+            is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
         )
         _attempts_create(submission, scenarios, repeats)
     return submission
@@ -521,12 +521,7 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
                 recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
                 progress=_Heartbeat(attempt))
         else:
-            client: ChatModel = ChatClient(
-                submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
-                timeout=django_settings.MAGEBENCH_ENDPOINT_TIMEOUT,
-                max_retries=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRIES,
-                backoff=django_settings.MAGEBENCH_ENDPOINT_BACKOFF,
-            )
+            client: ChatModel = endpoint_client(submission)
             result = run_attempt(
                 scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
                 model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
@@ -664,6 +659,11 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> 
     """A new submission with the same model, endpoint, board and frozen settings; the old one is kept."""
     if submission.source != Submission.Source.ENDPOINT:
         raise SubmissionError("only endpoint submissions can be re-run by the platform")
+    try:
+        # The URL was checked under the rules of its day; a re-run is a new submission.
+        endpoint_url_validate(submission.endpoint_url, trusted=submission.endpoint_trusted)
+    except ValueError as exc:
+        raise SubmissionError(f"this endpoint cannot be re-run: {exc}") from None
     scenarios = list(Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
                                              **Scenario.subset_filter(submission.subset)))
     if not scenarios:
@@ -678,6 +678,7 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> 
             settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
             endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
             is_baseline=submission.is_baseline, is_public=submission.is_public, rerun_of=submission,
+            endpoint_trusted=submission.endpoint_trusted,
         )
         _attempts_create(rerun, scenarios, repeats)
     return rerun

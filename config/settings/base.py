@@ -270,6 +270,14 @@ MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
 # never floods a team's server; an attempt finding no room waits this long and looks again.
 MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 4)
 MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = env_float("MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS", 5.0)
+# Which addresses the workers may call for a team: public ones only in production, where an endpoint
+# URL must not reach the operator's own network; loopback and private ones too in development and
+# tests. The allow-list (comma-separated networks, addresses or host names) lets trusted private
+# endpoints through; metadata services, link-local and multicast addresses are never called.
+MAGEBENCH_ENDPOINT_ALLOW_PRIVATE = env_bool("MAGEBENCH_ENDPOINT_ALLOW_PRIVATE", not PRODUCTION)
+MAGEBENCH_ENDPOINT_ALLOWED_NETWORKS = env_list("MAGEBENCH_ENDPOINT_ALLOWED_NETWORKS", [])
+# A chat completion is kilobytes; a larger body is refused rather than held in a worker's memory.
+MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES = env_int("MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES", 8 * 1024 * 1024)
 # Uploads of model outputs (a zip of the official output folder, or per-sample JSONL).
 # Both limits are checked against the Content-Length before the body is read (an upload may add
 # 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.

@@ -1,27 +1,44 @@
 """A small OpenAI-compatible chat-completions client built on ``requests``.
 
-It does three things the platform cannot get wrong: it tells infrastructure failures (raised as
+It does four things the platform cannot get wrong: it tells infrastructure failures (raised as
 :class:`InfraError`, never scored) from model answers (returned, however odd), it retries the
-transient failures with capped exponential backoff, and it never lets the API key out: the key
-only travels in the ``Authorization`` header and is scrubbed from every message we build.
+transient failures with capped exponential backoff, it never lets the API key out (the key only
+travels in the ``Authorization`` header and is scrubbed from every message we build), and it
+cannot be turned against the network it runs in: every connection goes to an address it resolved
+and checked against an :class:`AddressPolicy`, redirects are never followed, one deadline covers
+the whole of a request, and what a failing endpoint answered is never quoted beyond its HTTP
+status and a short, cleaned error message.
 """
 from __future__ import annotations
 
 import base64
+import contextvars
 import dataclasses
 import email.utils
+import http
+import http.client
 import io
 import json
 import logging
 import random
+import re
+import socket
+import ssl
+import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
+import requests.adapters
+import urllib3.connection
+import urllib3.connectionpool
 import urllib3.exceptions
 from PIL import Image
+
+from evaluators.endpoints.address import AddressPolicy, AddressRefused, resolve_checked
+from evaluators.endpoints.credentials import display_url, scrub_secrets
 
 from evaluators.endpoints.errors import (
     AUTH_ERROR,
@@ -39,10 +56,17 @@ logger = logging.getLogger(__name__)
 CHAT_COMPLETIONS_PATH = "/chat/completions"
 #: A chat completion is a few kilobytes; anything this large is not one, and reading it all would
 #: only let a broken endpoint exhaust the worker's memory.
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-#: Enough of an error body to explain it in the attempt's record without storing a whole page.
-_SNIPPET_CHARS = 300
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+#: An endpoint's own error message is kept to this many characters: enough to say what went wrong,
+#: too few to carry a page of someone else's data into the attempt's public record.
+_REASON_CHARS = 120
 _REDACTED = "[redacted]"
+#: Any run of this many characters of the API key is hidden, so an endpoint echoing a prefix of it
+#: ("Incorrect API key provided: sk-abc123…") does not publish that either.
+_KEY_FRAGMENT = 8
+#: Without a policy the client calls private addresses too, as tools and tests against local servers
+#: need; the platform always passes the policy of its settings.
+LOCAL_POLICY = AddressPolicy(allow_private=True)
 
 Message = Mapping[str, Any]
 
@@ -63,10 +87,10 @@ def normalise_endpoint_url(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme.lower() not in ("http", "https"):
         raise ValueError(
-            f"the endpoint URL must start with http:// or https:// (got {_display_url(url)!r})"
+            f"the endpoint URL must start with http:// or https:// (got {display_url(url)!r})"
         )
     if not parts.hostname:
-        raise ValueError(f"the endpoint URL has no host (got {_display_url(url)!r})")
+        raise ValueError(f"the endpoint URL has no host (got {display_url(url)!r})")
     path = parts.path.rstrip("/")
     if not path.endswith(CHAT_COMPLETIONS_PATH):
         path += CHAT_COMPLETIONS_PATH
@@ -80,16 +104,6 @@ def models_url(url: str) -> str:
     parts = urlsplit(chat)
     base = parts.path[: -len(CHAT_COMPLETIONS_PATH)]
     return urlunsplit((parts.scheme, parts.netloc, base + "/models", parts.query, ""))
-
-
-def _display_url(url: str) -> str:
-    """The URL without any ``user:password@`` part, for messages and logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
 def text_part(text: str) -> dict[str, Any]:
@@ -136,9 +150,11 @@ class ChatClient:
     """Calls one model on one OpenAI-compatible endpoint.
 
     ``max_retries`` is the number of extra requests after the first one fails with a retryable
-    kind (so at most ``1 + max_retries`` requests). ``timeout`` bounds connecting, each wait for
-    data, and the whole response of one request. ``sleep`` and ``rng`` exist so the waits can be
-    observed or removed; they default to real time and an unseeded generator.
+    kind (so at most ``1 + max_retries`` requests). ``timeout`` is one deadline for each request as
+    a whole: resolving, connecting, sending, the headers and the body. ``policy`` says which
+    addresses may be connected to (:data:`LOCAL_POLICY` when None); ``max_response_bytes`` caps
+    a response body. ``sleep`` and ``rng`` exist so the waits can be observed or removed; they
+    default to real time and an unseeded generator.
     """
 
     def __init__(
@@ -151,7 +167,8 @@ class ChatClient:
         max_retries: int = 3,
         backoff: float = 1.0,
         max_backoff: float = 30.0,
-        session: requests.Session | None = None,
+        policy: AddressPolicy | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
@@ -161,6 +178,8 @@ class ChatClient:
             raise ValueError("max_retries cannot be negative")
         if backoff < 0 or max_backoff < 0:
             raise ValueError("backoff delays cannot be negative")
+        if max_response_bytes <= 0:
+            raise ValueError("max_response_bytes must be positive")
         self.url = normalise_endpoint_url(url)
         self.model = model
         # Kept private and out of __repr__; an empty key means "no key", as in the OpenAI client.
@@ -169,18 +188,18 @@ class ChatClient:
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
-        self._owns_session = session is None
-        self._session = session if session is not None else requests.Session()
+        self.policy = policy if policy is not None else LOCAL_POLICY
+        self.max_response_bytes = int(max_response_bytes)
+        self._session = _guarded_session()
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
-        return f"ChatClient(url={_display_url(self.url)!r}, model={self.model!r}, api_key={key})"
+        return f"ChatClient(url={display_url(self.url)!r}, model={self.model!r}, api_key={key})"
 
     def close(self) -> None:
-        if self._owns_session:
-            self._session.close()
+        self._session.close()
 
     def __enter__(self) -> ChatClient:
         return self
@@ -226,7 +245,7 @@ class ChatClient:
             started = time.monotonic()
             data = self._request("POST", self.url, body)
             latency = time.monotonic() - started
-            return _completion_from(data, latency)
+            return _completion_from(data, latency, self._clean)
 
         completion, attempts = self._with_retries(attempt)
         return dataclasses.replace(completion, attempts=attempts)
@@ -257,7 +276,7 @@ class ChatClient:
                 if not error.retryable or number == total:
                     logger.warning(
                         "chat endpoint %s failed after %d attempt(s): %s",
-                        _display_url(self.url),
+                        display_url(self.url),
                         number,
                         error,
                     )
@@ -265,7 +284,7 @@ class ChatClient:
                 delay = self._delay_before(number + 1, error)
                 logger.warning(
                     "chat endpoint %s failed on attempt %d/%d (%s); retrying in %.2fs",
-                    _display_url(self.url),
+                    display_url(self.url),
                     number,
                     total,
                     error,
@@ -287,38 +306,46 @@ class ChatClient:
 
     def _request(self, method: str, url: str, body: bytes | None) -> Any:
         """Make one HTTP request and return its decoded JSON, or raise a classified InfraError."""
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if body is not None:
             headers["Content-Type"] = "application/json"
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        deadline = time.monotonic() + self.timeout
         # Errors are raised outside the ``except`` blocks on purpose: a requests exception holds
         # the prepared request, Authorization header included, and must not ride along as the
         # InfraError's __context__ into tracebacks or error trackers.
         failure: InfraError | None = None
-        try:
-            response = self._session.request(
-                method,
-                url,
-                data=body,
-                headers=headers,
-                timeout=(self.timeout, self.timeout),
-                stream=True,
-                # requests turns a redirected POST into a GET; better to say so than to follow.
-                allow_redirects=False,
-            )
-        except requests.RequestException as exc:
-            failure = self._transport_error(exc, deadline)
-        if failure is not None:
-            raise failure
-        try:
-            raw = self._read_body(response, deadline)
-        finally:
-            response.close()
+        with _Deadline(self.timeout, self.policy) as deadline:
+            try:
+                response = self._session.request(
+                    method,
+                    url,
+                    data=body,
+                    headers=headers,
+                    timeout=(self.timeout, self.timeout),
+                    stream=True,
+                    # A redirect could lead anywhere, past the address checks of the
+                    # submission; requests would also turn a redirected POST into a GET.
+                    allow_redirects=False,
+                )
+            except AddressRefused as exc:
+                failure = InfraError(INVALID_REQUEST, self._redact(str(exc)))
+            except requests.RequestException as exc:
+                failure = self._transport_error(exc, deadline)
+            if failure is not None:
+                raise failure
+            try:
+                raw = self._read_body(response, deadline)
+            finally:
+                response.close()
         return self._decode(response, raw)
 
-    def _read_body(self, response: requests.Response, deadline: float) -> bytes:
+    def _read_body(self, response: requests.Response, deadline: _Deadline) -> bytes:
+        status = response.status_code
+        announced = response.headers.get("Content-Length", "").strip()
+        if announced.isdigit() and int(announced) > self.max_response_bytes:
+            raise InfraError(INVALID_RESPONSE, f"the response announces {int(announced)} bytes, more than "
+                                               f"the {self.max_response_bytes} bytes allowed", status)
         chunks: list[bytes] = []
         size = 0
         failure: InfraError | None = None
@@ -326,28 +353,25 @@ class ChatClient:
             for chunk in response.iter_content(chunk_size=64 * 1024):
                 chunks.append(chunk)
                 size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise InfraError(
-                        INVALID_RESPONSE,
-                        f"the response is larger than {MAX_RESPONSE_BYTES} bytes",
-                        response.status_code,
-                    )
-                if time.monotonic() > deadline:
-                    raise InfraError(
-                        REQUEST_TIMEOUT,
-                        f"the response took longer than {self.timeout:g}s to arrive",
-                        response.status_code,
-                    )
+                if size > self.max_response_bytes:
+                    raise InfraError(INVALID_RESPONSE, f"the response is larger than the "
+                                                       f"{self.max_response_bytes} bytes allowed", status)
         except requests.RequestException as exc:
-            failure = self._transport_error(exc, deadline, status=response.status_code)
+            failure = self._transport_error(exc, deadline, status=status)
         if failure is not None:
             raise failure
+        if deadline.expired:
+            # The deadline hung up on a body without a length, which then just looks finished.
+            raise self._timeout_error("cut off while the body was arriving", status)
         return b"".join(chunks)
 
     def _transport_error(
-        self, exc: BaseException, deadline: float, status: int | None = None
+        self, exc: BaseException, deadline: _Deadline, status: int | None = None
     ) -> InfraError:
-        detail = self._redact(f"{type(exc).__name__}: {exc}")
+        if deadline.expired:
+            # Whatever broke was the deadline hanging up; the exception only shows its effect.
+            return self._timeout_error("cut off at the deadline", status)
+        detail = _describe(exc)
         if isinstance(exc, requests.Timeout):
             return self._timeout_error(detail, status)
         # Checked before urllib3's timeouts: urllib3 derives "connection refused" and DNS
@@ -356,9 +380,7 @@ class ChatClient:
             return InfraError(
                 ENDPOINT_UNREACHABLE, f"could not connect to the endpoint ({detail})", status
             )
-        if time.monotonic() > deadline or _has_cause(
-            exc, (urllib3.exceptions.TimeoutError, TimeoutError)
-        ):
+        if deadline.passed() or _has_cause(exc, (urllib3.exceptions.TimeoutError, TimeoutError)):
             return self._timeout_error(detail, status)
         if _has_cause(
             exc, (urllib3.exceptions.ProtocolError, ConnectionResetError, ConnectionAbortedError)
@@ -381,16 +403,16 @@ class ChatClient:
         status = response.status_code
         retry_after = _parse_retry_after(response.headers.get("Retry-After"))
         if not 200 <= status < 300:
-            kind = _kind_for_status(status)
-            explanation = self._error_explanation(raw)
+            # The reason phrase is the standard one: the server's own may say anything.
+            phrase = _status_phrase(status)
             if 300 <= status < 400:
-                location = _display_url(response.headers.get("Location", "?"))
-                explanation = f"the endpoint redirects to {location}; configure that URL instead"
+                location = self._clean(display_url(response.headers.get("Location", "?")))
+                explanation = (f"the endpoint redirects to {location}; redirects are not followed, "
+                               "configure that URL instead")
+            else:
+                explanation = self._error_reason(raw) or "the endpoint gave no error message"
             raise InfraError(
-                kind,
-                self._redact(f"{response.reason or 'error'}: {explanation}"),
-                status,
-                retry_after=retry_after,
+                _kind_for_status(status), f"{phrase}: {explanation}", status, retry_after=retry_after
             )
         try:
             # json.loads detects UTF-8/16/32 itself, which is all RFC 8259 allows.
@@ -398,30 +420,206 @@ class ChatClient:
         except ValueError:
             pass
         # Raised out here: the decoding error keeps the whole body, which may echo the key.
+        content_type = self._clean(response.headers.get("Content-Type", "none"), limit=40)
         raise InfraError(
             INVALID_RESPONSE,
-            self._redact(f"the response body is not JSON: {_snippet(raw)}"),
+            f"the response body is not JSON ({len(raw)} bytes, content type {content_type})",
             status,
         )
 
-    def _error_explanation(self, raw: bytes) -> str:
+    def _error_reason(self, raw: bytes) -> str:
+        """The endpoint's own short explanation (OpenAI's ``error.message``), cleaned; else ""."""
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
-            return _snippet(raw) or "(empty body)"
-        if isinstance(data, dict):
-            err = data.get("error")
-            if isinstance(err, dict) and isinstance(err.get("message"), str):
-                return err["message"][:_SNIPPET_CHARS]
-            if isinstance(err, str):
-                return err[:_SNIPPET_CHARS]
-        return _snippet(raw)
+            return ""
+        return self._clean(_error_text(data.get("error") if isinstance(data, dict) else None)
+                           or (_error_text(data) if isinstance(data, dict) else ""))
+
+    def _clean(self, text: str, limit: int = _REASON_CHARS) -> str:
+        """Foreign text made fit to store and show: one line, no markup, no secrets, short."""
+        text = _TAG.sub(" ", text)
+        text = "".join(c if c.isprintable() else " " for c in text)
+        text = self._redact(" ".join(text.split()))
+        return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
     def _redact(self, text: str) -> str:
-        # An error body or exception text may echo request headers back; the key must not follow.
-        if self._api_key:
-            text = text.replace(self._api_key, _REDACTED)
-        return text
+        # An error body or exception text may echo request headers back; the key must not follow,
+        # nor the secrets of a URL stored before they were refused.
+        key = self._api_key
+        if key:
+            text = text.replace(key, _REDACTED)
+            if len(key) >= _KEY_FRAGMENT:
+                text = _hide_fragments(text, key)
+        return scrub_secrets(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Connections: checked addresses and one deadline
+# --------------------------------------------------------------------------------------------
+
+
+_CURRENT_DEADLINE: contextvars.ContextVar[_Deadline | None] = contextvars.ContextVar(
+    "endpoint_deadline", default=None
+)
+
+
+class _Deadline:
+    """One request's deadline and address policy, for the connections made while it runs.
+
+    Socket timeouts bound each wait for data, not the whole: an endpoint sending one byte just
+    before each timeout could hold a worker indefinitely. When the deadline passes, a timer shuts
+    down every connection the request used, which ends whatever read or write is blocked on it.
+    """
+
+    def __init__(self, seconds: float, policy: AddressPolicy) -> None:
+        self.policy = policy
+        self.at = time.monotonic() + seconds
+        self.expired = False
+        self._connections: list[urllib3.connection.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._token: contextvars.Token[_Deadline | None] | None = None
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - time.monotonic())
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def watch(self, connection: urllib3.connection.HTTPConnection) -> None:
+        with self._lock:
+            if connection not in self._connections:
+                self._connections.append(connection)
+            expired = self.expired
+        if expired:
+            _hang_up(connection)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            connections = list(self._connections)
+        for connection in connections:
+            _hang_up(connection)
+
+    def __enter__(self) -> _Deadline:
+        self._token = _CURRENT_DEADLINE.set(self)
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+        if self._token is not None:
+            _CURRENT_DEADLINE.reset(self._token)
+
+
+def _current_deadline() -> _Deadline:
+    deadline = _CURRENT_DEADLINE.get()
+    if deadline is None:
+        # Only ChatClient._request uses these connections; anything else has no policy to apply.
+        raise RuntimeError("an endpoint connection was opened outside a client request")
+    return deadline
+
+
+def _hang_up(connection: urllib3.connection.HTTPConnection) -> None:
+    sock = connection.sock
+    if sock is None:
+        return
+    try:
+        # The plain socket's shutdown, also for a TLS socket: it acts on the descriptor and wakes a
+        # read blocked in another thread without touching the TLS state that read is using.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _connect_checked(connection: urllib3.connection.HTTPConnection) -> socket.socket:
+    """Resolve the host once, check every address, and connect to a checked one.
+
+    The socket goes to the address checked here, never to a fresh lookup of the name, so a name
+    cannot answer one way for the check and another for the connection. The Host header and TLS
+    (SNI and certificate) still use the name.
+    """
+    deadline = _current_deadline()
+    host, port = connection._dns_host, int(connection.port or connection.default_port)
+    try:
+        infos = resolve_checked(host, port, deadline.policy, deadline.remaining())
+    except socket.gaierror as exc:
+        raise urllib3.exceptions.NameResolutionError(connection.host, connection, exc) from exc
+    except TimeoutError as exc:
+        raise urllib3.exceptions.ConnectTimeoutError(connection, "resolving the host name timed out") from exc
+    last: OSError | None = None
+    for family, kind, proto, _, address in infos:
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            break
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(remaining)
+            for option in connection.socket_options or ():
+                sock.setsockopt(*option)
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            last = exc
+            continue
+        return sock
+    if last is None or isinstance(last, TimeoutError):
+        raise urllib3.exceptions.ConnectTimeoutError(connection, "connecting timed out")
+    raise urllib3.exceptions.NewConnectionError(connection, "Failed to establish a new connection") from last
+
+
+class _Checked:
+    """What both connection classes do besides urllib3's work: connect through the check, and put
+    themselves under the deadline of the request that uses them."""
+
+    sock: socket.socket | None
+
+    def _new_conn(self) -> socket.socket:
+        return _connect_checked(self)  # type: ignore[arg-type]
+
+    def connect(self) -> None:
+        _current_deadline().watch(self)  # type: ignore[arg-type]
+        super().connect()  # type: ignore[misc]
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        # A kept-alive connection is reused without connect(): this request must watch it too.
+        _current_deadline().watch(self)  # type: ignore[arg-type]
+        super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _CheckedHTTPConnection(_Checked, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _CheckedHTTPSConnection(_Checked, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _CheckedHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+    ConnectionCls = _CheckedHTTPConnection
+
+
+class _CheckedHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+    ConnectionCls = _CheckedHTTPSConnection
+
+
+class _CheckedAdapter(requests.adapters.HTTPAdapter):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _CheckedHTTPPool, "https": _CheckedHTTPSPool}
+
+
+def _guarded_session() -> requests.Session:
+    session = requests.Session()
+    # No proxy from the environment (it would resolve the name itself, unchecked) and no .netrc
+    # credentials added to a stranger's host.
+    session.trust_env = False
+    adapter = _CheckedAdapter()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 # --------------------------------------------------------------------------------------------
@@ -474,11 +672,65 @@ def _has_cause(exc: BaseException, types: tuple[type[BaseException], ...]) -> bo
     return False
 
 
-def _snippet(raw: bytes) -> str:
-    text = raw.decode("utf-8", errors="replace").strip()
-    if len(text) > _SNIPPET_CHARS:
-        text = text[:_SNIPPET_CHARS] + "…"
-    return repr(text) if text else ""
+_TAG = re.compile(r"<[^>]{0,200}>")
+
+
+def _status_phrase(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return f"HTTP {status}"
+
+
+def _error_text(error: Any) -> str:
+    """The message of an error object as OpenAI-compatible servers (and FastAPI) write it."""
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        for field in ("message", "detail", "error"):
+            if isinstance(error.get(field), str):
+                return error[field]
+    return ""
+
+
+def _hide_fragments(text: str, key: str) -> str:
+    """``text`` with every run of at least :data:`_KEY_FRAGMENT` characters of ``key`` hidden."""
+    windows = {key[i : i + _KEY_FRAGMENT] for i in range(len(key) - _KEY_FRAGMENT + 1)}
+    hidden = [False] * len(text)
+    for start in range(len(text) - _KEY_FRAGMENT + 1):
+        if text[start : start + _KEY_FRAGMENT] in windows:
+            hidden[start : start + _KEY_FRAGMENT] = [True] * _KEY_FRAGMENT
+    out: list[str] = []
+    for index, char in enumerate(text):
+        if not hidden[index]:
+            out.append(char)
+        elif index == 0 or not hidden[index - 1]:
+            out.append(_REDACTED)
+    return "".join(out)
+
+
+def _describe(exc: BaseException) -> str:
+    """What went wrong on the wire, in the platform's words: exception texts quote URLs (with any
+    secret they hold) and whatever bytes the endpoint sent instead of a status line."""
+    if _has_cause(exc, (ssl.SSLCertVerificationError,)):
+        return "the TLS certificate could not be verified"
+    if _has_cause(exc, (ssl.SSLError, urllib3.exceptions.SSLError)):
+        return "the TLS handshake failed"
+    if _has_cause(exc, (urllib3.exceptions.NameResolutionError, socket.gaierror)):
+        return "the host name could not be resolved"
+    if _has_cause(exc, (ConnectionRefusedError,)):
+        return "connection refused"
+    if _has_cause(exc, (http.client.RemoteDisconnected,)):
+        return "closed without an answer"
+    if _has_cause(exc, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)):
+        return "connection reset"
+    if _has_cause(exc, (TimeoutError, urllib3.exceptions.TimeoutError, requests.Timeout)):
+        return "timed out"
+    if _has_cause(exc, (http.client.IncompleteRead, urllib3.exceptions.IncompleteRead)):
+        return "the body ended early"
+    if _has_cause(exc, (http.client.HTTPException, urllib3.exceptions.ProtocolError)):
+        return "the answer is not valid HTTP"
+    return type(exc).__name__
 
 
 def _message_text(content: Any) -> str:
@@ -506,13 +758,14 @@ def _part_texts(parts: Iterable[Any]) -> Iterable[str]:
             raise ValueError(f"a content part is a {type(part).__name__}, not an object")
 
 
-def _completion_from(data: Any, latency: float) -> Completion:
+def _completion_from(data: Any, latency: float, clean: Callable[[str], str]) -> Completion:
     if not isinstance(data, dict):
         raise InfraError(INVALID_RESPONSE, "the response is JSON but not an object", 200)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         error = data.get("error")
-        hint = f" (it carries an error: {str(error)[:_SNIPPET_CHARS]})" if error else ""
+        text = clean(_error_text(error)) if error else ""
+        hint = f" (it carries an error: {text})" if text else (" (it carries an error)" if error else "")
         raise InfraError(INVALID_RESPONSE, f"the response has no choices{hint}", 200)
     choice = choices[0]
     message = choice.get("message")

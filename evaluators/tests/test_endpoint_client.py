@@ -521,7 +521,7 @@ def _everything_said_about(error: BaseException) -> str:
 def failing_endpoints() -> Iterator[dict[str, str]]:
     echo = ScriptedServer([(500, b"proxy saw {auth}", {})])
     echo_ok = ScriptedServer([(200, b"not json, but your header was {auth}", {})])
-    echo_json = ScriptedServer([(400, {"error": {"message": "bad key?"}}, {"X-Echo": "x"})])
+    echo_json = ScriptedServer([(400, b'{"error": {"message": "bad key? {auth}"}}', {"X-Echo": "x"})])
     with echo, echo_ok, echo_json:
         with start_server(IdleAgent(), api_key="sk-another-key") as auth, start_server(
             IdleAgent(), fault=Fault("timeout", delay=2.0)

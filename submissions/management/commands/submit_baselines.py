@@ -38,9 +38,12 @@ class Command(BaseCommand):
         parser.add_argument("--agent", action="append", dest="agents", choices=sorted(AGENTS))
         parser.add_argument("--url", action="append", dest="urls", metavar="AGENT=URL", required=True,
                             help="where each agent is served, e.g. idle=http://127.0.0.1:8101/v1")
+        parser.add_argument("--allow-private-endpoint", action="store_true",
+                            help="the agents are on a network you trust: let them be on private or loopback "
+                                 "addresses that the address policy refuses for teams (never a metadata service)")
 
     def handle(self, *args, env: str, subsets: list[str] | None, suite: str | None, agents: list[str] | None,
-               urls: list[str], **options) -> None:
+               urls: list[str], allow_private_endpoint: bool = False, **options) -> None:
         plugin = get_plugin(env)
         where = dict(item.split("=", 1) for item in urls if "=" in item)
         suite = suite or default_suite(env)
@@ -72,7 +75,8 @@ class Command(BaseCommand):
                     try:
                         submission = submission_create_endpoint(
                             model=model, env=env, flow=flow, subset=subset, suite=suite, endpoint_url=where[agent],
-                            endpoint_model=agent, settings=settings, is_baseline=True)
+                            endpoint_model=agent, settings=settings, is_baseline=True,
+                            endpoint_trusted=allow_private_endpoint)
                     except SubmissionError as exc:
                         raise CommandError(str(exc)) from None
                     self.stdout.write(f"{name} on {env}/{flow}/{subset}: submission {submission.id}")

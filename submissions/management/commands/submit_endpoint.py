@@ -37,6 +37,9 @@ class Command(BaseCommand):
                             help="any other submission setting, e.g. observation_images=false for a model that "
                                  "reads no images, or max_loop=100")
         parser.add_argument("--wait", action="store_true", help="follow progress until the submission ends")
+        parser.add_argument("--allow-private-endpoint", action="store_true",
+                            help="the endpoint is on a network you trust: let it be on a private or loopback "
+                                 "address that the address policy refuses for teams (never a metadata service)")
 
     def handle(self, *args, **o) -> None:
         api_key = ""
@@ -62,7 +65,7 @@ class Command(BaseCommand):
                 model=ModelSpec(team=o["team"], name=o["model"], metadata=metadata, is_baseline=o["baseline"]),
                 env=o["env"], flow=o["flow"], subset=o["subset"], suite=o["suite"], endpoint_url=o["url"],
                 endpoint_model=o["endpoint_model"], api_key=api_key, settings=settings,
-                is_baseline=bool(o["baseline"]))
+                is_baseline=bool(o["baseline"]), endpoint_trusted=o["allow_private_endpoint"])
         except SubmissionError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"submission {submission.id}: {submission.attempts.count()} attempts queued")
