@@ -288,6 +288,12 @@ FILE_UPLOAD_HANDLERS = ["submissions.middleware.UploadSizeLimitHandler",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",
                         "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 MAGEBENCH_DEFAULT_SUITE = env_str("MAGEBENCH_DEFAULT_SUITE", "")
+# The browser that runs model-written WebUI pages: per-page caps on a renderer's resident memory
+# and CPU time (an overrun is a render error), and whether it must have its own network namespace
+# (production refuses to fall back to the flag layer alone unless this is set to false).
+MAGEBENCH_WEBUI_PAGE_MEMORY_MB = env_int("MAGEBENCH_WEBUI_PAGE_MEMORY_MB", 1024)
+MAGEBENCH_WEBUI_PAGE_CPU_SECONDS = env_float("MAGEBENCH_WEBUI_PAGE_CPU_SECONDS", 30.0)
+MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE = env_bool("MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE", PRODUCTION)
 
 LOGGING = {
     "version": 1,

@@ -221,6 +221,8 @@ class WebUIEpisode(Episode):
             "load_error": generated.load_error,
             "page_errors": list(generated.page_errors)[:20],
             "blocked_urls": list(generated.blocked_urls)[:50],
+            "resource_error": generated.resource_error,
+            "browser_isolation": generated.isolation,
             "failed_actions": failed,
             "state_scores": [{"name": s.name, "S": s.score_sum, "W": s.weight_sum, "score": s.score}
                              for s in aes_result.states],

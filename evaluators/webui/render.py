@@ -7,13 +7,21 @@ scale 1, classic (space-taking) scrollbars as in the official headless Chrome.
 
 Pages are untrusted code:
 
-* only files inside the page's own folder may load: every request is routed, ``file://`` URLs
-  inside the folder continue, everything else (http, https, ws, other paths) is aborted and its
-  URL recorded in ``RenderResult.blocked_urls``; ``data:`` and ``blob:`` URLs never leave the
-  browser and are not routed;
+* the browser has no network at all (``evaluators.browser.launch_evaluation_chromium``: its own
+  network namespace where the machine allows one, a dead proxy, no name resolution, WebRTC without
+  UDP; ``RenderResult.isolation`` says which layers were in force);
+* only files inside the page's own folder may load: every request, a worker's included, is
+  routed, ``file://`` URLs inside the folder continue, everything else (http, https, ws, other
+  paths) is aborted and its URL recorded in ``RenderResult.blocked_urls``, as are the WebSockets
+  of workers (which no route sees, and which the missing network stops) and the STUN/TURN servers
+  a page hands to WebRTC (removed before WebRTC sees them); ``data:`` and ``blob:`` URLs never
+  leave the browser and are not routed;
 * the main frame may only (re)load the page's own index.html (a form submit reloading it is
   fine); any other navigation is cancelled and recorded, the current document stays;
 * popups are closed, downloads refused, service workers blocked;
+* a page may hold at most ``page_memory_mb`` of resident memory and ``page_cpu_seconds`` of CPU
+  time in its renderer process: past either it is killed and the render ends with a
+  ``load_error`` (and ``resource_error``) that names the limit, like any page that fails to render;
 * a watchdog bounds every step: loading, each action (its own sleeps excluded from the budget),
   each state read and the final close. A page that stops answering (an infinite loop in a
   handler) has its renderer processes killed; if the browser itself stops answering it is
@@ -48,6 +56,7 @@ import atexit
 import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import threading
@@ -59,12 +68,13 @@ from typing import Any, Callable, Iterator, Literal, Sequence
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
+import psutil
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, Request, Route
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import sync_playwright
 
-from evaluators.browser import launch_chromium
+from evaluators.browser import evaluation_policy, launch_evaluation_chromium
 from evaluators.webui.elements import CSS_PROPERTIES, Element, PageState
 from evaluators.webui.selenium_compat import CompatDriver, UnsupportedSeleniumCall, cooperative_sleep, is_fatal
 from evaluators.webui.selenium_compat._dom import HELPERS
@@ -124,6 +134,36 @@ _EXTRACT_JS = "(args) => {" + HELPERS + r"""
 }"""
 
 
+#: The function through which the page's guards report what they took away (see below).
+_REPORT_BINDING = "__magebenchBlocked"
+
+# WebRTC reaches its STUN and TURN servers from the network stack, where no route sees it: the
+# servers a page names are recorded and removed before WebRTC gets them (the missing network and
+# the WebRTC flags stop them anyway; this is what makes the attempt visible in the record).
+_WEBRTC_GUARD_JS = """(() => {
+  const Original = window.RTCPeerConnection;
+  if (typeof Original !== 'function') return;
+  const report = (config) => {
+    try {
+      for (const server of (config && config.iceServers) || [])
+        for (const url of [].concat(server.urls || server.url || [])) window.%s(String(url));
+    } catch (e) {}
+  };
+  const strip = (config) => (config && config.iceServers) ? Object.assign({}, config, {iceServers: []}) : config;
+  const setConfiguration = Original.prototype.setConfiguration;
+  Original.prototype.setConfiguration = function (config) {
+    report(config);
+    return setConfiguration.call(this, strip(config));
+  };
+  const Guarded = new Proxy(Original, {construct(target, args, newTarget) {
+    report(args[0]);
+    return Reflect.construct(target, [strip(args[0]), ...args.slice(1)], newTarget);
+  }});
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection'])
+    if (window[name] === Original) window[name] = Guarded;
+})();""" % _REPORT_BINDING
+
+
 class PageUnresponsive(Exception):
     """The page stopped answering (or crashed) and was killed."""
 
@@ -161,6 +201,10 @@ class RenderResult:
     unsupported_calls: list[str] = field(default_factory=list)
     #: The page stopped responding (or crashed) and was killed; later actions did not run.
     unresponsive: bool = False
+    #: The memory or CPU limit the page went past (it was killed; ``load_error`` says the same).
+    resource_error: str | None = None
+    #: The isolation layers of the browser that rendered the page (``Isolation.describe``).
+    isolation: str = ""
     trace_path: Path | None = None
     seconds: float = 0.0
 
@@ -199,6 +243,22 @@ def _browser_pid(token: str) -> int | None:
         except OSError:
             continue
     return None
+
+
+def _parent_pid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _is_renderer(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"--type=renderer" in cmdline.read()
+    except OSError:
+        return False
 
 
 def _renderer_pids(browser_pid: int) -> list[int]:
@@ -284,6 +344,137 @@ class _Watchdog:
                     log.exception("page watchdog could not escalate")
 
 
+class _ResourceMonitor:
+    """Caps what a page may take: while a page is open, samples the browser's renderer processes and
+    kills one whose resident memory or CPU time passes the page's limit.
+
+    Every page gets renderer processes of its own (a fresh browser context), so a renderer's totals
+    are its page's; workers run in it too. What a page does between two samples is caught by two
+    hard limits some way above the caps: V8's heap limit (a launch flag) and RLIMIT_DATA and
+    RLIMIT_CPU, set on every renderer when it is first seen (allocations past the first fail, the
+    kernel stops a process past the second).
+    """
+
+    INTERVAL = 0.05
+    #: How far above the caps the hard limits sit, so that sampling is what normally stops a page.
+    MEMORY_MARGIN_MB = 512
+    CPU_MARGIN_SECONDS = 5.0
+    #: What an idle renderer has mapped writable (about 600 MB here, mostly untouched): a renderer
+    #: seen right after its fork has not mapped it yet, and must not be limited as if it never would.
+    DATA_BASELINE_MB = 1024
+
+    def __init__(self, memory_mb: int, cpu_seconds: float) -> None:
+        self.memory_mb = memory_mb
+        self.cpu_seconds = cpu_seconds
+        self._condition = threading.Condition()
+        self._browser_pid: int | None = None
+        self._pages = 0
+        self._closed = False
+        self._overrun: str | None = None
+        #: Every pid looked at once, and those of them descending from the browser.
+        self._seen: set[int] = set()
+        self._family: set[int] = set()
+        self._family_of: int | None = None
+        self._processes: dict[int, psutil.Process] = {}
+        self._thread = threading.Thread(target=self._run, name="page-resources", daemon=True)
+        self._thread.start()
+
+    def begin(self, browser_pid: int | None) -> None:
+        """A page opens: watch the browser's renderers until :meth:`end`."""
+        with self._condition:
+            if self._pages == 0:
+                self._overrun = None
+            self._pages += 1
+            self._browser_pid = browser_pid
+            self._condition.notify_all()
+
+    def end(self) -> str | None:
+        """A page closed: what it went past while open, if anything."""
+        with self._condition:
+            self._pages = max(0, self._pages - 1)
+            return self._overrun
+
+    def close(self) -> None:
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while not self._closed and (self._pages == 0 or self._browser_pid is None):
+                    self._condition.wait()
+                if self._closed:
+                    return
+                browser_pid = self._browser_pid
+            try:
+                self._rescan(browser_pid)
+                self._sample()
+            except Exception:  # the monitor must outlive whatever it watches
+                log.exception("page resource monitor failed a round")
+            with self._condition:
+                self._condition.wait(self.INTERVAL)
+
+    def _rescan(self, browser_pid: int) -> None:
+        """Find new renderers: only processes not seen before are looked up (reading every
+        process's stat 20 times a second would cost more than the sampling itself)."""
+        if self._family_of != browser_pid:
+            self._seen, self._family, self._family_of = set(), {browser_pid}, browser_pid
+            self._processes.clear()
+        alive = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
+        parents = {pid: _parent_pid(pid) for pid in alive - self._seen}
+        grown = True
+        while grown:  # a child may be listed before its new parent
+            joined = {pid for pid, parent in parents.items() if parent in self._family and pid not in self._family}
+            self._family |= joined
+            grown = bool(joined)
+        self._seen = alive
+        self._family &= alive | {browser_pid}
+        for pid in list(self._processes):
+            if pid not in self._family:
+                del self._processes[pid]
+        for pid in self._family - set(self._processes) - {browser_pid}:
+            # re-read each time: a process forked from the zygote takes a moment to name its type
+            if not _is_renderer(pid):
+                continue
+            with contextlib.suppress(psutil.Error):
+                process = psutil.Process(pid)
+                self._processes[pid] = process
+                self._hard_limits(process)
+
+    def _hard_limits(self, process: psutil.Process) -> None:
+        try:
+            data = (max(process.memory_info().data, self.DATA_BASELINE_MB * 2**20)
+                    + (self.memory_mb + self.MEMORY_MARGIN_MB) * 2**20)
+            process.rlimit(psutil.RLIMIT_DATA, (data, data))
+            cpu = math.ceil(self.cpu_seconds + self.CPU_MARGIN_SECONDS)
+            process.rlimit(psutil.RLIMIT_CPU, (cpu, cpu + 1))
+        except (psutil.Error, OSError) as exc:
+            log.warning("could not set hard limits on renderer %s: %s", process.pid, exc)
+
+    def _sample(self) -> None:
+        for pid, process in list(self._processes.items()):
+            try:
+                with process.oneshot():
+                    resident = process.memory_info().rss
+                    times = process.cpu_times()
+            except psutil.Error:
+                continue
+            cpu = times.user + times.system
+            if resident > self.memory_mb * 2**20:
+                why = (f"the page exceeded its {self.memory_mb} MB memory limit "
+                       f"({resident / 2**20:.0f} MB resident) and was stopped")
+            elif cpu > self.cpu_seconds:
+                why = f"the page exceeded its {self.cpu_seconds:g} s CPU time limit and was stopped"
+            else:
+                continue
+            with self._condition:
+                self._overrun = self._overrun or why
+            log.warning("%s: killing renderer %s", why, pid)
+            _kill([pid])
+            self._processes.pop(pid, None)
+
+
 # ---------------------------------------------------------------------------------------------
 # Playwright per thread
 
@@ -347,6 +538,8 @@ class LivePage:
         self.page_errors: list[str] = []
         self.console_errors: list[str] = []
         self.unsupported_calls: list[str] = []
+        #: The memory or CPU limit the page went past (known once the page is closed).
+        self.resource_error: str | None = None
         self.crashed = False
         #: A main-frame (re)load of index.html is under way (set when routed, cleared on load).
         self.navigating = False
@@ -356,7 +549,11 @@ class LivePage:
         self._errors_for_state: list[str] = []
         context.route("**/*", self._route)
         context.route_web_socket("**/*", self._route_web_socket)
+        context.expose_binding(_REPORT_BINDING, self._on_reported)
+        context.add_init_script(_WEBRTC_GUARD_JS)
         self.page: Page = context.new_page()
+        # A worker's WebSocket passes no route; it is seen here, and the missing network stops it.
+        self.page.on("websocket", self._on_web_socket)
         self.page.on("pageerror", self._on_page_error)
         self.page.on("console", self._on_console)
         self.page.on("crash", self._on_crash)
@@ -414,6 +611,12 @@ class LivePage:
         self._block(socket.url)
         with contextlib.suppress(PlaywrightError):
             socket.close(code=1008, reason="blocked")
+
+    def _on_web_socket(self, socket: Any) -> None:
+        self._block(socket.url)
+
+    def _on_reported(self, _source: Any, url: object) -> None:
+        self._block(str(url)[:MAX_MESSAGE_CHARS])
 
     def _on_page_error(self, error: PlaywrightError) -> None:
         text = f"{getattr(error, 'name', '') or 'Error'}: {error.message}"
@@ -561,6 +764,8 @@ class LivePage:
         except (PlaywrightError, PageUnresponsive) as exc:
             log.warning("closing a page context failed: %s", _first_line(exc))
             self.renderer.discard_browser()
+        finally:
+            self.resource_error = self.renderer.monitor.end()
         return saved
 
 
@@ -573,9 +778,17 @@ class PageRenderer:
 
     def __init__(self, *, playwright: Playwright | None = None, action_timeout: float = 15.0,
                  load_timeout: float = 20.0, extract_timeout: float = 30.0, kill_grace: float = 5.0,
-                 geometry: Geometry = "webdriver") -> None:
+                 geometry: Geometry = "webdriver", page_memory_mb: int | None = None,
+                 page_cpu_seconds: float | None = None, network_namespace: bool = True) -> None:
         if geometry not in GEOMETRIES:
             raise ValueError(f"unknown geometry {geometry!r}; expected one of {', '.join(GEOMETRIES)}")
+        policy = evaluation_policy()
+        self.page_memory_mb = page_memory_mb or policy.page_memory_mb
+        self.page_cpu_seconds = page_cpu_seconds or policy.page_cpu_seconds
+        #: False: the flag layer alone, no network namespace (see launch_evaluation_chromium).
+        self.network_namespace = network_namespace
+        #: The isolation of the current browser ("" before the first page).
+        self.isolation = ""
         self._playwright = playwright
         self.geometry = geometry
         self.action_timeout = action_timeout
@@ -586,6 +799,7 @@ class PageRenderer:
         self._token = ""
         self._discard = False
         self.watchdog = _Watchdog(self._escalate, kill_grace)
+        self.monitor = _ResourceMonitor(self.page_memory_mb, self.page_cpu_seconds)
 
     # --- browser lifecycle -------------------------------------------------------------------
 
@@ -599,11 +813,19 @@ class PageRenderer:
             self._token = uuid.uuid4().hex
             # Playwright hides scrollbars in headless mode; the official headless Chrome did not,
             # and a vertical scrollbar takes 15 px of layout width (1905 px wide pages).
-            self._browser = launch_chromium(playwright, env={**os.environ, _TOKEN_VARIABLE: self._token},
-                                            ignore_default_args=["--hide-scrollbars"])
+            self._browser, isolation = launch_evaluation_chromium(
+                playwright, env={**os.environ, _TOKEN_VARIABLE: self._token},
+                js_heap_mb=self.page_memory_mb + _ResourceMonitor.MEMORY_MARGIN_MB,
+                network_namespace=self.network_namespace, ignore_default_args=["--hide-scrollbars"])
+            self.isolation = isolation.describe()
             self._browser_pid = _browser_pid(self._token)
             self._discard = False
         return self._browser
+
+    @property
+    def browser_pid(self) -> int | None:
+        """The Chromium browser process in use (None before the first page)."""
+        return self._browser_pid
 
     @property
     def browser_version(self) -> str:
@@ -649,6 +871,7 @@ class PageRenderer:
 
     def close(self) -> None:
         self.watchdog.close()
+        self.monitor.close()
         if self._browser is not None:
             with contextlib.suppress(Exception):
                 self._browser.close()
@@ -664,6 +887,14 @@ class PageRenderer:
 
     def _new_page(self, page_dir: Path, *, trace: bool) -> LivePage:
         browser = self._ensure_browser()
+        self.monitor.begin(self._browser_pid)
+        try:
+            return self._open_context(browser, page_dir, trace=trace)
+        except BaseException:
+            self.monitor.end()
+            raise
+
+    def _open_context(self, browser: Browser, page_dir: Path, *, trace: bool) -> LivePage:
         with self.guarded(30.0, "opening a browser context"):
             context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, service_workers="block",
                                           accept_downloads=False, locale="en-US")
@@ -704,6 +935,11 @@ class PageRenderer:
             self._render(live, actions, result, screenshots=screenshots, settle_ms=settle_ms)
         finally:
             result.trace_path = live.close(trace_path)
+            result.isolation = self.isolation
+            if live.resource_error is not None:
+                # a page past its limits is a failed render, whatever it showed before it was stopped
+                result.resource_error = result.load_error = live.resource_error
+                result.unresponsive = True
             result.blocked_urls = list(live.blocked_urls)
             result.missing_files = list(live.missing_files)
             result.page_errors = list(live.page_errors)
