@@ -96,7 +96,6 @@ class AttemptOutput(serializers.ModelSerializer):
     scenario = serializers.CharField(source="scenario.key")
     error_message = ScrubbedTextField(read_only=True)
 
-
     class Meta:
         model = Attempt
         fields = ["id", "scenario", "repeat", "status", "score", "outcome", "steps", "model_calls", "invalid_action",
