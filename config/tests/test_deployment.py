@@ -45,3 +45,10 @@ def test_every_variable_the_compose_file_sets_is_read_by_the_settings():
     sources += (ROOT / "config" / "env.py").read_text()
     unread = [name for name in environment if f'"{name}"' not in sources]
     assert unread == []
+
+
+def test_the_browser_workers_may_create_the_namespaces_that_isolate_model_pages():
+    services = _compose()["services"]
+    browser_pools = [s for s in services.values() if "browser" in (s.get("command") or [])]
+    assert browser_pools
+    assert all("seccomp=unconfined" in s.get("security_opt", []) for s in browser_pools)
