@@ -1,17 +1,17 @@
 """Shared test fixtures: fixture scenarios, baseline endpoints and real Celery workers."""
 from __future__ import annotations
 
-from contextlib import contextmanager
-from dataclasses import dataclass
-
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 

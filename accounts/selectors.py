@@ -5,8 +5,7 @@ import hashlib
 import hmac
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -200,4 +199,4 @@ def login_locked_until(*, username: str, ip: str) -> datetime | None:
     now = time.time()
     untils = [cache.get(login_key("lock", scope, value)) for scope, value, _ in login_scopes(username=username, ip=ip)]
     locked = [until for until in untils if isinstance(until, (int, float)) and until > now]
-    return datetime.fromtimestamp(max(locked), tz=dt_timezone.utc) if locked else None
+    return datetime.fromtimestamp(max(locked), tz=UTC) if locked else None

@@ -5,8 +5,8 @@ import secrets
 import time
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from django.contrib.staticfiles import utils
 from django.contrib.staticfiles.finders import BaseFinder, searched_locations

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ _roots: list[tuple[str, str]] = []
 _pattern: re.Pattern[str] | None = None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _temp_spellings() -> tuple[str, ...]:
     return tuple(sorted(_spellings(Path(tempfile.gettempdir())), key=len, reverse=True))
 

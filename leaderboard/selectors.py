@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
-
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any, Collection
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
@@ -113,7 +113,7 @@ class BoardFilter:
     verified_only: bool = False
 
     @classmethod
-    def from_query(cls, query: Any) -> "BoardFilter":
+    def from_query(cls, query: Any) -> BoardFilter:
         def flag(name: str) -> bool:
             return parse_bool(query.get(name, "")) is True
 
@@ -126,7 +126,7 @@ class BoardFilter:
     def active(self) -> bool:
         return self != BoardFilter()
 
-    def keeps(self, row: "BoardRow") -> bool:
+    def keeps(self, row: BoardRow) -> bool:
         if row.is_baseline:
             return True
         if self.open_weights and not row.open_weights:
@@ -137,7 +137,7 @@ class BoardFilter:
             return False
         return not self.organisation or row.organisation.casefold() == self.organisation.casefold()
 
-    def apply(self, rows: list["BoardRow"]) -> list["BoardRow"]:
+    def apply(self, rows: list[BoardRow]) -> list[BoardRow]:
         kept = [row for row in rows if self.keeps(row)]
         if not self.best_per_team:
             return kept

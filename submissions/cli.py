@@ -19,7 +19,8 @@ import os
 import re
 import sys
 import time
-from typing import IO, Any, Callable, TextIO
+from collections.abc import Callable
+from typing import IO, Any, TextIO
 
 import requests
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import csv
 import re
-from typing import Any, Iterable, Mapping, TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: A plain decimal number, the only text starting with + or - that is kept as it is.

@@ -10,8 +10,9 @@ fields only): the reverse proxy in front of it caps the body too (nginx ``client
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
@@ -71,8 +72,8 @@ class RequestBodyLimitMiddleware:
 
 def _uploader_refusal(request: HttpRequest, *, is_api: bool) -> HttpResponse | None:
     """Why the sender may not upload at all, read from the headers and the session only."""
-    from accounts.selectors import token_authenticate, user_teams
     from accounts.models import ApiToken
+    from accounts.selectors import token_authenticate, user_teams
 
     scheme, _, raw = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
     if is_api and scheme == "Bearer":

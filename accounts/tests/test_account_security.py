@@ -1,7 +1,7 @@
 """Passwords, log-in throttling and leaving teams, as a public site needs them."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 from django.contrib.auth import get_user_model

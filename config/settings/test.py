@@ -14,7 +14,7 @@ os.environ.setdefault("MAGEBENCH_DATA_DIR", str(_tmp))
 os.environ.setdefault("MAGEBENCH_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("MAGEBENCH_THROTTLE_USER", "100000/minute")
 
-from config.settings.base import *  # noqa: E402,F401,F403
+from config.settings.base import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MAGEBENCH_INFRA_RETRY_BASE_SECONDS = 0.2

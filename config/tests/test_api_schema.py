@@ -6,7 +6,8 @@ read-write token; no request may end in a server error.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import schemathesis

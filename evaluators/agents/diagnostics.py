@@ -26,8 +26,8 @@ instead of playing. Three signatures count:
 """
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Collection, Sequence
 
 #: A reply whose tail repeats one n-gram this often has degenerated (typical max_tokens run-off).
 RA_MIN_TAIL_REPEATS = 8

@@ -11,7 +11,7 @@ Both follow the official MageBench flows to the letter (reference §2.2):
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from evaluators.base import ParseResult
 

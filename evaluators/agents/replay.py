@@ -5,7 +5,8 @@ upload is scored by exactly the code that scores live runs.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from evaluators.endpoints.client import Completion
 

@@ -14,9 +14,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from evaluators.baselines.agents import BaselineAgent, message_image_urls, message_text
 

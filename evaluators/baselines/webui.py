@@ -8,8 +8,9 @@ structure and text match, the looks do not, which lands it between idle and the 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from evaluators.webui.tasks import IMAGE_LINK
 

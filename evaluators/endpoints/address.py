@@ -18,8 +18,9 @@ import ipaddress
 import re
 import socket
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from typing import Any, Union
 from urllib.parse import urlsplit
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]

@@ -26,8 +26,9 @@ import socket
 import ssl
 import threading
 import time
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
@@ -39,7 +40,6 @@ from PIL import Image
 
 from evaluators.endpoints.address import AddressPolicy, AddressRefused, resolve_checked
 from evaluators.endpoints.credentials import display_url, scrub_secrets
-
 from evaluators.endpoints.errors import (
     AUTH_ERROR,
     ENDPOINT_UNREACHABLE,
@@ -652,8 +652,8 @@ def _parse_retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _has_cause(exc: BaseException, types: tuple[type[BaseException], ...]) -> bool:

@@ -3,8 +3,17 @@ from __future__ import annotations
 
 from evaluators.agents.diagnostics import RA_MAX_NGRAM, RA_MAX_NOOP_DECISIONS, RA_MIN_PASS_ONLY, RA_MIN_TAIL_REPEATS
 from evaluators.football.env import ACCEPTED_ACTIONS, MAX_AUTO_STEPS, MOVE_MIN_DISTANCE, SHOT_HELD_SETTING
-from evaluators.football.reward import (LAMBDA_MOVE, LAMBDA_OPPONENTS, LAMBDA_PASS, LAMBDA_SCORE, LAMBDA_SHOT,
-                                        LAMBDA_STOLEN, PASS_DECAY, SCALING, SHOT_CAP)
+from evaluators.football.reward import (
+    LAMBDA_MOVE,
+    LAMBDA_OPPONENTS,
+    LAMBDA_PASS,
+    LAMBDA_SCORE,
+    LAMBDA_SHOT,
+    LAMBDA_STOLEN,
+    PASS_DECAY,
+    SCALING,
+    SHOT_CAP,
+)
 
 # Effects measured by bench/football_fidelity.py: 12 fixture scenarios × 10 seeds = 120 episodes of
 # random decisions without images (85 engine steps on average); "mean" is new − old per episode

@@ -18,7 +18,8 @@ to gfootball's pool.
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageEnhance

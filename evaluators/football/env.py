@@ -33,8 +33,16 @@ from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.football.engine import ACTION_CODES, ACTION_NAMES, BUILTIN_AI, Engine, colour_fix
-from evaluators.football.reward import (OFFICIAL, PASS_ACTIONS, REWARD_VARIANTS, SHOT_ACTION, SHOT_HELD_UNTIL_RECEIVED,
-                                        TERM_NAMES, DenseReward, length)
+from evaluators.football.reward import (
+    OFFICIAL,
+    PASS_ACTIONS,
+    REWARD_VARIANTS,
+    SHOT_ACTION,
+    SHOT_HELD_UNTIL_RECEIVED,
+    TERM_NAMES,
+    DenseReward,
+    length,
+)
 from evaluators.images import resize_longest_side
 
 MAX_AUTO_STEPS = 10
@@ -162,7 +170,7 @@ class FootballEpisode(Episode):
             raise ValueError(f"unknown Football reward variant {self.reward_variant!r}; one of {REWARD_VARIANTS}")
 
     @classmethod
-    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> "FootballEpisode":
+    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> FootballEpisode:
         seed = settings.get("seed")
         return cls(
             scenario=scenario.data["scenario"],

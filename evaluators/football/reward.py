@@ -11,8 +11,9 @@ order 1–6, then ×20) so that the episode total matches it to the last bit.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -102,7 +102,7 @@ class SokobanEpisode(Episode):
         self._clear_bookkeeping()
 
     @classmethod
-    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> "SokobanEpisode":
+    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> SokobanEpisode:
         return cls(
             load_scenario_env(scenario),
             scenario_upper_bound(scenario),

@@ -200,7 +200,7 @@ def _sokoban_env_class() -> type:
     return SokobanEnv
 
 
-def unwrap_env(obj: Any) -> "SokobanEnv":
+def unwrap_env(obj: Any) -> SokobanEnv:
     """The bare gym-sokoban environment inside ``obj`` (gym wrappers are peeled off)."""
     env_class = _sokoban_env_class()
     env = obj
@@ -215,7 +215,7 @@ def unwrap_env(obj: Any) -> "SokobanEnv":
     raise TypeError(f"expected a gym-sokoban SokobanEnv, got {type(obj).__name__}")
 
 
-def load_pickled_env(path: str | Path) -> "SokobanEnv":
+def load_pickled_env(path: str | Path) -> SokobanEnv:
     """Unpickle an official level (a pickled, already reset gym-sokoban ``SokobanEnv``).
 
     Unpickling runs arbitrary code named by the file: only call this on paths an administrator
@@ -228,7 +228,7 @@ def load_pickled_env(path: str | Path) -> "SokobanEnv":
     return unwrap_env(obj)
 
 
-def env_from_level(level: Level, max_steps: int = DEFAULT_MAX_STEPS) -> "SokobanEnv":
+def env_from_level(level: Level, max_steps: int = DEFAULT_MAX_STEPS) -> SokobanEnv:
     """A gym-sokoban environment at the start of ``level``, as ``reset()`` would leave it."""
     env_class = _sokoban_env_class()
     # reset=False skips gym-sokoban's random room generator; the fields it would set are filled in.
@@ -247,7 +247,7 @@ def env_from_level(level: Level, max_steps: int = DEFAULT_MAX_STEPS) -> "Sokoban
     return env
 
 
-def env_from_grid(text: str, max_steps: int = DEFAULT_MAX_STEPS) -> "SokobanEnv":
+def env_from_grid(text: str, max_steps: int = DEFAULT_MAX_STEPS) -> SokobanEnv:
     """Build an unwrapped gym-sokoban environment equivalent to an official level for ``text``."""
     return env_from_level(parse_grid(text), max_steps=max_steps)
 

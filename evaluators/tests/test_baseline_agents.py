@@ -18,6 +18,7 @@ from evaluators.agents.parsing import (
     parse_global_actions,
     parse_online_action,
 )
+from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet, get_plugin
 from evaluators.baselines import agents as agents_module
 from evaluators.baselines.agents import (
     RANDOM_MAX_PLAN,
@@ -34,7 +35,6 @@ from evaluators.baselines.agents import (
     make_agent,
 )
 from evaluators.baselines.server import FAULT_MODES, RAMBLING_REPLY, Fault, start_server
-from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet, get_plugin
 from evaluators.endpoints import ChatClient, InfraError, image_part, text_part
 from evaluators.sokoban.prompts import GLOBAL, ONLINE
 

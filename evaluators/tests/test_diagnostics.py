@@ -1,8 +1,15 @@
 import numpy as np
 import pytest
 
-from evaluators.agents.diagnostics import (RA_MAX_NOOP_DECISIONS, RA_MIN_PASS_ONLY, RA_MIN_TAIL_REPEATS,
-                                           DiagnosticsTracker, longest_run, reply_is_repetitive, tail_repeats)
+from evaluators.agents.diagnostics import (
+    RA_MAX_NOOP_DECISIONS,
+    RA_MIN_PASS_ONLY,
+    RA_MIN_TAIL_REPEATS,
+    DiagnosticsTracker,
+    longest_run,
+    reply_is_repetitive,
+    tail_repeats,
+)
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.base import get_plugin
 

@@ -11,8 +11,9 @@ import socket
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -292,9 +293,8 @@ def test_it_tolerates_a_missing_usage_block() -> None:
     ],
 )
 def test_it_reports_answers_without_a_usable_message_as_invalid_responses(body: Any) -> None:
-    with ScriptedServer([(200, body, {})]) as server:
-        with pytest.raises(InfraError) as caught:
-            _complete(_fast_client(server.url, max_retries=1))
+    with ScriptedServer([(200, body, {})]) as server, pytest.raises(InfraError) as caught:
+        _complete(_fast_client(server.url, max_retries=1))
     assert caught.value.kind == INVALID_RESPONSE
     assert caught.value.attempts == 2
 
@@ -415,9 +415,8 @@ def test_auth_errors_are_not_retried(client_key: str | None) -> None:
 @pytest.mark.parametrize("status", [400, 403, 404, 413, 422])
 def test_refused_requests_are_not_retried(status: int) -> None:
     body = {"error": {"message": f"refused with {status}", "type": "invalid_request_error"}}
-    with ScriptedServer([(status, body, {})]) as server:
-        with pytest.raises(InfraError) as caught:
-            _complete(_fast_client(server.url, max_retries=3))
+    with ScriptedServer([(status, body, {})]) as server, pytest.raises(InfraError) as caught:
+        _complete(_fast_client(server.url, max_retries=3))
     expected = AUTH_ERROR if status == 403 else INVALID_REQUEST
     assert (caught.value.kind, caught.value.status, caught.value.attempts) == (expected, status, 1)
     assert len(server.requests) == 1
@@ -425,9 +424,8 @@ def test_refused_requests_are_not_retried(status: int) -> None:
 
 
 def test_a_wrong_path_on_a_real_server_is_an_invalid_request() -> None:
-    with start_server(IdleAgent()) as server:
-        with pytest.raises(InfraError) as caught:
-            _complete(_fast_client(server.url.replace("/v1", "/v2"), max_retries=3))
+    with start_server(IdleAgent()) as server, pytest.raises(InfraError) as caught:
+        _complete(_fast_client(server.url.replace("/v1", "/v2"), max_retries=3))
     assert (caught.value.kind, caught.value.status, caught.value.attempts) == (INVALID_REQUEST, 404, 1)
 
 
@@ -522,19 +520,23 @@ def failing_endpoints() -> Iterator[dict[str, str]]:
     echo = ScriptedServer([(500, b"proxy saw {auth}", {})])
     echo_ok = ScriptedServer([(200, b"not json, but your header was {auth}", {})])
     echo_json = ScriptedServer([(400, b'{"error": {"message": "bad key? {auth}"}}', {"X-Echo": "x"})])
-    with echo, echo_ok, echo_json:
-        with start_server(IdleAgent(), api_key="sk-another-key") as auth, start_server(
-            IdleAgent(), fault=Fault("timeout", delay=2.0)
-        ) as slow, start_server(IdleAgent(), fault=Fault("drop")) as drop:
-            yield {
-                "echoed in a 500": echo.url,
-                "echoed in a 200": echo_ok.url,
-                "refused": echo_json.url,
-                "wrong key": auth.url,
-                "timeout": slow.url,
-                "dropped": drop.url,
-                "unreachable": f"http://127.0.0.1:{_closed_port()}/v1",
-            }
+    with (
+        echo,
+        echo_ok,
+        echo_json,
+        start_server(IdleAgent(), api_key="sk-another-key") as auth,
+        start_server(IdleAgent(), fault=Fault("timeout", delay=2.0)) as slow,
+        start_server(IdleAgent(), fault=Fault("drop")) as drop,
+    ):
+        yield {
+            "echoed in a 500": echo.url,
+            "echoed in a 200": echo_ok.url,
+            "refused": echo_json.url,
+            "wrong key": auth.url,
+            "timeout": slow.url,
+            "dropped": drop.url,
+            "unreachable": f"http://127.0.0.1:{_closed_port()}/v1",
+        }
 
 
 def test_the_api_key_never_appears_in_errors_reprs_or_logs(

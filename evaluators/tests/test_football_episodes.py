@@ -14,8 +14,8 @@ from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.client import ChatClient
 from evaluators.football.engine import colour_fix
 from evaluators.football.env import ACCEPTED_ACTIONS, FootballEpisode
-from evaluators.football.reward import TERM_NAMES
 from evaluators.football.resources import discover_football
+from evaluators.football.reward import TERM_NAMES
 from evaluators.runner import effective_settings, run_attempt
 from evaluators.tests.test_flows import Scripted
 

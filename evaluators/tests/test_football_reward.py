@@ -8,8 +8,17 @@ import numpy as np
 import pytest
 
 from evaluators.football.env import path_is_clear
-from evaluators.football.reward import (SHOT_FRACTIONS, SHOT_HELD_UNTIL_RECEIVED, DenseReward, StepTerms, length,
-                                        opponents_behind, pass_clearance, shot_clearance, shot_distance)
+from evaluators.football.reward import (
+    SHOT_FRACTIONS,
+    SHOT_HELD_UNTIL_RECEIVED,
+    DenseReward,
+    StepTerms,
+    length,
+    opponents_behind,
+    pass_clearance,
+    shot_clearance,
+    shot_distance,
+)
 
 IDLE, RIGHT, SHORT_PASS, SHOT = 0, 5, 11, 12
 

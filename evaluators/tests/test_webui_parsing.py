@@ -5,9 +5,20 @@ import pytest
 
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE
 from evaluators.webui import prompts
-from evaluators.webui.parsing import (ERR_NO_CODE_BLOCK, ERR_NO_RECOGNISED_BLOCK, ERR_UNTERMINATED, CodeWrite,
-                                      collapse_newlines, files_after, guess_kind, needs_continuation,
-                                      parse_global, parse_online, parse_reply, regenerate_section)
+from evaluators.webui.parsing import (
+    ERR_NO_CODE_BLOCK,
+    ERR_NO_RECOGNISED_BLOCK,
+    ERR_UNTERMINATED,
+    CodeWrite,
+    collapse_newlines,
+    files_after,
+    guess_kind,
+    needs_continuation,
+    parse_global,
+    parse_online,
+    parse_reply,
+    regenerate_section,
+)
 
 GOOD_GLOBAL = """Here is the page.
 

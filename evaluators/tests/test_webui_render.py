@@ -4,8 +4,8 @@ from __future__ import annotations
 import io
 import time
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 from PIL import Image

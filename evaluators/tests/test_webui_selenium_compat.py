@@ -4,17 +4,27 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
 from evaluators.webui.render import PageRenderer
-from evaluators.webui.selenium_compat import (ActionChains, ActionsFileError, By, CompatDriver,
-                                              ElementClickInterceptedException, InvalidSelectorException, Keys,
-                                              MoveTargetOutOfBoundsException, NoSuchElementException,
-                                              UnsupportedSeleniumCall, WebDriverException, cooperative_sleep,
-                                              load_actions)
+from evaluators.webui.selenium_compat import (
+    ActionChains,
+    ActionsFileError,
+    By,
+    CompatDriver,
+    ElementClickInterceptedException,
+    InvalidSelectorException,
+    Keys,
+    MoveTargetOutOfBoundsException,
+    NoSuchElementException,
+    UnsupportedSeleniumCall,
+    WebDriverException,
+    cooperative_sleep,
+    load_actions,
+)
 from evaluators.webui.selenium_compat.keys import PLAYWRIGHT_KEYS
 
 pytestmark = pytest.mark.integration

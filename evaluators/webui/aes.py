@@ -38,7 +38,6 @@ from evaluators.webui.elements import Element, PageState
 from evaluators.webui.matching import DroppedTarget, match_elements, position_similarity, select_targets
 from evaluators.webui.similarity import UnavailableProperty, property_similarity
 
-
 # ---------------------------------------------------------------------------------------------
 # Element score
 

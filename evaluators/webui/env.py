@@ -33,7 +33,7 @@ BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribu
 
 _renderer = None
 _renderer_lock = threading.Lock()
-_target_cache: "OrderedDict[tuple[str, bool], Any]" = OrderedDict()  # per worker process
+_target_cache: OrderedDict[tuple[str, bool], Any] = OrderedDict()  # per worker process
 TARGET_CACHE_SIZE = 16
 
 

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.agents.flows import (
+    FlowResult,
+    ProgressCallback,
+    _finish,
+    _observation_parts,
+    _record_step,
+    _Session,
+    _system_messages,
+    _user,
+)
 from evaluators.agents.replay import RepliesExhausted
-from evaluators.agents.flows import (FlowResult, ProgressCallback, _finish, _observation_parts, _record_step,
-                                     _Session, _system_messages, _user)
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
 from evaluators.trajectory import TrajectoryRecorder
 from evaluators.webui.parsing import needs_continuation, parse_online

@@ -24,10 +24,11 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
@@ -319,8 +320,8 @@ class _Worker(threading.Thread):
     the exception that stopped the render, browser version)``.
     """
 
-    def __init__(self, jobs: "queue.Queue[tuple[Any, Path, Path] | None]",
-                 done: "queue.Queue[tuple[Any, Any, str]]", make_renderer: Callable[[], Any]) -> None:
+    def __init__(self, jobs: queue.Queue[tuple[Any, Path, Path] | None],
+                 done: queue.Queue[tuple[Any, Any, str]], make_renderer: Callable[[], Any]) -> None:
         super().__init__(daemon=True, name="webui-page-check")
         self.jobs, self.done, self.make_renderer = jobs, done, make_renderer
 
@@ -360,8 +361,8 @@ def check_pages(pages: Sequence[tuple[str, Path, str]], *, workers: int = 2,
         make_renderer = PageRenderer
     if not pages:
         return []
-    jobs: "queue.Queue[tuple[Any, Path, Path] | None]" = queue.Queue()
-    done: "queue.Queue[tuple[Any, Any, str]]" = queue.Queue()
+    jobs: queue.Queue[tuple[Any, Path, Path] | None] = queue.Queue()
+    done: queue.Queue[tuple[Any, Any, str]] = queue.Queue()
     scratch = Path(tempfile.mkdtemp(prefix="magebench-page-check-"))
     try:
         for index, (_, folder, _) in enumerate(pages):

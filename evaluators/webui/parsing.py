@@ -19,8 +19,9 @@ behaviour, where a later block of the same kind overwrites the file an earlier o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Literal, cast
+from typing import Literal, cast
 
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, ParseResult
 

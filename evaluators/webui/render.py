@@ -62,17 +62,26 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Sequence
+from typing import Any, Literal
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 import psutil
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Playwright, Request, Route
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    Request,
+    Route,
+    sync_playwright,
+)
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import sync_playwright
 
 from evaluators.browser import evaluation_policy, launch_evaluation_chromium
 from evaluators.webui.elements import CSS_PROPERTIES, Element, PageState

@@ -9,8 +9,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from leaderboard.analysis import (ScenarioRef, board_analysis_get, board_compare_get,
-                                  compare_scenarios, natural_key, zone_index)
+from leaderboard.analysis import (
+    ScenarioRef,
+    board_analysis_get,
+    board_compare_get,
+    compare_scenarios,
+    natural_key,
+    zone_index,
+)
 from leaderboard.models import Scenario
 from leaderboard.services import environment_ensure
 from leaderboard.stats import best_of_n_curve, paired_test

@@ -1,12 +1,18 @@
 import math
 
-import pytest
-
 import numpy as np
+import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard.stats import (AttemptOutcome, best_of_n, bootstrap_ci, paired_test, scenario_means, summarise,
-                              summarise_entry)
+from leaderboard.stats import (
+    AttemptOutcome,
+    best_of_n,
+    bootstrap_ci,
+    paired_test,
+    scenario_means,
+    summarise,
+    summarise_entry,
+)
 
 
 def test_it_averages_all_attempts_and_takes_the_error_over_scenario_means():

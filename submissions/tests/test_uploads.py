@@ -7,8 +7,9 @@ import pickle
 import stat
 import struct
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -17,11 +18,20 @@ from jsonschema import Draft202012Validator
 
 from conftest import FIXTURE_RESOURCES
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
-from evaluators.webui.parsing import files_after, parse_global, parse_online
 from evaluators.sokoban.env import score_from
+from evaluators.webui.parsing import files_after, parse_global, parse_online
 from submissions.official_layout import OfficialRun, official_result, platform_score, zip_runs
-from submissions.uploads import (SCHEMA_PATH, Problem, UploadedRun, UploadError, UploadLimits, parse_jsonl,
-                                 parse_upload, parse_zip, runs_to_replies)
+from submissions.uploads import (
+    SCHEMA_PATH,
+    Problem,
+    UploadedRun,
+    UploadError,
+    UploadLimits,
+    parse_jsonl,
+    parse_upload,
+    parse_zip,
+    runs_to_replies,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {

@@ -8,10 +8,19 @@ the facade follows chromedriver and where it follows Playwright.
 from .action_chains import ActionChains
 from .by import By
 from .driver import CompatDriver, CompatElement, accept_dialogs, is_fatal
-from .errors import (ActionsFileError, ElementClickInterceptedException, ElementNotInteractableException,
-                     InvalidElementStateException, InvalidSelectorException, JavascriptException,
-                     MoveTargetOutOfBoundsException, NoSuchElementException, StaleElementReferenceException,
-                     UnsupportedSeleniumCall, WebDriverException)
+from .errors import (
+    ActionsFileError,
+    ElementClickInterceptedException,
+    ElementNotInteractableException,
+    InvalidElementStateException,
+    InvalidSelectorException,
+    JavascriptException,
+    MoveTargetOutOfBoundsException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+    UnsupportedSeleniumCall,
+    WebDriverException,
+)
 from .keys import Keys
 from .loader import ALLOWED_IMPORTS, cooperative_sleep, load_actions
 

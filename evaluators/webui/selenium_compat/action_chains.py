@@ -23,7 +23,8 @@ follows Playwright here: both the target and the generated page are rendered the
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .driver import CompatDriver, CompatElement, keys_to_typing
 from .errors import UnsupportedSeleniumCall

@@ -23,18 +23,27 @@ from __future__ import annotations
 import re
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from playwright.sync_api import Dialog, ElementHandle, Page
 from playwright.sync_api import Error as PlaywrightError
 
 from . import _dom
 from .by import By, to_w3c_locator
-from .errors import (ElementClickInterceptedException, ElementNotInteractableException,
-                     InvalidElementStateException, InvalidSelectorException, JavascriptException,
-                     MoveTargetOutOfBoundsException, NoSuchElementException,
-                     StaleElementReferenceException, UnsupportedSeleniumCall, WebDriverException)
+from .errors import (
+    ElementClickInterceptedException,
+    ElementNotInteractableException,
+    InvalidElementStateException,
+    InvalidSelectorException,
+    JavascriptException,
+    MoveTargetOutOfBoundsException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+    UnsupportedSeleniumCall,
+    WebDriverException,
+)
 from .keys import MODIFIERS, PLAYWRIGHT_KEYS, Keys, is_key
 
 #: Input types whose value chromedriver assigns instead of typing (its kNontypeableControlTypes).
@@ -64,7 +73,7 @@ _STALE_MARKERS = ("Execution context was destroyed", "Cannot find context", "not
                   "JSHandle is disposed", "Element is not attached")
 _FATAL_MARKERS = ("Target crashed", "Target closed", "has been closed", "Browser closed", "Connection closed")
 
-_pages_with_dialog_handler: "weakref.WeakSet[Page]" = weakref.WeakSet()
+_pages_with_dialog_handler: weakref.WeakSet[Page] = weakref.WeakSet()
 
 
 def accept_dialogs(page: Page) -> None:

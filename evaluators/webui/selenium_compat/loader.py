@@ -16,8 +16,9 @@ import contextlib
 import contextvars
 import time as real_time
 import types
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from . import action_chains, by, keys
 from .errors import ActionsFileError
