@@ -1,0 +1,216 @@
+"""A submission's evaluation settings: one frozen, typed value, checked once where it comes in.
+
+Settings come from a submitter (the site's form, the REST API and the command-line client through
+it, the operators' commands), from an upload, or from a stored submission. Every way in goes
+through :meth:`EvaluationSettings.from_mapping`, which starts from the plug-in's defaults for the
+flow (declared in one place, the plug-in's ``default_settings``) and applies the values given.
+Flows, episodes, re-scoring and the boards read attributes.
+
+:meth:`EvaluationSettings.to_dict` is the stored form: the names every run records (the official
+request settings and the prompt version), the ones the plug-in declares for the flow and the ones
+the submitter set. A submission page shows exactly what was frozen, and the names left out keep
+the platform's built-in behaviour.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators.agents.requests import non_official_settings
+from evaluators.base import EnvironmentPlugin, get_plugin
+
+#: A plug-in's default for one setting: a value, or a value per subset ({"mini": 10, "full": 3}).
+DefaultValue = int | float | bool | str | Mapping[str, int]
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be accepted, with a message naming the setting."""
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """How one setting is read: its type, its range, and whether submitters may set it."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    #: Set by the platform itself (the prompt version, an engine seed for benches), never by a submitter.
+    platform_only: bool = False
+
+
+def _rule(kind: type, low: float | None = None, high: float | None = None, *,
+          platform_only: bool = False) -> dict[str, _Rule]:
+    return {"rule": _Rule(kind, low, high, platform_only)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationSettings:
+    """How every attempt of a submission is run and scored.
+
+    The request settings default to the official runner's (main.py, unchanged by every experiment
+    script); the per-environment ones (resolution, images, repeats, max_tokens, the Online budget)
+    have no platform-wide value and come from the plug-in's declaration.
+    """
+
+    #: Sampling temperature of every request.
+    temperature: float = field(default=0.1, metadata=_rule(float, 0.0, 2.0))
+    #: Nucleus sampling of every request.
+    top_p: float = field(default=0.95, metadata=_rule(float, 0.0, 1.0))
+    #: Frequency penalty of every request.
+    frequency_penalty: float = field(default=1.0, metadata=_rule(float, -2.0, 2.0))
+    #: Further generations asked for within one decision when a reply has no valid action. 0 is the
+    #: official protocol (Global: one generation; Online: the reply uses its turn and the next request
+    #: carries the regenerate message); more is the paper's description and a labelled variant.
+    parse_retries: int = field(default=0, metadata=_rule(int, 0, 5))
+    #: The official ``--model_no_system`` variant: the rules become the first part of the first user message.
+    no_system_role: bool = field(default=False, metadata=_rule(bool))
+    #: Size in pixels of the frames the model is shown.
+    resolution: int = field(metadata=_rule(int, 64, 4096))
+    #: Images a request may carry (Global), or keeps in the newest messages of its memory (Online);
+    #: images past it become a short text.
+    max_image: int = field(metadata=_rule(int, 0, 64))
+    #: Online: the memory window is the last ``2·max_memory`` messages (0: all of them).
+    max_memory: int = field(default=5, metadata=_rule(int, 0, 100))
+    #: Online: model decisions per episode at most (WebUI: refinement rounds).
+    max_loop: int = field(default=50, metadata=_rule(int, 1, 1000))
+    #: Runs of each scenario.
+    repeats: int = field(metadata=_rule(int, 1, 20))
+    #: Completion tokens each request allows.
+    max_tokens: int = field(metadata=_rule(int, 1, 65536))
+    #: False declares an endpoint that reads no images: it gets the text alone and no frame is rendered.
+    observation_images: bool = field(default=True, metadata=_rule(bool))
+    #: Football's auto-rendering (the official decision rhythm); false plays one engine step per decision.
+    auto_render: bool = field(default=True, metadata=_rule(bool))
+    #: WebUI's labelled variant that leaves out elements an action left unchanged (the official
+    #: metric scores every element in every state).
+    webui_exclude_unchanged: bool = field(default=False, metadata=_rule(bool))
+    #: Football's labelled reward variant in which a keeper's save after a shot is not a stolen ball.
+    football_shot_held_until_received: bool = field(default=False, metadata=_rule(bool))
+    #: The version of the prompts the flow sends, recorded so a submission keeps what its model saw.
+    prompt_version: str = field(metadata=_rule(str, platform_only=True))
+    #: Football's engine seed, for benches and offline re-scoring; None draws one per episode.
+    seed: int | None = field(default=None, metadata=_rule(int, platform_only=True))
+    #: WebUI records a Playwright trace of the page's evaluation.
+    trace: bool = field(default=True, metadata=_rule(bool, platform_only=True))
+    #: The names frozen with a submission (see the module's docstring), in field order.
+    recorded: tuple[str, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def defaults(cls, plugin: EnvironmentPlugin | str, flow: str, *, subset: str = "mini") -> EvaluationSettings:
+        """The plug-in's settings for ``flow`` on ``subset``, checked by the rules submitters' values meet."""
+        plugin = get_plugin(plugin) if isinstance(plugin, str) else plugin
+        try:
+            declared = plugin.default_settings[flow]
+        except KeyError:
+            raise SettingsError(f"{plugin.title} has no flow {flow!r}") from None
+        values = validated_values({name: _for_subset(value, subset) for name, value in declared.items()})
+        values["prompt_version"] = plugin.prompts(flow).version
+        return cls(**values, recorded=_in_field_order(ALWAYS_RECORDED + tuple(values)))
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any], plugin: EnvironmentPlugin | str, flow: str, *,
+                     subset: str = "mini", platform: bool = False) -> EvaluationSettings:
+        """The plug-in's defaults for ``flow`` on ``subset`` with the values in ``raw`` applied.
+
+        Raises SettingsError naming the setting for an unknown name, a value of the wrong type or
+        one out of range. ``platform`` is for values the platform sets itself: a stored submission,
+        an upload's replay settings, the commands that score offline. It admits the platform-only
+        names and skips the ranges, so that a stored row stays readable after a range is narrowed.
+        """
+        base = cls.defaults(plugin, flow, subset=subset)
+        given = validated_values(raw, platform=platform)
+        return dataclasses.replace(base, **given, recorded=_in_field_order(base.recorded + tuple(given)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form, read back by ``from_mapping(..., platform=True)``."""
+        return {name: getattr(self, name) for name in self.recorded}
+
+    def variant_names(self) -> list[str]:
+        """The settings that make a run a labelled variant rather than the official protocol."""
+        return non_official_settings({name: getattr(self, name) for name in _RULES})
+
+
+#: The names every run records: the official request settings and the prompt version.
+ALWAYS_RECORDED = ("temperature", "top_p", "frequency_penalty", "parse_retries", "no_system_role", "prompt_version")
+
+_RULES: dict[str, _Rule] = {f.name: f.metadata["rule"] for f in dataclasses.fields(EvaluationSettings)
+                            if "rule" in f.metadata}
+_ORDER = {name: index for index, name in enumerate(_RULES)}
+#: What a submitter may set, for the error that lists them.
+SUBMITTED_NAMES = tuple(sorted(name for name, rule in _RULES.items() if not rule.platform_only))
+
+
+def validated_values(raw: Mapping[str, Any], *, platform: bool = False) -> dict[str, Any]:
+    """The values in ``raw`` read by their rules; blank ones (None, "") are left out."""
+    clean: dict[str, Any] = {}
+    for name, value in raw.items():
+        if value is None or (isinstance(value, str) and value == ""):
+            continue
+        rule = _RULES.get(name)
+        if rule is None or (rule.platform_only and not platform):
+            raise SettingsError(f"unknown setting {name!r}; the settings are {', '.join(SUBMITTED_NAMES)}")
+        clean[name] = _read(name, value, rule, ranges=not platform)
+    return clean
+
+
+def _read(name: str, value: Any, rule: _Rule, *, ranges: bool) -> Any:
+    if rule.kind is bool:
+        return _boolean(name, value)
+    if rule.kind is str:
+        return str(value)
+    cast = _number(name, value, rule.kind)
+    if ranges and rule.low is not None and rule.high is not None and not rule.low <= cast <= rule.high:
+        low, high = (rule.low, rule.high) if rule.kind is float else (int(rule.low), int(rule.high))
+        raise SettingsError(f"{name} must be between {low} and {high}")
+    return cast
+
+
+def _number(name: str, value: Any, kind: type) -> Any:
+    if isinstance(value, bool):
+        raise SettingsError(f"{name} must be a number")
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be {'a whole number' if kind is int else 'a number'}, "
+                            f"not {value!r}") from None
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _boolean(name: str, value: Any) -> bool:
+    # The spellings of config.env.parse_bool; evaluators/ stays free of Django.
+    if isinstance(value, bool):
+        return value
+    lowered = str(value).strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise SettingsError(f"{name} must be true or false")
+
+
+def _for_subset(value: DefaultValue, subset: str) -> Any:
+    if isinstance(value, Mapping):
+        try:
+            return value[subset]
+        except KeyError:
+            raise SettingsError(f"no default for the {subset} subset") from None
+    return value
+
+
+def _in_field_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(set(names), key=_ORDER.__getitem__))
+
+
+def declared_defaults(plugin: EnvironmentPlugin, flow: str) -> dict[str, Any]:
+    """The defaults of ``flow`` as the metric card lists them: a value given per subset stays so."""
+    shown = EvaluationSettings.defaults(plugin, flow).to_dict()
+    shown.pop("prompt_version")
+    for name, value in plugin.default_settings[flow].items():
+        if isinstance(value, Mapping):
+            shown[name] = dict(value)
+    return shown
