@@ -1,6 +1,7 @@
 """Shared test fixtures: fixture scenarios, baseline endpoints and real Celery workers."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -130,20 +131,16 @@ class Worker:
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool children at once, as a crashed machine would."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.process.wait(timeout=20)
 
     def stop(self) -> None:
         """A warm shutdown (SIGTERM to the main process, which lets its pool finish), then clear the group."""
         if self.process.poll() is None:
             self.process.terminate()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                pass
         self.kill()
 
     def output(self) -> str:
@@ -190,7 +187,8 @@ def celery_workers(transactional_db, settings, tmp_path) -> Iterator[Callable[..
         environ = dict(os.environ)
         environ.update({
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+            "DATABASE_URL": (f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"
+                             f"{db['PORT'] or 5432}/{db['NAME']}"),
             "CELERY_BROKER_URL": broker_url,
             "MAGEBENCH_DATA_DIR": str(settings.DATA_DIR),
             "MAGEBENCH_MEDIA_ROOT": str(settings.MEDIA_ROOT),

@@ -34,7 +34,8 @@ class ThrottledLoginMixin:
             minutes = max(1, math.ceil((until.timestamp() - time.time()) / 60))
             raise forms.ValidationError(
                 "Too many failed log-ins for this account or from this address; try again in %(minutes)s "
-                "minute%(plural)s.", code="locked_out", params={"minutes": minutes, "plural": "" if minutes == 1 else "s"})
+                "minute%(plural)s.", code="locked_out",
+                params={"minutes": minutes, "plural": "" if minutes == 1 else "s"})
         try:
             cleaned = super().clean()  # type: ignore[misc]
         except forms.ValidationError:

@@ -125,10 +125,13 @@ class QuotaStatus:
         if self.total_left == 0:
             return f"the team has used its {self.total_limit} submissions in total"
         if self.per_day_left == 0:
-            when = timezone.localtime(self.per_day_resets_at).strftime("%Y-%m-%d %H:%M %Z") if self.per_day_resets_at else "later"
-            return f"the team has used its {self.per_day_limit} submissions of the last 24 hours; the next frees up at {when}"
+            when = (timezone.localtime(self.per_day_resets_at).strftime("%Y-%m-%d %H:%M %Z")
+                    if self.per_day_resets_at else "later")
+            return (f"the team has used its {self.per_day_limit} submissions of the last 24 hours; "
+                    f"the next frees up at {when}")
         if self.concurrent_left == 0:
-            return f"the team already has {self.concurrent_limit} submissions waiting or running; wait for one to finish"
+            return (f"the team already has {self.concurrent_limit} submissions waiting or running; "
+                    "wait for one to finish")
         return ""
 
 

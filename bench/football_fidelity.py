@@ -176,7 +176,8 @@ def official_episode(scenario: dict[str, Any], seed: int, legacy_reward: types.M
 
 
 def _shot_term(clearance: float, ball: np.ndarray) -> float:
-    capped = min(official_reward.LAMBDA_SHOT * clearance * official_reward.shot_distance(ball), official_reward.SHOT_CAP)
+    capped = min(official_reward.LAMBDA_SHOT * clearance * official_reward.shot_distance(ball),
+                 official_reward.SHOT_CAP)
     return capped * official_reward.SCALING
 
 
@@ -204,7 +205,8 @@ class Comparison:
         return (f"  {self.label:58s} {differ:3d}/{len(deltas)} differ   mean {statistics.mean(deltas):+7.3f} "
                 f"± {error:5.3f}   "
                 f"mean |Δ| {statistics.mean(abs(d) for d in deltas):6.3f}   largest {largest:+8.3f}   "
-                f"(old mean {statistics.mean(o for o, _ in self.pairs):6.3f}, new {statistics.mean(n for _, n in self.pairs):6.3f})")
+                f"(old mean {statistics.mean(o for o, _ in self.pairs):6.3f}, "
+                f"new {statistics.mean(n for _, n in self.pairs):6.3f})")
 
 
 RENDER_CHECKS = (("R5_R_1", 11), ("R3_R_1", 12), ("R9_T_1", 13))

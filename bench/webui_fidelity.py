@@ -118,19 +118,22 @@ def report(rows: list[dict[str, Any]], chromium: str) -> str:
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for row in rows:
             r = row[reply]
-            lines.append(f"| {row['page']} | {r['official']:.2f} | {r['exclude']:.2f} | {r['exclude'] - r['official']:+.2f} "
-                         f"| {r['official_plain']:.2f} | {r['exclude_plain']:.2f} | {r['bbox']:.2f} "
+            lines.append(f"| {row['page']} | {r['official']:.2f} | {r['exclude']:.2f} "
+                         f"| {r['exclude'] - r['official']:+.2f} | {r['official_plain']:.2f} "
+                         f"| {r['exclude_plain']:.2f} | {r['bbox']:.2f} "
                          f"| {r['bbox'] - r['official']:+.2f} |")
         values = {key: _mean([row[reply][key] for row in rows]) for key in
                   ("official", "exclude", "official_plain", "exclude_plain", "bbox")}
         lines.append(f"| **mean** | {values['official']:.2f} | {values['exclude']:.2f} "
                      f"| {values['exclude'] - values['official']:+.2f} | {values['official_plain']:.2f} "
-                     f"| {values['exclude_plain']:.2f} | {values['bbox']:.2f} | {values['bbox'] - values['official']:+.2f} |")
+                     f"| {values['exclude_plain']:.2f} | {values['bbox']:.2f} "
+                     f"| {values['bbox'] - values['official']:+.2f} |")
         lines.append("")
     same = all(row[reply]["same_dom"] for row in rows for reply in REPLIES)
     lines.append(f"Screenshots leave every state's DOM unchanged: {'yes' if same else 'NO'}.")
     affected = [row["page"] for row in rows if row["url_properties"]]
-    lines.append("Pages with targets compared on url(...) values: " + (", ".join(affected) if affected else "none") + ".")
+    lines.append("Pages with targets compared on url(...) values: "
+                 + (", ".join(affected) if affected else "none") + ".")
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,7 @@ a relative form; the site registers its folders once at start-up (evaluators/app
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
 from collections.abc import Iterable
@@ -28,10 +29,8 @@ def _temp_spellings() -> tuple[str, ...]:
 
 def _spellings(path: Path) -> set[str]:
     spellings = {str(path)}
-    try:
+    with contextlib.suppress(OSError):
         spellings.add(str(path.resolve()))
-    except OSError:
-        pass
     return {spelling.rstrip("/") for spelling in spellings if spelling.rstrip("/")}
 
 

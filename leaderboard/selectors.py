@@ -61,10 +61,13 @@ class BoardRow(EntrySummary):
             "organisation": self.organisation, "parameter_count": self.parameter_count,
             "open_weights": self.open_weights, "baseline": self.is_baseline, "status": self.status,
             "mean": self.mean, "se": self.se, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
-            "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios, "scored_attempts": self.n_scored,
+            "standing": self.standing, "tie_p_value": self.tie_p_value, "scenarios": self.n_scenarios,
+            "scored_attempts": self.n_scored,
             "attempts": self.n_attempts, "infra_failed_attempts": self.n_infra_failed,
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
-            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private, "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source, "variant": list(self.variant), **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private,
+            "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source,
+            "variant": list(self.variant), **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
         }
 
 
@@ -118,7 +121,8 @@ class BoardFilter:
             return parse_bool(query.get(name, "")) is True
 
         size = str(query.get("size", ""))
-        return cls(open_weights=flag("open"), size=size if size in {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE} else "",
+        known_sizes = {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE}
+        return cls(open_weights=flag("open"), size=size if size in known_sizes else "",
                    organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"),
                    rank_reported=flag("reported"), verified_only=flag("verified"))
 
@@ -160,7 +164,8 @@ def default_suite(env: str) -> str:
 
 
 def suites_for(env: str) -> list[str]:
-    return list(Scenario.objects.filter(environment_id=env).values_list("suite", flat=True).distinct().order_by("suite"))
+    suites = Scenario.objects.filter(environment_id=env).values_list("suite", flat=True)
+    return list(suites.distinct().order_by("suite"))
 
 
 def _by_scenario(mapping: Any) -> dict[int, Any]:
@@ -221,7 +226,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
             verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
-            rescoring=str(submission.settings.get("rescoring", "")) if submission.source == Submission.Source.UPLOAD else "",
+            rescoring=(str(submission.settings.get("rescoring", ""))
+                       if submission.source == Submission.Source.UPLOAD else ""),
             prompt_version=str(submission.settings.get("prompt_version", "")),
             variant=tuple(non_official_settings(submission.settings)),
             **summary.numbers()))

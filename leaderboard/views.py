@@ -47,7 +47,8 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
     data = _board_or_404(request, env, flow, subset, filters)
     organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
     return render(request, "leaderboard/board.html", {
-        "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE], "organisations": organisations,
+        "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
+        "organisations": organisations,
         # Only the environment's own flows get a tab (Football has no Global flow).
         "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
     })

@@ -9,7 +9,8 @@ from submissions.models import Submission, Team
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = ("id", "model", "team", "environment", "flow", "subset", "status", "is_public", "verified", "hidden",
                     "created_at")
-    list_filter = ("environment", "flow", "subset", "status", "verified", "hidden", "is_public", "is_baseline", "source")
+    list_filter = ("environment", "flow", "subset", "status", "verified", "hidden", "is_public", "is_baseline",
+                   "source")
     search_fields = ("model__name", "team__name")
     readonly_fields = ("settings", "api_key_encrypted", "status", "status_reason", "rerun_of", "upload_path",
                        "started_at", "finished_at")

@@ -26,8 +26,9 @@ class _ModelAndBoardForm(forms.Form):
     env = forms.ChoiceField(choices=_env_choices, label="Environment")
     flow = forms.ChoiceField(choices=[("global", "Global"), ("online", "Online")])
     subset = forms.ChoiceField(choices=[("mini", "mini"), ("full", "full")])
-    public = forms.BooleanField(required=False, label="Show on the public boards",
-                                help_text="Left unticked, only your team sees the results until its owner publishes them.")
+    public = forms.BooleanField(
+        required=False, label="Show on the public boards",
+        help_text="Left unticked, only your team sees the results until its owner publishes them.")
 
     def __init__(self, *args: Any, teams: Sequence[Any] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -51,5 +52,6 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
 
 
 class UploadSubmissionForm(_ModelAndBoardForm):
-    file = forms.FileField(label="Outputs", help_text="A zip of the MageBench output folder (<scenario>_r<k>/eval.json …) "
-                                                      "or a per-sample JSONL file")
+    file = forms.FileField(label="Outputs",
+                           help_text="A zip of the MageBench output folder (<scenario>_r<k>/eval.json …) "
+                                     "or a per-sample JSONL file")

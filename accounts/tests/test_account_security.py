@@ -175,7 +175,8 @@ def test_a_member_leaves_a_team_from_its_page_and_their_token_stops_working(team
     team, _, member, token = team_of_two
     web = Client()
     web.force_login(member)
-    assert reverse("team-action", args=[team.slug, "leave"]) in web.get(reverse("team", args=[team.slug])).content.decode()
+    team_page = web.get(reverse("team", args=[team.slug])).content.decode()
+    assert reverse("team-action", args=[team.slug, "leave"]) in team_page
     response = web.post(reverse("team-action", args=[team.slug, "leave"]))
     assert response.status_code == 302 and response["Location"] == reverse("account")
     assert not Membership.objects.filter(team=team, user=member).exists()

@@ -7,6 +7,7 @@ handling of infrastructure failures against a real socket.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -153,9 +154,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.request_started()
         try:
             fault = self.server.fault
-            if fault is not None and fault.applies_to(number):
-                if self._inject(fault, body):
-                    return
+            if fault is not None and fault.applies_to(number) and self._inject(fault, body):
+                return
             self._answer(body)
         finally:
             self.server.request_ended()
@@ -225,10 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"id": "chatcmpl-empty", "object": "chat.completion", "choices": []})
         elif fault.mode == "drop":
             self.close_connection = True
-            try:
+            with contextlib.suppress(OSError):
                 self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         elif fault.mode == "timeout":
             # Waiting on the stop event lets stop() end the stall at once.
             if self.server.stopping.wait(fault.delay):

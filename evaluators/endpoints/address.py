@@ -20,11 +20,11 @@ import socket
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 from urllib.parse import urlsplit
 
-IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
-IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: One ``socket.getaddrinfo`` result: family, type, proto, canonical name, socket address.
 AddrInfo = tuple[Any, Any, int, str, Any]
 

@@ -12,6 +12,7 @@ status and a short, cleaned error message.
 from __future__ import annotations
 
 import base64
+import contextlib
 import contextvars
 import dataclasses
 import email.utils
@@ -526,12 +527,10 @@ def _hang_up(connection: urllib3.connection.HTTPConnection) -> None:
     sock = connection.sock
     if sock is None:
         return
-    try:
-        # The plain socket's shutdown, also for a TLS socket: it acts on the descriptor and wakes a
-        # read blocked in another thread without touching the TLS state that read is using.
+    # The plain socket's shutdown, also for a TLS socket: it acts on the descriptor and wakes a
+    # read blocked in another thread without touching the TLS state that read is using.
+    with contextlib.suppress(OSError):
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _connect_checked(connection: urllib3.connection.HTTPConnection) -> socket.socket:

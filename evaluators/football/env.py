@@ -202,7 +202,8 @@ class FootballEpisode(Episode):
         if code is None:
             raise ValueError(f"unknown Football action {action!r}")
         before = self.engine.observation
-        segment = _Segment(decision=len(self.segments) + 1, action=action, mode="single", first_step=len(self.records) + 1)
+        segment = _Segment(decision=len(self.segments) + 1, action=action, mode="single",
+                           first_step=len(self.records) + 1)
         if not self.auto_render or not self.records:
             # The official first decision is a plain step that leaves no auto-acting memory.
             total = self._engine_step(code, segment)
@@ -376,7 +377,8 @@ class FootballEpisode(Episode):
     @staticmethod
     def _changed(before: dict[str, Any], after: dict[str, Any]) -> bool:
         """Whether the decision moved the game on for the RA diagnostic: the ball moved or changed hands."""
-        moved = float(np.linalg.norm(np.asarray(after["ball"], dtype=float)[:2] - np.asarray(before["ball"], dtype=float)[:2]))
+        moved = float(np.linalg.norm(np.asarray(after["ball"], dtype=float)[:2]
+                                     - np.asarray(before["ball"], dtype=float)[:2]))
         owner_changed = (int(after["ball_owned_team"]), int(after["ball_owned_player"])) != (
             int(before["ball_owned_team"]), int(before["ball_owned_player"]))
         return moved > 0.005 or owner_changed

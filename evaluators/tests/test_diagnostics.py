@@ -158,7 +158,8 @@ def test_the_metric_cards_state_every_ia_and_ra_rule(env):
     card = get_plugin(env).metric_card
     rules = dict(card["diagnostics"])
     assert set(rules) == {"IA", "RA"}
-    assert "retr" in rules["IA"] and str(RA_MIN_TAIL_REPEATS) in rules["RA"] and str(RA_MAX_NOOP_DECISIONS) in rules["RA"]
+    assert "retr" in rules["IA"]
+    assert str(RA_MIN_TAIL_REPEATS) in rules["RA"] and str(RA_MAX_NOOP_DECISIONS) in rules["RA"]
     if env == "football":
         assert "0.005" in rules["RA"] and "possession" in rules["RA"] and "action_high_pass" in rules["RA"]
     else:

@@ -83,8 +83,8 @@ def test_localhost_is_refused_by_the_production_policy_and_allowed_in_developmen
 
 def test_credentials_in_a_url_are_named_without_their_values() -> None:
     found = url_credentials("https://ann:hunter2@gw.example/v1?api-version=2024&api-key=sk-1&Token=t&sig=s")
-    assert found == ["a user name or password before the host (…@)", "query parameter 'api-key'", "query parameter 'Token'",
-                     "query parameter 'sig'"]
+    assert found == ["a user name or password before the host (…@)", "query parameter 'api-key'",
+                     "query parameter 'Token'", "query parameter 'sig'"]
     assert url_credentials("https://gw.example/openai/v1?api-version=2024-02-01&model=x") == []
 
 

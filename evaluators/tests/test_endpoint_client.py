@@ -430,9 +430,11 @@ def test_a_wrong_path_on_a_real_server_is_an_invalid_request() -> None:
 
 
 def test_redirects_are_reported_instead_of_followed() -> None:
-    with ScriptedServer([(308, b"", {"Location": "https://elsewhere.example/v1/chat/completions"})]) as server:
-        with pytest.raises(InfraError) as caught:
-            _complete(_fast_client(server.url))
+    with (
+        ScriptedServer([(308, b"", {"Location": "https://elsewhere.example/v1/chat/completions"})]) as server,
+        pytest.raises(InfraError) as caught,
+    ):
+        _complete(_fast_client(server.url))
     assert caught.value.kind == INVALID_REQUEST
     assert "elsewhere.example" in str(caught.value)
 

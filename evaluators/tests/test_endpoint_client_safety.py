@@ -170,9 +170,11 @@ def test_headers_trickled_one_byte_at_a_time_fail_within_the_deadline() -> None:
 
 def test_a_body_larger_than_the_cap_is_refused_before_it_is_read() -> None:
     announced = b"x" * 5000
-    with CountingServer(200, announced, {"Content-Type": "application/json"}) as server:
-        with pytest.raises(InfraError) as caught:
-            _ask(ChatClient(server.url, "m", max_retries=0, max_response_bytes=1000))
+    with (
+        CountingServer(200, announced, {"Content-Type": "application/json"}) as server,
+        pytest.raises(InfraError) as caught,
+    ):
+        _ask(ChatClient(server.url, "m", max_retries=0, max_response_bytes=1000))
     assert caught.value.kind == INVALID_RESPONSE and "1000 bytes" in str(caught.value)
 
 
@@ -227,9 +229,11 @@ def test_the_allow_list_lets_a_trusted_local_endpoint_through_at_connection_time
 def test_an_html_error_page_is_never_quoted() -> None:
     page = (b"<html><body><h1>502 from internal-gateway.corp</h1><pre>DB_PASSWORD=hunter2\n"
             b"Traceback (most recent call last): /srv/app/secret_settings.py</pre></body></html>")
-    with CountingServer(502, page, {"Content-Type": "text/html"}, reason="Bad Gateway at 10.1.2.3") as server:
-        with pytest.raises(InfraError) as caught:
-            _ask(ChatClient(server.url, "m", max_retries=0))
+    with (
+        CountingServer(502, page, {"Content-Type": "text/html"}, reason="Bad Gateway at 10.1.2.3") as server,
+        pytest.raises(InfraError) as caught,
+    ):
+        _ask(ChatClient(server.url, "m", max_retries=0))
     said = str(caught.value)
     assert caught.value.kind == SERVER_ERROR and "502" in said
     for leaked in ("internal-gateway", "hunter2", "Traceback", "secret_settings", "10.1.2.3", "<"):
@@ -237,18 +241,22 @@ def test_an_html_error_page_is_never_quoted() -> None:
 
 
 def test_a_non_json_success_body_is_never_quoted() -> None:
-    with CountingServer(200, b"<html>welcome to the admin console of intranet.corp</html>") as server:
-        with pytest.raises(InfraError) as caught:
-            _ask(ChatClient(server.url, "m", max_retries=0))
+    with (
+        CountingServer(200, b"<html>welcome to the admin console of intranet.corp</html>") as server,
+        pytest.raises(InfraError) as caught,
+    ):
+        _ask(ChatClient(server.url, "m", max_retries=0))
     assert caught.value.kind == INVALID_RESPONSE and "intranet" not in str(caught.value)
 
 
 def test_an_openai_error_message_is_kept_short_and_clean() -> None:
     message = "model \x1b[31mgpt-x\x1b[0m <b>not found</b>\r\nInjected: line " + "z" * 400
     body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode()
-    with CountingServer(404, body, {"Content-Type": "application/json"}) as server:
-        with pytest.raises(InfraError) as caught:
-            _ask(ChatClient(server.url, "m", max_retries=0))
+    with (
+        CountingServer(404, body, {"Content-Type": "application/json"}) as server,
+        pytest.raises(InfraError) as caught,
+    ):
+        _ask(ChatClient(server.url, "m", max_retries=0))
     said = caught.value.message
     assert "model" in said and "gpt-x" in said and "not found" in said
     assert not any(ord(c) < 32 or ord(c) == 127 for c in said) and "<b>" not in said
@@ -257,9 +265,11 @@ def test_an_openai_error_message_is_kept_short_and_clean() -> None:
 
 def test_a_fragment_of_the_api_key_echoed_by_the_endpoint_is_not_repeated() -> None:
     body = json.dumps({"error": {"message": f"Incorrect API key provided: {SECRET[:14]}****"}}).encode()
-    with CountingServer(401, body, {"Content-Type": "application/json"}) as server:
-        with pytest.raises(InfraError) as caught:
-            _ask(ChatClient(server.url, "m", SECRET, max_retries=0))
+    with (
+        CountingServer(401, body, {"Content-Type": "application/json"}) as server,
+        pytest.raises(InfraError) as caught,
+    ):
+        _ask(ChatClient(server.url, "m", SECRET, max_retries=0))
     assert "Incorrect API key" in str(caught.value) and SECRET[:14] not in str(caught.value)
 
 

@@ -333,7 +333,8 @@ def random_page(seed: int) -> list[PageState]:
     for k in range(rng.randrange(0, 4)):
         # an action rewrites some elements and adds others
         elements = [random_element(rng, e.xpath, taken) if rng.random() < 0.4 else e for e in elements]
-        elements += [random_element(rng, f"/html/body/section[{k}]/div[{i}]", taken) for i in range(rng.randrange(0, 3))]
+        elements += [random_element(rng, f"/html/body/section[{k}]/div[{i}]", taken)
+                     for i in range(rng.randrange(0, 3))]
         states.append(PageState(f"action_{k}", list(elements)))
     return states
 

@@ -54,7 +54,8 @@ def test_every_fixture_page_scores_the_same_with_and_without_screenshots(page: s
     assert [s.dom for s in targets[True].states] == [s.dom for s in targets[False].states]
     for reply in ("perfect", "degraded"):
         generated_dir = reply_folder(folder, page_files(folder, degrade=reply == "degraded"), tmp_path / reply)
-        generated = {shots: renderer.render_states(generated_dir, actions, screenshots=shots) for shots in (True, False)}
+        generated = {shots: renderer.render_states(generated_dir, actions, screenshots=shots)
+                     for shots in (True, False)}
         assert [s.dom for s in generated[True].states] == [s.dom for s in generated[False].states], reply
         for exclude in (False, True):
             with_shots = aes(targets[True], generated[True], exclude)

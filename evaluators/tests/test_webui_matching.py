@@ -138,7 +138,8 @@ def test_every_target_finds_its_counterpart_on_an_identical_page():
     targets = [element(f"/t{i}", (0, 20 * i, 50, 10), f"item {i}", filter_by="text") for i in range(3)]
     generated = [element(f"/g{i}", (0, 20 * i, 50, 10), f"item {i}") for i in range(3)]
     matching = match_elements(targets, generated)
-    assert [(m.target.xpath, m.generated.xpath) for m in matching.matches] == [("/t0", "/g0"), ("/t1", "/g1"), ("/t2", "/g2")]
+    pairs = [(m.target.xpath, m.generated.xpath) for m in matching.matches]
+    assert pairs == [("/t0", "/g0"), ("/t1", "/g1"), ("/t2", "/g2")]
     assert matching.unmatched == [] and matching.dropped == []
 
 

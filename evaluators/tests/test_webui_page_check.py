@@ -125,7 +125,8 @@ def write_page(root: Path, name: str, body: str, *, element_id: str = "go", **fi
         (page / file_name).write_text(content, encoding="utf-8")
 
 
-BUTTON = '<button id="go" data-filter-by="text" data-evalby="text|color" onclick="this.textContent=\'Done\'">Go</button>'
+BUTTON = ('<button id="go" data-filter-by="text" data-evalby="text|color" '
+          'onclick="this.textContent=\'Done\'">Go</button>')
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'
 
 

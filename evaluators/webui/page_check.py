@@ -144,9 +144,10 @@ class _References(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value or "" for name, value in attrs}
         for name, value in values.items():
-            if (tag, name) in _FETCHED and value:
-                if tag != "link" or "stylesheet" in values.get("rel", "").lower() or "icon" in values.get("rel", ""):
-                    self.urls.append(value)
+            if (tag, name) in _FETCHED and value and (
+                tag != "link" or "stylesheet" in values.get("rel", "").lower() or "icon" in values.get("rel", "")
+            ):
+                self.urls.append(value)
             if name == "style":
                 self.css.append(value)
         self._in_style = tag == "style"

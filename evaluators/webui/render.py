@@ -36,16 +36,16 @@ means). Only when the page stopped responding are later actions not run: their s
 ``action_error`` "not run: …" and no elements. A state the page made unreadable (it replaced
 ``JSON.stringify``, say) carries ``action_error`` "PageReadError: …" and no elements.
 
-Elements are read in one ``evaluate`` per state: every displayed descendant of ``<body>`` whose
-box has an area above 0.1 px², the box measured as chromedriver's Get Element Rect measures it
-(corner from the bounding box, size from offsetWidth/offsetHeight; see ``_EXTRACT_JS``). "Displayed" follows Selenium's ``is_displayed`` (the
-``bot.dom.isShown`` atom, re-implemented): not ``display:none`` on itself or an ancestor, not
-``visibility:hidden``/``collapse``, no ancestor-or-self with opacity 0, a positive size (or a
-child with one), not entirely clipped away by an ``overflow:hidden`` container or pushed to
-negative page coordinates; ``<option>`` follows its ``<select>``, hidden inputs and
-``<noscript>`` never show. Colours of the seven colour properties are reported as Selenium's
-``value_of_css_property`` reports them (``rgba(r, g, b, a)``); other values are
-``getComputedStyle`` strings.
+Elements are read in one ``evaluate`` per state: every displayed descendant of ``<body>`` whose box
+has an area above 0.1 px², the box measured as chromedriver's Get Element Rect measures it (corner
+from the bounding box, size from offsetWidth/offsetHeight; see ``_EXTRACT_JS``). "Displayed"
+follows Selenium's ``is_displayed`` (the ``bot.dom.isShown`` atom, re-implemented): not
+``display:none`` on itself or an ancestor, not ``visibility:hidden``/``collapse``, no
+ancestor-or-self with opacity 0, a positive size (or a child with one), not entirely clipped away
+by an ``overflow:hidden`` container or pushed to negative page coordinates; ``<option>`` follows
+its ``<select>``, hidden inputs and ``<noscript>`` never show. Colours of the seven colour
+properties are reported as Selenium's ``value_of_css_property`` reports them
+(``rgba(r, g, b, a)``); other values are ``getComputedStyle`` strings.
 
 Measuring never writes to the page: reading a state and taking a screenshot leave the DOM and the
 computed styles as they were, so a state scores the same with or without screenshots.
@@ -170,7 +170,7 @@ _WEBRTC_GUARD_JS = """(() => {
   }});
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection'])
     if (window[name] === Original) window[name] = Guarded;
-})();""" % _REPORT_BINDING
+})();""" % _REPORT_BINDING  # noqa: UP031 (the script's own braces would all need doubling in an f-string)
 
 
 class PageUnresponsive(Exception):
@@ -873,7 +873,8 @@ class PageRenderer:
                 if self.watchdog.fired:
                     raise PageUnresponsive(overran) from exc
                 if is_fatal(exc):
-                    raise PageUnresponsive(f"{what} failed: the page crashed or was closed ({_first_line(exc)})") from exc
+                    raise PageUnresponsive(
+                        f"{what} failed: the page crashed or was closed ({_first_line(exc)})") from exc
                 raise
         if self.watchdog.fired:
             raise PageUnresponsive(overran)

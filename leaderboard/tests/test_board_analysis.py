@@ -37,8 +37,8 @@ def submission(env: str, name: str, *, flow: str = "global", baseline: bool = Fa
     team, _ = Team.objects.get_or_create(name="Baselines" if baseline else "Lab",
                                          defaults={"slug": "baselines" if baseline else "lab"})
     model = ModelEntry.objects.create(team=team, name=name, is_baseline=baseline)
-    return Submission.objects.create(is_public=True, team=team, model=model, environment_id=env, flow=flow, subset="mini",
-                                     suite=SUITE, status=status, is_baseline=baseline)
+    return Submission.objects.create(is_public=True, team=team, model=model, environment_id=env, flow=flow,
+                                     subset="mini", suite=SUITE, status=status, is_baseline=baseline)
 
 
 def scored(sub: Submission, sc: Scenario, *scores: float, ia: tuple[int, ...] = (), ra: tuple[int, ...] = (),
@@ -279,8 +279,9 @@ def test_an_empty_board_has_an_empty_analysis_and_no_comparison():
 
 def test_models_sharing_a_name_are_told_apart_by_submission(sokoban_board):
     team = Team.objects.get(name="Lab")
-    twin = Submission.objects.create(is_public=True, team=team, model=sokoban_board.alpha.model, environment_id="sokoban",
-                                     flow="global", subset="mini", suite=SUITE, status=Submission.Status.COMPLETED)
+    twin = Submission.objects.create(is_public=True, team=team, model=sokoban_board.alpha.model,
+                                     environment_id="sokoban", flow="global", subset="mini", suite=SUITE,
+                                     status=Submission.Status.COMPLETED)
     scored(twin, sokoban_board.s1, 5.0)
     labels = {m.label for m in analysis_of().models}
     assert {f"Alpha #{sokoban_board.alpha.id}", f"Alpha #{twin.id}", "Beta"} <= labels
@@ -292,8 +293,8 @@ def test_models_sharing_a_name_are_told_apart_by_submission(sokoban_board):
 def _seed(env: str, flow: str, suite: str, name: str, scores: dict[str, list[float]]) -> Submission:
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
     model = ModelEntry.objects.create(team=team, name=name)
-    sub = Submission.objects.create(is_public=True, team=team, model=model, environment_id=env, flow=flow, subset="mini", suite=suite,
-                                    status=Submission.Status.COMPLETED)
+    sub = Submission.objects.create(is_public=True, team=team, model=model, environment_id=env, flow=flow,
+                                    subset="mini", suite=suite, status=Submission.Status.COMPLETED)
     for key, values in scores.items():
         scored(sub, Scenario.objects.get(environment_id=env, suite=suite, key=key), *values, ia=(0,))
     return sub

@@ -103,11 +103,13 @@ def trajectory_index(log: dict[str, Any]) -> dict[str, Any]:
         done = last == ENGINE_STEPS
         calls.append({"index": decision - 1, "decision": decision, "retry": 0, "latency": 0.8,
                       "usage": {"prompt": 1480, "completion": 42}, "parsed": [action], "parse_error": None,
-                      "messages": [{"role": "user", "content": [{"type": "text", "text": "Current game scene:"},
-                                                                {"type": "image", "frame": f"frame_{decision - 1:04d}.png"}]}],
+                      "messages": [{"role": "user", "content": [
+                          {"type": "text", "text": "Current game scene:"},
+                          {"type": "image", "frame": f"frame_{decision - 1:04d}.png"}]}],
                       "reply": f"# analyze\nTeam-mate free ahead.\n# action\n{action}"})
-        steps.append({"index": decision, "call": decision - 1, "action": action, "reward": round(sum(terms.values()), 6),
-                      "done": done, "frame": f"frame_{decision:04d}.png", "extra_frames": [],
+        steps.append({"index": decision, "call": decision - 1, "action": action,
+                      "reward": round(sum(terms.values()), 6), "done": done, "frame": f"frame_{decision:04d}.png",
+                      "extra_frames": [],
                       "info": {"engine_steps": len(engine), "mode": mode, "cumulative": engine[-1]["cumulative"],
                                "terms": terms, "changed": True, "outcome": "stolen" if done else "running"}})
     return {"env": "football", "scenario": "R5_P_1", "flow": "online", "initial_frame": "frame_0000.png",
@@ -135,8 +137,9 @@ def football_attempt(media_root: Path, *, with_log: bool = True) -> Attempt:
                                        content_hash="0" * 64)
     team = Team.objects.create(name="Lab", slug="lab")
     model = ModelEntry.objects.create(team=team, name="Striker")
-    submission = Submission.objects.create(is_public=True, team=team, model=model, environment=environment, flow="online",
-                                           subset="mini", suite="fixture", status=Submission.Status.COMPLETED)
+    submission = Submission.objects.create(is_public=True, team=team, model=model, environment=environment,
+                                           flow="online", subset="mini", suite="fixture",
+                                           status=Submission.Status.COMPLETED)
     attempt = Attempt.objects.create(submission=submission, scenario=scenario, repeat=0, status=Attempt.Status.SCORED,
                                      score=0.0, outcome="stolen", steps=len(SEGMENTS), model_calls=len(SEGMENTS),
                                      trajectory_path=f"trajectories/{submission.id}/R5_P_1-0")
@@ -192,8 +195,8 @@ def test_an_artifact_is_read_only_by_a_plain_json_name_inside_the_trajectory_fol
 
 
 @pytest.mark.integration
-def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(live_server, site_page, transactional_db, media_root,
-                                                                            wait_for):
+def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(live_server, site_page, transactional_db,
+                                                                            media_root, wait_for):
     attempt = football_attempt(media_root)
     requests: list[str] = []
     page, errors = site_page(viewport={"width": 1400, "height": 1000})

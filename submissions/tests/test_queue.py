@@ -35,9 +35,9 @@ SCORED, PENDING, RUNNING = Attempt.Status.SCORED, Attempt.Status.PENDING, Attemp
 
 def test_the_queue_serves_first_come_first_and_counts_the_work_ahead_in_each_eta(fixture_scenarios):
     # first: 2 scored at 10 s and 20 s (mean 15 s), 1 running, 3 waiting -> 4 left × 15 s = 60 s of work
-    first = _submission("First", [(SCORED, 10.0), (SCORED, 20.0), (RUNNING, None)] + [(PENDING, None)] * 3)
+    _submission("First", [(SCORED, 10.0), (SCORED, 20.0), (RUNNING, None)] + [(PENDING, None)] * 3)
     # second: nothing finished yet, so the board's recent finished runs give 30 s per attempt; 2 waiting = 60 s
-    second = _submission("Second", [(PENDING, None)] * 2, status=Submission.Status.QUEUED)
+    _submission("Second", [(PENDING, None)] * 2, status=Submission.Status.QUEUED)
     done = _submission("Done earlier", [(SCORED, 30.0)], status=Submission.Status.COMPLETED)
     SubmissionResult.objects.create(submission=done, mean_seconds=30.0, computed_at=timezone.now())
     items = queue_list()
@@ -52,7 +52,7 @@ def test_the_queue_serves_first_come_first_and_counts_the_work_ahead_in_each_eta
 
 def test_a_board_with_no_observed_time_has_no_eta_and_makes_later_ones_lower_bounds(fixture_scenarios):
     unknown = _submission("Unknown", [(PENDING, None)] * 2, subset="full")
-    later = _submission("Later", [(SCORED, 10.0), (PENDING, None)])
+    _submission("Later", [(SCORED, 10.0), (PENDING, None)])
     first, second = queue_list()
     assert first.submission == unknown and first.eta_seconds is None and first.position == 1
     assert second.eta_seconds == pytest.approx(10.0) and second.eta_at_least
@@ -75,7 +75,8 @@ def test_the_queue_shows_the_latest_infrastructure_error_of_a_submission(client,
 
 def test_a_private_submission_keeps_its_place_but_not_its_name_or_errors_for_outsiders(client, fixture_scenarios):
     secret = _submission("Secret model", [(Attempt.Status.RETRYING, None)], public=False)
-    Attempt.objects.filter(submission=secret).update(error_kind="server_error", error_message="HTTP 502 at secret.example")
+    Attempt.objects.filter(submission=secret).update(error_kind="server_error",
+                                                     error_message="HTTP 502 at secret.example")
     page = client.get(reverse("queue")).content.decode()
     assert "private submission" in page and "Secret model" not in page and "secret.example" not in page
     assert client.get(reverse("submission-detail", args=[secret.id])).status_code == 404

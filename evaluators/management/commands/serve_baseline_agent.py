@@ -71,5 +71,5 @@ class Command(BaseCommand):
                 ready=ready,
             )
         except OSError as exc:
-            raise CommandError(f"cannot serve on {options['host']}:{options['port']}: {exc}")
+            raise CommandError(f"cannot serve on {options['host']}:{options['port']}: {exc}") from exc
         self.stdout.write("Stopped.")

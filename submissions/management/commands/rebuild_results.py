@@ -12,7 +12,8 @@ class Command(BaseCommand):
             "attempts by hand, or to fill results for submissions that finished before results were stored).")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("submission_ids", nargs="*", type=int, help="only these submissions (default: all finished)")
+        parser.add_argument("submission_ids", nargs="*", type=int,
+                            help="only these submissions (default: all finished)")
 
     def handle(self, *args, submission_ids: list[int], **options) -> None:
         queryset = Submission.objects.filter(status__in=RANKED_STATUSES)
