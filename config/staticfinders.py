@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,16 +54,18 @@ class PlotlyFinder(BaseFinder):
         return [CheckWarning("The plotly package (with plotly.min.js) is not installed: replay charts cannot load.",
                              obj=self, id="magebench.W001")]
 
-    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str]:
+    # Like Django's own finders, a miss is [] whatever find_all says; the stubs' overloads say None.
+    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str]:  # type: ignore[override]
         if kwargs:
-            # Django < 6.1 still passes the deprecated ``all`` keyword through here.
-            find_all = self._check_deprecated_find_param(find_all=find_all, **kwargs)
+            # Django < 6.1 still passes the deprecated ``all`` keyword through here (a private
+            # helper the stubs leave out).
+            find_all = self._check_deprecated_find_param(find_all=find_all, **kwargs)  # type: ignore[attr-defined]
         match = self._match(path)
         if match is None:
             return []
         return [match] if find_all else match
 
-    def list(self, ignore_patterns: list[str] | None) -> Iterator[tuple[str, PrefixedStorage]]:
+    def list(self, ignore_patterns: Iterable[str] | None) -> Iterator[tuple[str, PrefixedStorage]]:
         if self.storage is None or utils.matches_patterns(PLOTLY_FILE, ignore_patterns or []):
             return
         yield PLOTLY_FILE, self.storage

@@ -13,4 +13,4 @@ def resize_longest_side(image: Image.Image, resolution: int) -> Image.Image:
     size = (max(1, round(width * scale)), max(1, round(height * scale)))
     if size == image.size:
         return image.copy()
-    return image.resize(size, Image.LANCZOS)
+    return image.resize(size, Image.Resampling.LANCZOS)

@@ -332,7 +332,7 @@ class RunningServer:
 
     @property
     def host(self) -> str:
-        return _public_host(self._server.server_address[0])
+        return _public_host(str(self._server.server_address[0]))
 
     @property
     def port(self) -> int:
@@ -405,7 +405,7 @@ def serve_forever(
 ) -> None:
     """Serve ``agent`` in this thread until interrupted; ``ready`` receives the base URL."""
     server = _BaselineHTTPServer((host, port), agent, api_key, fault)
-    url = f"http://{_public_host(server.server_address[0])}:{server.server_address[1]}/v1"
+    url = f"http://{_public_host(str(server.server_address[0]))}:{server.server_address[1]}/v1"
     if ready is not None:
         ready(url)
     try:

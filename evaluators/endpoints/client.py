@@ -774,7 +774,9 @@ def _completion_from(data: Any, latency: float, clean: Callable[[str], str]) -> 
         text = _message_text(message.get("content"))
     except ValueError as exc:
         raise InfraError(INVALID_RESPONSE, str(exc), 200) from None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     finish_reason = choice.get("finish_reason")
     model = data.get("model")
     return Completion(

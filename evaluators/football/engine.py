@@ -83,7 +83,11 @@ def make_env(scenario: Mapping[str, Any], *, seed: int) -> Any:
     role = libgame.e_PlayerRole
     team = libgame.e_Team
 
-    class DataScenario(scenario_builder.Scenario):
+    # gfootball's classes arrive with its lazily imported modules; as Any they can be subclassed here.
+    Scenario: Any = scenario_builder.Scenario
+    Config: Any = config_module.Config
+
+    class DataScenario(Scenario):
         # Same steps as gfootball's Scenario.__init__, with the module import replaced by the data.
         def __init__(self, config: Any) -> None:
             self._scenario_cfg = libgame.ScenarioConfig.make()
@@ -103,12 +107,12 @@ def make_env(scenario: Mapping[str, Any], *, seed: int) -> Any:
             self._FakePlayersForEmptyTeam(self._scenario_cfg.right_team)
             self._BuildScenarioConfig()
 
-    class DataConfig(config_module.Config):
+    class DataConfig(Config):
         def NewScenario(self, inc: int = 1) -> None:  # noqa: N802 - gfootball's name
             if "episode_number" not in self._values:
                 self._values["episode_number"] = 0
             self._values["episode_number"] += inc
-            self._scenario_values = {}
+            self._scenario_values: dict[str, Any] = {}
             self._scenario_cfg = DataScenario(self).ScenarioConfig()
 
     values = dict(BASE_CONFIG)

@@ -26,7 +26,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from PIL import Image
@@ -301,7 +301,8 @@ class FootballEpisode(Episode):
             "action": ACTION_NAMES[code],
             "auto": auto,
             "mode": segment.mode,
-            "terms": {name: round(value, 6) for name, value in terms.as_dict().items()
+            # The six terms are numbers; only the clearances beside them may be None.
+            "terms": {name: round(cast(float, value), 6) for name, value in terms.as_dict().items()
                       if name in TERM_NAMES},
             "pass_clearance": terms.pass_clearance,
             "shot_clearance": terms.shot_clearance,
@@ -343,6 +344,7 @@ class FootballEpisode(Episode):
         return self._engine_step(code, segment)
 
     def _move(self, code: int, segment: _Segment) -> float:
+        assert self.engine is not None
         total = self._engine_step(code, segment)
         steps = 1
         while not self.done and steps < MAX_AUTO_STEPS and path_is_clear(self.engine.observation):
@@ -354,7 +356,7 @@ class FootballEpisode(Episode):
         """(pass, direction) pairs while the passer holds the ball, then the built-in AI while the
         ball is loose; ends when someone else holds it or the episode ends. The game clock (400
         steps) bounds the loop, as officially."""
-        assert self.auto is not None
+        assert self.auto is not None and self.engine is not None
         total = 0.0
         holder = passer
         first = True

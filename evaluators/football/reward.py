@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+#: A position as gfootball gives it (an array) or as a test writes it (a list or tuple).
+Point = Sequence[float] | np.ndarray
+
 LAMBDA_MOVE = 0.8
 LAMBDA_OPPONENTS = 1.0
 LAMBDA_SCORE = 2.0
@@ -88,13 +91,13 @@ def length(vector: np.ndarray) -> np.float64:
     return np.sqrt(vector.dot(vector))
 
 
-def opponents_behind(ball: Sequence[float], right_team: Any) -> int:
+def opponents_behind(ball: Point, right_team: Any) -> int:
     """How many opponents are nearer our own goal than the ball (x < ball.x)."""
     team = np.asarray(right_team, dtype=float).reshape(-1, 2)
     return int(np.count_nonzero(team[:, 0] < float(ball[0])))
 
 
-def pass_clearance(ball: Sequence[float], right_team: Any) -> float:
+def pass_clearance(ball: Point, right_team: Any) -> float:
     """min over opponents of d / (10·max(cos θ, 0) + 1): how free the receiver is towards goal.
 
     d is the opponent–ball distance and θ the angle between (opponent − ball) and (goal − ball), so
@@ -122,7 +125,7 @@ def pass_clearance(ball: Sequence[float], right_team: Any) -> float:
 SHOT_FRACTIONS = np.array([k / 100.0 for k in range(1, SHOT_SAMPLES + 1)])
 
 
-def shot_clearance(ball: Sequence[float], right_team: Any) -> float:
+def shot_clearance(ball: Point, right_team: Any) -> float:
     """max over five goal points of the closest approach of any opponent to the ball→point segment,
     sampled at the fractions ``SHOT_FRACTIONS`` (the ball itself excluded, the goal point included)."""
     position = _xy(ball)
@@ -138,7 +141,7 @@ def shot_clearance(ball: Sequence[float], right_team: Any) -> float:
     return best
 
 
-def shot_distance(ball: Sequence[float]) -> float:
+def shot_distance(ball: Point) -> float:
     """1 near the goal, else the ball's x (never negative), computed through the gap 1 − x as
     officially: at x = 0.7 the gap rounds to 0.30000000000000004, so the value is 0.7, not 1."""
     gap = 1.0 - float(ball[0])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 ROLES = ("GK", "CB", "LB", "RB", "DM", "CM", "LM", "RM", "AM", "CF")
 CONFIG_FIELDS = {
@@ -83,7 +83,7 @@ def _literal(node: ast.expr, kind: type) -> Any:
     return value
 
 
-def _is_builder_call(node: ast.expr, method: str, builder: str) -> bool:
+def _is_builder_call(node: ast.expr, method: str, builder: str) -> TypeGuard[ast.Call]:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method
             and isinstance(node.func.value, ast.Name) and node.func.value.id == builder)
 

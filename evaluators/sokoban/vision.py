@@ -110,12 +110,12 @@ def _sprite_vectors(tile: int) -> np.ndarray:
     if tile == TILE:
         return sprites.reshape(len(sprites), -1).astype(np.float32)
     strip = Image.fromarray(np.concatenate(list(sprites), axis=1))
-    small = np.asarray(strip.resize((tile * len(sprites), tile), Image.BOX), dtype=np.float32)
+    small = np.asarray(strip.resize((tile * len(sprites), tile), Image.Resampling.BOX), dtype=np.float32)
     return np.stack([small[:, i * tile:(i + 1) * tile].reshape(-1) for i in range(len(sprites))])
 
 
 def _distances(image: Image.Image, rows: int, cols: int, tile: int) -> np.ndarray:
-    resample = Image.LANCZOS if tile == TILE else Image.BOX
+    resample = Image.Resampling.LANCZOS if tile == TILE else Image.Resampling.BOX
     array = np.asarray(image.resize((cols * tile, rows * tile), resample), dtype=np.float32)
     tiles = _tiles(array, rows, cols, tile)  # (r, c, n)
     sprites = _sprite_vectors(tile)  # (7, n)
@@ -135,7 +135,7 @@ def _synthesis_error(labels: np.ndarray, target: np.ndarray, size: tuple[int, in
     """Per-pixel absolute error between the input and the labelled room rendered at its size."""
     rendered = _render_labels(labels)
     if rendered.size != size:
-        rendered = rendered.resize(size, Image.LANCZOS)
+        rendered = rendered.resize(size, Image.Resampling.LANCZOS)
     return np.abs(np.asarray(rendered, dtype=np.float32) - target)
 
 
@@ -157,7 +157,7 @@ def _local_error(labels: np.ndarray, row: int, col: int, target: np.ndarray, siz
     crop = _render_labels(labels[r0:r1, c0:c1])
     sx, sy = TILE * cols / width, TILE * rows / height
     box = (x0 * sx - TILE * c0, y0 * sy - TILE * r0, x1 * sx - TILE * c0, y1 * sy - TILE * r0)
-    patch = np.asarray(crop.resize((x1 - x0, y1 - y0), Image.LANCZOS, box=box), dtype=np.float32)
+    patch = np.asarray(crop.resize((x1 - x0, y1 - y0), Image.Resampling.LANCZOS, box=box), dtype=np.float32)
     return float(np.abs(patch - target[y0:y1, x0:x1]).mean())
 
 
@@ -194,7 +194,7 @@ def _score_finalist(rgb: Image.Image, candidate: _Candidate) -> None:
     if rgb.width > 4 * native[0]:
         # Box-reducing to 4x native size first saves most of the LANCZOS cost at no loss in accuracy
         # (measured on every fixture level at 128 to 1280 px).
-        source = rgb.resize((4 * native[0], 4 * native[1]), Image.BOX)
+        source = rgb.resize((4 * native[0], 4 * native[1]), Image.Resampling.BOX)
     candidate.distances = _distances(source, candidate.height, candidate.width, TILE)
     candidate.labels = np.argmin(candidate.distances, axis=-1)
     candidate.error = float(candidate.distances.min(axis=-1).mean())
@@ -216,7 +216,7 @@ def read_grid(image: Image.Image) -> str:
     # The coarse pass resamples once per candidate, so it starts from a small copy of the input.
     scale = min(1.0, COARSE_SIDE / max(width, height))
     small = rgb if scale == 1.0 else rgb.resize((max(1, round(width * scale)), max(1, round(height * scale))),
-                                                Image.BOX)
+                                                Image.Resampling.BOX)
     for candidate in candidates:
         if small.width < candidate.width * COARSE_TILE or small.height < candidate.height * COARSE_TILE:
             continue  # too small to rank cheaply: left at the back of the queue

@@ -245,7 +245,7 @@ def score_state(target: list[Element], generated: list[Element] | None, consider
     """
     selection = select_targets(target, considered)
     failed = generated is None
-    matching = match_elements(selection.candidates, target if failed else generated,
+    matching = match_elements(selection.candidates, target if generated is None else generated,
                               official_quirks=official_quirks)
     state = StateScore(name=name, score_sum=0.0, weight_sum=0.0, action_failed=failed,
                        dropped=_dropped(selection.dropped) + _dropped(matching.dropped),
@@ -345,7 +345,7 @@ class AesResult:
                 "states": [state.as_dict() for state in self.states]}
 
 
-def score_page(target_states: list[PageState], generated_states: list[PageState], *,
+def score_page(target_states: Sequence[PageState], generated_states: Sequence[PageState], *,
                target_dom: Sequence[Mapping[str, str]] | None = None,
                official_quirks: bool | None = None, exclude_unchanged: bool = False) -> AesResult:
     """AES of a generated page against its target over the origin state and every action state.

@@ -24,11 +24,11 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
@@ -298,7 +298,7 @@ def assess(name: str, page_dir: Path, target: Any, copy: Any, *, content_hash: s
     check.url_properties = url_valued_targets(target.states)
     copy_states = [] if copy is None or copy.load_error else copy.states
     result = score_page(target.states, _pad(target.states, copy_states),
-                        target_dom=doms if all(d is not None for d in doms) else None)
+                        target_dom=cast(list[Mapping[str, str]], doms) if all(d is not None for d in doms) else None)
     check.perfect_copy_score = 100.0 * result.aes
     if copy is not None and copy.load_error:
         check.perfect_copy_losses = [f"the copy does not load: {copy.load_error}"]

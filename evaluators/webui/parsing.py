@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, ParseResult
 
@@ -100,7 +100,7 @@ def parse_global(reply: str) -> ParseResult:
         tag, code = _split_tag(segment)
         tokens.append(f"write_{tag}")
         if tag in KINDS:
-            writes.append(CodeWrite(kind=cast(CodeKind, tag), code=code))
+            writes.append(CodeWrite(kind=tag, code=code))
         else:
             rejected.append(tag)
     if rejected:

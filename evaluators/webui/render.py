@@ -78,6 +78,7 @@ from playwright.sync_api import (
     Playwright,
     Request,
     Route,
+    ViewportSize,
     sync_playwright,
 )
 from playwright.sync_api import Error as PlaywrightError
@@ -90,7 +91,7 @@ from evaluators.webui.selenium_compat._dom import HELPERS
 
 log = logging.getLogger(__name__)
 
-VIEWPORT = {"width": 1920, "height": 1080}
+VIEWPORT: ViewportSize = {"width": 1920, "height": 1080}
 #: Caps that keep a hostile page from growing the records without bound.
 MAX_RECORDS = 500
 #: How long after a form submit a read waits for the new document's request to show up.
@@ -416,6 +417,7 @@ class _ResourceMonitor:
                 if self._closed:
                     return
                 browser_pid = self._browser_pid
+            assert browser_pid is not None  # the wait above ends only with a browser to watch or when closed
             try:
                 self._rescan(browser_pid)
                 self._sample()

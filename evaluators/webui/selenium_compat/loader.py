@@ -71,7 +71,7 @@ def _build_stubs() -> dict[str, types.ModuleType]:
     webdriver = _module("selenium.webdriver", {"common": common}, "")
     selenium = _module("selenium", {"webdriver": webdriver}, "Selenium names served by the Playwright facade.")
     for package in (common, webdriver, selenium):
-        package.__path__ = []  # type: ignore[attr-defined]
+        package.__path__ = []
     return {module.__name__: module for module in
             (time_module, by_module, chains_module, keys_module, common, webdriver, selenium)}
 
