@@ -19,7 +19,8 @@ from django.urls import reverse
 from conftest import FIXTURE_RESOURCES, ROOT
 from leaderboard.models import Scenario
 from submissions.models import Attempt, Submission
-from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.engine import attempt_run
+from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
 pytestmark = pytest.mark.integration
 
@@ -115,9 +116,15 @@ def test_an_attempt_failed_by_a_broken_resource_names_it_relative_to_the_data_di
     scenario = Scenario.objects.filter(environment_id="webui", suite="fixture", in_mini=True).order_by("key").first()
     folder = Path(scenario.resource_path)
     folder = folder if folder.is_absolute() else settings.SCENARIO_ROOT / folder
-    (folder / "actions.py").write_text("def broken(:\n")
-    with start_server(make_agent("oracle", pages=[FIXTURE_RESOURCES / "WebUI"])) as server:
-        submission = _run(server.url, "webui", "global")
+    # The imported page folder is shared by every later test of this process: put it back.
+    actions = folder / "actions.py"
+    original = actions.read_bytes()
+    actions.write_text("def broken(:\n")
+    try:
+        with start_server(make_agent("oracle", pages=[FIXTURE_RESOURCES / "WebUI"])) as server:
+            submission = _run(server.url, "webui", "global")
+    finally:
+        actions.write_bytes(original)
     failed = submission.attempts.get(scenario=scenario)
     assert failed.status in (Attempt.Status.RETRYING, Attempt.Status.INFRA_FAILED) and failed.error_message
     relative = str((folder / "actions.py").relative_to(settings.DATA_DIR))
