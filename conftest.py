@@ -154,18 +154,20 @@ def broker_at(url: str) -> Iterator[None]:
 
     def reset() -> None:
         # kombu keeps one pool per broker URL: forgetting the app's picks up the pool of the new URL.
-        app._pool = None
-        app.amqp._producer_pool = None
+        # Private attributes, which the stubs leave out.
+        app._pool = None  # type: ignore[attr-defined]
+        app.amqp._producer_pool = None  # type: ignore[attr-defined]
 
     # Celery reads CELERY_BROKER_URL from the environment before its settings; the write and read
     # URLs come first of all.
     before = (app.conf.broker_write_url, app.conf.broker_read_url)
-    app.conf.broker_write_url = app.conf.broker_read_url = url
+    # The stubs type these as read-only properties; Celery's settings accept them as keys.
+    app.conf.broker_write_url = app.conf.broker_read_url = url  # type: ignore[misc]
     reset()
     try:
         yield
     finally:
-        app.conf.broker_write_url, app.conf.broker_read_url = before
+        app.conf.broker_write_url, app.conf.broker_read_url = before  # type: ignore[misc]
         reset()
 
 

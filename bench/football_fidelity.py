@@ -181,7 +181,7 @@ def _shot_term(clearance: float, ball: np.ndarray) -> float:
     return capped * official_reward.SCALING
 
 
-def legacy_episode(scenario: dict[str, Any], seed: int, legacy_env: types.ModuleType,
+def legacy_episode(scenario: dict[str, Any], seed: int, legacy_env: Any,
                    reward_class: type) -> float:
     legacy_env.DenseReward = reward_class  # the episode builds its reward machine from this name at reset
     episode = legacy_env.FootballEpisode(scenario=scenario, seed=seed, render_observations=False)

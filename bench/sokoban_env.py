@@ -20,6 +20,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -32,7 +33,7 @@ from evaluators.sokoban.solver import solve_grid  # noqa: E402
 RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
 
 
-def fixture_levels() -> list[tuple[str, object, float]]:
+def fixture_levels() -> list[tuple[str, Any, float]]:
     names = json.loads((RESOURCES / "Sokoban_all.json").read_text())
     bounds = json.loads((RESOURCES / "Sokoban" / "upper_bound.json").read_text())
     levels = []

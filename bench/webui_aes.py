@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -30,12 +31,14 @@ def scripted_sleep(actions_file: Path) -> float:
     listed: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "actions" for t in node.targets):
+            assert isinstance(node.value, ast.List | ast.Tuple), "actions is a list of names"
             listed = [e.id for e in node.value.elts if isinstance(e, ast.Name)]
     total = 0.0
     for name in listed:
         for call in ast.walk(functions[name]):
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "sleep"
-                    and call.args and isinstance(call.args[0], ast.Constant)):
+                    and call.args and isinstance(call.args[0], ast.Constant)
+                    and isinstance(call.args[0].value, int | float)):
                 total += float(call.args[0].value)
     return total
 
@@ -44,12 +47,12 @@ def evaluate(page: Path) -> float:
     from evaluators.base import ScenarioSpec
     from evaluators.baselines.webui import page_files
     from evaluators.webui.env import WebUIEpisode
-    from evaluators.webui.parsing import CodeWrite
+    from evaluators.webui.parsing import CodeKind, CodeWrite
 
     episode = WebUIEpisode(ScenarioSpec(env="webui", key=page.name, data={}, resource_path=page),
                            {"resolution": 640, "trace": False})
     for kind, code in page_files(page, degrade=False).items():
-        episode.step(CodeWrite(kind, code))
+        episode.step(CodeWrite(cast(CodeKind, kind), code))
     started = time.perf_counter()
     episode.evaluate()
     elapsed = time.perf_counter() - started
@@ -98,6 +101,7 @@ def throughput(workers: int, names: list[str]) -> float:
     for process in processes:
         process.join()
     # Throughput in steady state: results after the first, over the time they took.
+    assert started is not None
     return (len(names) - 1) / ((finished - started) / 60)
 
 

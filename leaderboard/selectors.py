@@ -182,7 +182,8 @@ def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None
     numbers["best_of_n"] = [CurvePoint(*point) for point in result.best_of_n or []]
     # Only the means come with every board; reading a deferred field would cost a query per entry.
     loaded = EntrySummary.PER_SCENARIO if detail else ("scenario_means",)
-    return EntrySummary(**numbers, **{name: _by_scenario(getattr(result, name)) for name in loaded})
+    per_scenario: dict[str, Any] = {name: _by_scenario(getattr(result, name)) for name in loaded}
+    return EntrySummary(**numbers, **per_scenario)
 
 
 def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
@@ -281,7 +282,7 @@ def _mark_ties(rows: list[BoardRow]) -> None:
 class OverviewCell:
     mean: float | None
     se: float | None
-    submission_id: int
+    submission_id: int | None
     incomplete: bool
 
 

@@ -57,8 +57,8 @@ def scenario_means(scores: Iterable[tuple[object, float]]) -> dict[object, float
     return {scenario: sum(values) / len(values) for scenario, values in by_scenario.items()}
 
 
-def bootstrap_ci(means: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                 confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+def bootstrap_ci(means: Sequence[float] | np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
+                 seed: int = BOOTSTRAP_SEED, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean, resampling scenarios (their means) with replacement."""
     values = np.asarray(list(means), dtype=float)
     if len(values) < 2:
@@ -83,7 +83,7 @@ class PairedTest:
         return self.n_shared < 2 or self.p_value is None or self.p_value >= TIE_ALPHA
 
 
-def paired_test(leader: Mapping[object, float], other: Mapping[object, float]) -> PairedTest:
+def paired_test(leader: Mapping[Any, float], other: Mapping[Any, float]) -> PairedTest:
     """Paired t-test of per-scenario means on the scenarios both entries have scores for."""
     shared = sorted(set(leader) & set(other), key=str)
     if not shared:
@@ -121,7 +121,7 @@ class CurvePoint(NamedTuple):
     scenarios: int
 
 
-def best_of_n_curve(scores_by_scenario: Mapping[object, Sequence[float]]) -> list[CurvePoint]:
+def best_of_n_curve(scores_by_scenario: Mapping[Any, Sequence[float]]) -> list[CurvePoint]:
     """Expected best score over N repeats, N = 1 … the most repeats any scenario has.
 
     At each N only the scenarios with at least N scored repeats can be estimated, so the
@@ -192,7 +192,7 @@ class EntrySummary:
 def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence[str] = ()) -> EntrySummary:
     ordered = sorted(outcomes, key=lambda o: (o.scenario_id, o.repeat, o.attempt_id))
     scored = [o for o in ordered if o.scored and o.score is not None]
-    summary = summarise((o.scenario_id, o.score) for o in scored)
+    summary = summarise((o.scenario_id, o.score) for o in scored if o.score is not None)
     scores: dict[int, list[float]] = defaultdict(list)
     first: dict[int, int] = {}
     for outcome in scored:

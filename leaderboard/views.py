@@ -1,6 +1,8 @@
 """Server-rendered board and metric-card pages."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -29,7 +31,7 @@ def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filter
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    sections = []
+    sections: list[dict[str, Any]] = []
     for plugin in all_plugins():
         suite = default_suite(plugin.slug)
         boards = [board_get(env=plugin.slug, flow=flow, subset=subset, suite=suite)
@@ -61,6 +63,7 @@ def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: st
     rows = [row.as_dict() for row in data.rows]
     # Every part is a slug (the URL's and board_get's patterns): nothing to escape in the header.
     name = f"magebench-{env}-{flow}-{subset}-{data.suite}"
+    response: HttpResponse
     if fmt == "json":
         response = JsonResponse({"env": env, "flow": flow, "subset": subset, "suite": data.suite, "rows": rows})
     else:

@@ -14,7 +14,10 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: A plain decimal number, the only text starting with + or - that is kept as it is.
@@ -28,7 +31,7 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def write_csv(out: TextIO, columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> None:
+def write_csv(out: SupportsWrite[str], columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> None:
     """A header of ``columns``, then one line per row (missing cells empty, extra keys left out)."""
     names = list(columns)
     writer = csv.writer(out)

@@ -32,7 +32,9 @@ class _ModelAndBoardForm(forms.Form):
 
     def __init__(self, *args: Any, teams: Sequence[Any] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["team"].choices = [(str(team.id), team.name) for team in teams]
+        team_field = self.fields["team"]
+        assert isinstance(team_field, forms.ChoiceField)
+        team_field.choices = [(str(team.id), team.name) for team in teams]
 
 
 class EndpointSubmissionForm(_ModelAndBoardForm):
