@@ -7,9 +7,11 @@ a management command or a test alike.
 from __future__ import annotations
 
 import abc
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from PIL import Image
 
@@ -176,6 +178,16 @@ class EnvironmentPlugin(abc.ABC):
 
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         """The score of an agent that does nothing, when it is known in closed form."""
+        return None
+
+    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random) -> str | None:
+        """What the baseline ``agent`` (idle, random or oracle) answers to a chat request of this
+        environment, for a plug-in that plays the baselines itself; None leaves the request to the
+        baselines' own policies (evaluators.baselines.agents asks every plug-in first).
+
+        Like the baselines, it reads only what a model reads: the request's messages. ``rng`` is
+        the agent's seeded generator.
+        """
         return None
 
 

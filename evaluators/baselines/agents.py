@@ -3,7 +3,8 @@
 They read only what a model reads: the request's messages. The flow is recognised from the
 reply format the prompt asks for, the environment from the prompt's wording (a small registry,
 so other environments can be added beside Sokoban), and the oracle sees the board only through
-the last image in the request.
+the last image in the request. An environment plug-in may play the baselines itself
+(``EnvironmentPlugin.baseline_reply``); it is asked first, so a new environment needs no change here.
 """
 from __future__ import annotations
 
@@ -139,6 +140,18 @@ def register_environment(profile: EnvironmentProfile) -> EnvironmentProfile:
     return profile
 
 
+def plugin_reply(agent: str, messages: Sequence[Message], rng: random.Random) -> str | None:
+    """The reply of a plug-in that plays the baselines of its environment itself; None when no
+    plug-in claims the request."""
+    from evaluators.base import all_plugins
+
+    for plugin in all_plugins():
+        reply = plugin.baseline_reply(agent, messages, rng)
+        if reply is not None:
+            return reply
+    return None
+
+
 def detect_environment(messages: Sequence[Message]) -> EnvironmentProfile | None:
     text = prompt_text(messages)
     for profile in _ENVIRONMENTS.values():
@@ -192,6 +205,9 @@ class IdleAgent:
     name = "idle"
 
     def reply(self, messages: Sequence[Message]) -> str:
+        claimed = plugin_reply(self.name, messages, random.Random(0))
+        if claimed is not None:
+            return claimed
         flow = detect_flow(messages)
         if flow is None:
             return cannot_interpret(None, "the prompt asks for no reply format I know")
@@ -211,6 +227,10 @@ class RandomAgent:
         self.max_plan = max_plan
 
     def reply(self, messages: Sequence[Message]) -> str:
+        with self._lock:
+            claimed = plugin_reply(self.name, messages, self._rng)
+        if claimed is not None:
+            return claimed
         flow = detect_flow(messages)
         if flow is None:
             return cannot_interpret(None, "the prompt asks for no reply format I know")
@@ -255,6 +275,9 @@ class OracleAgent:
         )
 
     def reply(self, messages: Sequence[Message]) -> str:
+        claimed = plugin_reply(self.name, messages, random.Random(0))
+        if claimed is not None:
+            return claimed
         flow = detect_flow(messages)
         if flow is None:
             return cannot_interpret(None, "the prompt asks for no reply format I know")
