@@ -13,6 +13,7 @@ from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.gridwalk.drawing import draw
 from evaluators.gridwalk.grid import DEFAULT_MAX_STEPS, MOVES, Cell, Level, score_from
 from evaluators.images import resize_longest_side
+from evaluators.settings import EvaluationSettings
 
 DEFAULT_RESOLUTION = 320
 
@@ -42,9 +43,8 @@ class GridWalkEpisode(Episode):
         self._restart()
 
     @classmethod
-    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> GridWalkEpisode:
-        return cls(level_of(scenario), resolution=int(settings.get("resolution", DEFAULT_RESOLUTION)),
-                   render_observations=bool(settings.get("observation_images", True)))
+    def from_scenario(cls, scenario: ScenarioSpec, settings: EvaluationSettings) -> GridWalkEpisode:
+        return cls(level_of(scenario), resolution=settings.resolution, render_observations=settings.observation_images)
 
     def _restart(self) -> None:
         self.position: Cell = self.level.start

@@ -20,6 +20,7 @@ from evaluators.base import (
 from evaluators.gridwalk import prompts
 from evaluators.gridwalk.grid import MOVES
 from evaluators.gridwalk.parsing import parse_move, parse_route
+from evaluators.settings import EvaluationSettings
 
 
 class GridWalkPlugin(EnvironmentPlugin):
@@ -47,7 +48,7 @@ class GridWalkPlugin(EnvironmentPlugin):
 
         return discover_gridwalk(resources)
 
-    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+    def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode:
         from evaluators.gridwalk.env import GridWalkEpisode
 
         return GridWalkEpisode.from_scenario(scenario, settings)

@@ -7,6 +7,7 @@ from evaluators.base import ScenarioSpec
 from evaluators.gridwalk.env import EpisodeOver, GridWalkEpisode
 from evaluators.gridwalk.grid import Level, LevelError, score_from
 from evaluators.gridwalk.plugin import GridWalkPlugin
+from evaluators.settings import EvaluationSettings
 
 DETOUR = Level.from_rows([".......", ".@.#.G.", "...#..."])  # d_0 = 6: the wall forces a way round
 
@@ -90,6 +91,6 @@ def test_rows_that_are_no_playable_level_are_refused(rows: list[str]) -> None:
 def test_the_idle_score_is_zero_in_closed_form() -> None:
     spec = ScenarioSpec(env="gridwalk", key="k", data={"grid": DETOUR.to_rows()})
     plugin = GridWalkPlugin()
-    episode = plugin.new_episode(spec, {"observation_images": False})
+    episode = plugin.new_episode(spec, EvaluationSettings.from_mapping({"observation_images": False}, plugin, "global"))
     episode.reset()
     assert plugin.idle_score(spec) == episode.score() == 0.0
