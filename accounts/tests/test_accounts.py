@@ -1,6 +1,9 @@
 """Sign-up, teams, tokens and who may see or do what with a submission."""
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -95,7 +98,7 @@ def world(fixture_scenarios):
         attempt = Attempt.objects.create(submission=sub, scenario=scenario, repeat=0)
         subs[visibility] = (sub, attempt)
     clients = {"anonymous": Client()}
-    tokens = {"anonymous": None}
+    tokens: dict[str, str | None] = {"anonymous": None}
     for role, user in (("owner", owner), ("member", member), ("outsider", outsider)):
         clients[role] = Client()
         clients[role].force_login(user)
@@ -104,7 +107,7 @@ def world(fixture_scenarios):
     return subs, clients, tokens
 
 
-def _api(token: str | None) -> dict[str, str]:
+def _api(token: str | None) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
 
 
@@ -180,7 +183,7 @@ def _finished(team, model, scored: bool, hours_ago: float = 1.0) -> Submission:
     sub = Submission.objects.create(team=team, model=model, environment_id="sokoban", flow="global", subset="mini",
                                     suite="fixture", status=Submission.Status.COMPLETED if scored
                                     else Submission.Status.INCOMPLETE)
-    Submission.objects.filter(id=sub.id).update(created_at=timezone.now() - timezone.timedelta(hours=hours_ago))
+    Submission.objects.filter(id=sub.id).update(created_at=timezone.now() - timedelta(hours=hours_ago))
     Attempt.objects.create(submission=sub, scenario=scenario, repeat=0,
                            status=Attempt.Status.SCORED if scored else Attempt.Status.INFRA_FAILED,
                            score=50.0 if scored else None)
@@ -196,7 +199,7 @@ def test_the_quota_counts_the_last_24_hours_and_not_infrastructure_failures(lab,
     status = quota_status(lab.team)
     assert (status.per_day_used, status.per_day_left, status.total_used) == (1, 1, 2)
     first.refresh_from_db()
-    assert status.per_day_resets_at == first.created_at + timezone.timedelta(days=1)
+    assert status.per_day_resets_at == first.created_at + timedelta(days=1)
     _finished(lab.team, model, scored=True, hours_ago=1)
     response = lab.client.post(reverse("api-submission-create"), {
         "model_name": "M", "env": "sokoban", "flow": "global", "subset": "mini", "suite": "fixture",

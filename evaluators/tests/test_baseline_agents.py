@@ -97,14 +97,14 @@ def test_earlier_assistant_replies_do_not_decide_the_flow() -> None:
 
 
 def test_the_environment_is_recognised_from_the_prompt() -> None:
-    assert detect_environment(_request(GLOBAL)).slug == "sokoban"  # type: ignore[union-attr]
+    assert detect_environment(_request(GLOBAL)).slug == "sokoban"
     assert detect_environment(_no_env_request(GLOBAL)) is None
 
 
 def test_new_environments_can_be_registered_for_the_baselines(monkeypatch: pytest.MonkeyPatch) -> None:
     football = EnvironmentProfile("football", ("shot", "long_pass"), lambda text: "football" in text.lower())
     monkeypatch.setitem(agents_module._ENVIRONMENTS, "football", football)
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You control a Football team."},
         {"role": "user", "content": ONLINE.format_instruction},
     ]
@@ -116,9 +116,9 @@ def test_new_environments_can_be_registered_for_the_baselines(monkeypatch: pytes
 def test_football_baselines_answer_in_the_official_vocabulary() -> None:
     from evaluators.football.prompts import ONLINE as FOOTBALL_ONLINE
 
-    plugin = get_plugin("football")
+    plugin: Any = get_plugin("football")
     messages = _request(FOOTBALL_ONLINE)
-    assert detect_environment(messages).slug == "football"  # type: ignore[union-attr]
+    assert detect_environment(messages).slug == "football"
     agent = RandomAgent(seed=5)
     seen = {plugin.parse("online", agent.reply(messages)).actions[0] for _ in range(200)}
     assert seen == set(plugin.ACTIONS) and all(name.startswith("action_") for name in seen)
@@ -126,9 +126,10 @@ def test_football_baselines_answer_in_the_official_vocabulary() -> None:
 
 
 def test_a_football_prompt_worded_by_another_harness_is_recognised_too() -> None:
-    messages = [{"role": "system", "content": "You are about to play a Football game on a pitch."},
-                {"role": "user", "content": [text_part("# analyze\n...\n# action\naction_left")]}]
-    assert detect_environment(messages).slug == "football"  # type: ignore[union-attr]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are about to play a Football game on a pitch."},
+        {"role": "user", "content": [text_part("# analyze\n...\n# action\naction_left")]}]
+    assert detect_environment(messages).slug == "football"
 
 
 def test_the_last_image_is_decoded_whatever_its_label_says() -> None:
@@ -490,7 +491,7 @@ def _frame(env: Any) -> Image.Image:
     image = Image.fromarray(render_rgb(env.room_fixed, env.room_state))
     # The platform upscales the 16-px tiles so the longest side is 640 px.
     scale = 640 / max(image.size)
-    return image.resize((round(image.width * scale), round(image.height * scale)), Image.LANCZOS)
+    return image.resize((round(image.width * scale), round(image.height * scale)), Image.Resampling.LANCZOS)
 
 
 def _all_boxes_on_targets(env: Any) -> bool:

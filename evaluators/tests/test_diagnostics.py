@@ -1,3 +1,5 @@
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -133,7 +135,8 @@ def test_one_pass_alone_or_passes_with_any_other_action_are_not_pass_only():
 
 
 def test_the_pass_only_rule_applies_to_football_alone():
-    assert get_plugin("football").PASS_ACTIONS == PASSES
+    football: Any = get_plugin("football")
+    assert football.PASS_ACTIONS == PASSES
     assert not getattr(get_plugin("sokoban"), "PASS_ACTIONS", frozenset())
 
 
@@ -155,7 +158,8 @@ def test_a_football_decision_has_no_effect_when_the_ball_barely_moves_and_keeps_
 
 @pytest.mark.parametrize("env", ["sokoban", "football"])
 def test_the_metric_cards_state_every_ia_and_ra_rule(env):
-    card = get_plugin(env).metric_card
+    plugin: Any = get_plugin(env)
+    card = plugin.metric_card
     rules = dict(card["diagnostics"])
     assert set(rules) == {"IA", "RA"}
     assert "retr" in rules["IA"]

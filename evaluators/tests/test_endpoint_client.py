@@ -41,7 +41,7 @@ from evaluators.sokoban.prompts import ONLINE
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706"
 
-MESSAGES = [
+MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": ONLINE.system},
     {"role": "user", "content": [text_part(ONLINE.first_turn + "\n" + ONLINE.format_instruction)]},
 ]

@@ -175,7 +175,7 @@ def _official_pass_actions(episode: FootballEpisode, decision: int, code: str, d
     segment = episode.segments[decision - 1]
     records = episode.records[segment.first_step - 1: segment.last_step]
     passer = episode.records[segment.first_step - 2]["observation"]["ball_owned_player"]
-    holder, expected = passer, []
+    holder, expected = passer, list[str]()
     while len(expected) < len(records):
         if holder == passer:
             expected += [code, direction]

@@ -1,11 +1,13 @@
 """The Football metric card states every rule the code applies, the non-default variant and the
 remaining deviations from the official code, each with its measured effect."""
+from typing import Any, cast
+
 from evaluators.football.card import METRIC_CARD
 from evaluators.football.env import SHOT_HELD_SETTING
 
 
 def _text(section: str) -> str:
-    return " ".join(item if isinstance(item, str) else " ".join(item) for item in METRIC_CARD[section])
+    return " ".join(item if isinstance(item, str) else " ".join(item) for item in cast(list[Any], METRIC_CARD[section]))
 
 
 def test_the_card_states_the_step_order_the_shot_samples_and_the_auto_rendering_rules():

@@ -1,3 +1,5 @@
+from typing import Any
+
 import pytest
 
 from evaluators.agents.parsing import ERR_NO_ACTIONS, ERR_NOT_AN_ACTION, parse_global_actions, parse_online_action
@@ -94,7 +96,7 @@ FOOTBALL_NAMES = ("action_left", "action_top_left", "action_top", "action_top_ri
 
 
 def test_football_accepts_exactly_the_sixteen_official_action_names():
-    plugin = get_plugin("football")
+    plugin: Any = get_plugin("football")
     assert tuple(plugin.ACTIONS) == FOOTBALL_NAMES
     for name in FOOTBALL_NAMES:
         assert plugin.parse("online", f"# analyze\nopen space\n# action\n{name}\n").actions == [name]

@@ -38,7 +38,7 @@ def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
 
 
 def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
-    states = list(generated.states)
+    states: list[PageState] = list(generated.states)
     states += [PageState(name=s.name, elements=[]) for s in target.states[len(states):]]
     doms = [state.dom for state in target.states]
     return score_page(target.states, states, target_dom=doms, exclude_unchanged=exclude).aes

@@ -9,6 +9,7 @@ from evaluators.webui.parsing import (
     ERR_NO_CODE_BLOCK,
     ERR_NO_RECOGNISED_BLOCK,
     ERR_UNTERMINATED,
+    CodeKind,
     CodeWrite,
     collapse_newlines,
     files_after,
@@ -140,7 +141,7 @@ def test_a_later_block_of_the_same_kind_overwrites_the_earlier_one():
 
 
 def test_files_after_starts_from_the_existing_files():
-    existing = {"html": "<p>old</p>", "css": "p {}"}
+    existing: dict[CodeKind, str] = {"html": "<p>old</p>", "css": "p {}"}
     assert files_after([CodeWrite("css", "p { color: red; }")], existing) == {
         "html": "<p>old</p>", "css": "p { color: red; }"}
     assert existing["css"] == "p {}"

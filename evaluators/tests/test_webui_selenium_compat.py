@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ from evaluators.webui.selenium_compat.keys import PLAYWRIGHT_KEYS
 
 pytestmark = pytest.mark.integration
 
-Opener = Callable[[str], CompatDriver]
+Opener = Callable[..., CompatDriver]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def open_page(renderer: PageRenderer, tmp_path: Path) -> Iterator[Opener]:
         yield opener
 
 
-def js(driver: CompatDriver, expression: str) -> object:
+def js(driver: CompatDriver, expression: str) -> Any:
     return driver.page.evaluate(expression)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -12,7 +13,7 @@ from config.staticfinders import PLOTLY_STATIC_PATH, PlotlyFinder
 
 
 def test_the_finder_finds_plotly_min_js_in_the_plotly_package():
-    found = Path(PlotlyFinder().find(PLOTLY_STATIC_PATH))
+    found = Path(cast(str, PlotlyFinder().find(PLOTLY_STATIC_PATH)))
     assert found.name == "plotly.min.js" and found.parent.name == "package_data" and found.is_file()
     assert "plotly.js v" in found.read_text(encoding="utf-8")[:200]
     assert PlotlyFinder().find(PLOTLY_STATIC_PATH, find_all=True) == [str(found)]

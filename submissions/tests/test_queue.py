@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -16,7 +18,7 @@ from submissions.templatetags.durations import duration
 pytestmark = pytest.mark.django_db
 
 
-def _submission(name: str, statuses: list[tuple[str, float | None]], *, status: str = Submission.Status.RUNNING,
+def _submission(name: str, statuses: Sequence[tuple[str, float | None]], *, status: str = Submission.Status.RUNNING,
                 subset: str = "mini", public: bool = True) -> Submission:
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
     submission = Submission.objects.create(team=team, model=ModelEntry.objects.create(team=team, name=name),
@@ -105,7 +107,7 @@ def test_the_queue_page_shows_each_queue_s_load_and_flags_work_that_no_worker_is
     assert (loads["browser"].waiting, loads["browser"].running, loads["browser"].unserved) == (3, 0, True)
     assert (loads["engine"].waiting, loads["engine"].unserved) == (0, False)
     # A worker whose heartbeat went stale is not counted as busy any more.
-    Attempt.objects.filter(id=second.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    Attempt.objects.filter(id=second.id).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     assert {load.queue: load.workers for load in queue_loads()}["light"] == 1
     page = client.get(reverse("queue")).content.decode()
     assert "WebUI pages in Chromium" in page and "its workers may be down" in page

@@ -7,7 +7,7 @@ import pickle
 import stat
 import struct
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def jsonl(*rows: Any) -> bytes:
     return "\n".join(row if isinstance(row, str) else json.dumps(row) for row in rows).encode()
 
 
-def make_zip(files: dict[str, str | bytes], *, infos: list[tuple[zipfile.ZipInfo, bytes]] = ()) -> bytes:
+def make_zip(files: Mapping[str, str | bytes], *, infos: Sequence[tuple[zipfile.ZipInfo, bytes]] = ()) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, content in files.items():
