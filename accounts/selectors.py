@@ -9,15 +9,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User as AuthUser
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import ApiToken, Membership
 from submissions.models import Attempt, Submission, Team
 
-User = AbstractBaseUser | AnonymousUser
+User = AuthUser | AnonymousUser
 
 
 def token_digest(secret: str) -> str:
@@ -43,13 +44,13 @@ def token_authenticate(raw: str) -> ApiToken | None:
 
 def user_role(user: User, team_id: int) -> str | None:
     """"owner", "member" or None for ``user`` in the team."""
-    if not getattr(user, "is_authenticated", False):
+    if isinstance(user, AnonymousUser) or not getattr(user, "is_authenticated", False):
         return None
     return Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
 
 
 def user_teams(user: User) -> list[Team]:
-    if not getattr(user, "is_authenticated", False):
+    if isinstance(user, AnonymousUser) or not getattr(user, "is_authenticated", False):
         return []
     return list(Team.objects.filter(memberships__user=user).order_by("name"))
 
@@ -135,7 +136,7 @@ class QuotaStatus:
         return ""
 
 
-def counted_submissions(team: Team):  # type: ignore[no-untyped-def]
+def counted_submissions(team: Team) -> QuerySet[Submission]:
     """The team's submissions that count against its quota.
 
     A submission that finished with no scored attempt (every attempt failed for infrastructure

@@ -6,7 +6,7 @@ import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -21,7 +21,7 @@ class AccountError(ValueError):
     """A request about teams or tokens that cannot be done, with a message for the user."""
 
 
-def team_create(*, user: AbstractBaseUser, name: str) -> Team:
+def team_create(*, user: User, name: str) -> Team:
     name = name.strip()
     if not name:
         raise AccountError("a team needs a name")
@@ -33,7 +33,7 @@ def team_create(*, user: AbstractBaseUser, name: str) -> Team:
     return team
 
 
-def member_add(*, team: Team, actor: AbstractBaseUser, username: str, role: str = Membership.Role.MEMBER) -> Membership:
+def member_add(*, team: Team, actor: User, username: str, role: str = Membership.Role.MEMBER) -> Membership:
     if user_role(actor, team.id) != Membership.Role.OWNER:
         raise AccountError("only the team's owner adds members")
     if role not in Membership.Role.values:
@@ -48,7 +48,7 @@ def member_add(*, team: Team, actor: AbstractBaseUser, username: str, role: str 
         raise AccountError(f"{username} is in the team already") from None
 
 
-def member_remove(*, team: Team, actor: AbstractBaseUser, user: AbstractBaseUser) -> None:
+def member_remove(*, team: Team, actor: User, user: User) -> None:
     """Take ``user`` out of the team: an owner removes anyone, a member only themselves (leaving).
 
     The tokens they made for the team are revoked with it, so that adding them back later does not
@@ -69,7 +69,7 @@ def member_remove(*, team: Team, actor: AbstractBaseUser, user: AbstractBaseUser
         ApiToken.objects.filter(team=team, created_by=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
-def token_create(*, team: Team, user: AbstractBaseUser, name: str, scope: str) -> tuple[ApiToken, str]:
+def token_create(*, team: Team, user: User, name: str, scope: str) -> tuple[ApiToken, str]:
     """A new token and its full text, which is shown once and never stored."""
     if user_role(user, team.id) is None:
         raise AccountError("only members of the team create its tokens")
@@ -81,7 +81,7 @@ def token_create(*, team: Team, user: AbstractBaseUser, name: str, scope: str) -
     return token, f"{token.prefix}_{secret}"
 
 
-def token_revoke(*, token: ApiToken, actor: AbstractBaseUser) -> ApiToken:
+def token_revoke(*, token: ApiToken, actor: User) -> ApiToken:
     if token.created_by_id != actor.pk and user_role(actor, token.team_id) != Membership.Role.OWNER:
         raise AccountError("only the token's creator or the team's owner revokes it")
     if token.revoked_at is None:

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm, UserCreationForm
+from django.contrib.auth.models import User
 from django.contrib.auth.views import PasswordChangeView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -32,8 +33,14 @@ class TokenForm(forms.Form):
     scope = forms.ChoiceField(choices=ApiToken.Scope.choices, initial=ApiToken.Scope.WRITE)
 
 
+class SignedInRequest(HttpRequest):
+    """A request to a view behind ``login_required``: its user is never anonymous."""
+
+    user: User
+
+
 def signup(request: HttpRequest) -> HttpResponse:
-    form = UserCreationForm(request.POST or None)
+    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)
@@ -55,7 +62,7 @@ class PasswordChange(PasswordChangeView):
 
 
 @login_required
-def account(request: HttpRequest) -> HttpResponse:
+def account(request: SignedInRequest) -> HttpResponse:
     form = TeamForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -90,7 +97,7 @@ def team(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def team_action(request: HttpRequest, slug: str, action: str) -> HttpResponse:
+def team_action(request: SignedInRequest, slug: str, action: str) -> HttpResponse:
     team, _ = _member_team(request, slug)
     try:
         if action == "add-member":
@@ -100,10 +107,10 @@ def team_action(request: HttpRequest, slug: str, action: str) -> HttpResponse:
                            role=form.cleaned_data["role"])
                 messages.success(request, f"{form.cleaned_data['username']} added.")
         elif action == "create-token":
-            form = TokenForm(request.POST)
-            if form.is_valid():
-                _, text = token_create(team=team, user=request.user, name=form.cleaned_data["name"],
-                                       scope=form.cleaned_data["scope"])
+            token_form = TokenForm(request.POST)
+            if token_form.is_valid():
+                _, text = token_create(team=team, user=request.user, name=token_form.cleaned_data["name"],
+                                       scope=token_form.cleaned_data["scope"])
                 # Shown on the next page view only, then gone: the site keeps just its digest.
                 request.session["new_token"] = text
         elif action in ("remove-member", "leave"):
