@@ -18,8 +18,8 @@ from django.urls import reverse
 
 from conftest import FIXTURE_RESOURCES, ROOT
 from leaderboard.models import Scenario
-from submissions.models import Attempt, Submission
 from submissions.engine import attempt_run
+from submissions.models import Attempt, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
 pytestmark = pytest.mark.integration
@@ -54,7 +54,8 @@ def _everything_shown_about(client: Client, attempt: Attempt) -> dict[str, str]:
     }
     trace = client.get(reverse("attempt-trace", args=[attempt.id]))
     if trace.status_code == 200:
-        with zipfile.ZipFile(io.BytesIO(b"".join(trace.streaming_content))) as archive:
+        # The trace is a FileResponse; the stubs type the test client's response as a plain one.
+        with zipfile.ZipFile(io.BytesIO(b"".join(trace.streaming_content))) as archive:  # type: ignore[attr-defined]
             for name in archive.namelist():
                 shown[f"trace.zip {name}"] = archive.read(name).decode("utf-8", errors="replace")
     return shown
