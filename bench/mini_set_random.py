@@ -45,7 +45,7 @@ def main() -> None:
             started = time.perf_counter()
             for item in scenarios:
                 spec = ScenarioSpec(env="sokoban", key=item.key, data=item.data, resource_path=item.resource_file)
-                for repeat in range(settings["repeats"]):
+                for repeat in range(settings.repeats):
                     result = run_attempt(scenario=spec, flow=flow, settings=settings, model=client,
                                          out_dir=Path(tmp) / f"{flow}-{item.key}-{repeat}")
                     attempts += 1

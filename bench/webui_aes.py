@@ -46,11 +46,12 @@ def scripted_sleep(actions_file: Path) -> float:
 def evaluate(page: Path) -> float:
     from evaluators.base import ScenarioSpec
     from evaluators.baselines.webui import page_files
+    from evaluators.settings import EvaluationSettings
     from evaluators.webui.env import WebUIEpisode
     from evaluators.webui.parsing import CodeKind, CodeWrite
 
-    episode = WebUIEpisode(ScenarioSpec(env="webui", key=page.name, data={}, resource_path=page),
-                           {"resolution": 640, "trace": False})
+    settings = EvaluationSettings.from_mapping({"resolution": 640, "trace": False}, "webui", "global", platform=True)
+    episode = WebUIEpisode(ScenarioSpec(env="webui", key=page.name, data={}, resource_path=page), settings)
     for kind, code in page_files(page, degrade=False).items():
         episode.step(CodeWrite(cast(CodeKind, kind), code))
     started = time.perf_counter()
