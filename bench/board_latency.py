@@ -112,8 +112,8 @@ def replayed_attempt_id() -> int:
 
     from evaluators.baselines.agents import make_agent
     from evaluators.baselines.server import start_server
-    from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint,
-                                      team_get_or_create)
+    from submissions.engine import attempt_run
+    from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
     call_command("import_magebench", str(ROOT / "fixtures" / "magebench"), suite="fixture", envs=["sokoban"],
                  verbosity=0)

@@ -396,7 +396,7 @@ def run_bare(boards: list[tuple[str, str]], settings: dict[tuple[str, str], dict
     platform's submissions froze, and a fresh baseline per board as each round's endpoints have."""
     from evaluators.runner import run_attempt
     from leaderboard.models import Scenario
-    from submissions.services import scenario_spec
+    from submissions.engine import scenario_spec
 
     # Read before any episode: a WebUI episode starts Playwright on this thread, and its event loop
     # makes Django's ORM guard refuse queries from here afterwards.

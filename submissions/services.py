@@ -1,42 +1,38 @@
-"""Writes for teams, models, submissions and attempts."""
+"""Writes for teams, models and submissions: create, cancel, re-run, resume, and derive their status.
+
+Running attempts is ``submissions.engine``; queueing again what no worker does is
+``submissions.watchdog``.
+"""
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
-import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Mapping
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import Count, F, Q
+from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
 from config.env import parse_bool
-from evaluators.agents.flows import Cancelled, ChatModel
-from evaluators.base import FLOWS, ScenarioSpec, get_plugin
-from evaluators.endpoints.errors import InfraError
-from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
+from evaluators.base import FLOWS, get_plugin
+from evaluators.runner import effective_settings
 from leaderboard.models import Environment, Scenario
 from leaderboard.selectors import default_suite
 from submissions.crypto import encrypt_secret
-from submissions.endpoints import endpoint_client, endpoint_url_validate
+from submissions.endpoints import endpoint_url_validate
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
 from submissions.selectors import attempt_outcomes, queue_for
-from submissions.rescoring import recorded_run, replay_recorded, self_report, upload_settings
+from submissions.rescoring import recorded_run, upload_settings
 from submissions.uploads import UploadError, UploadLimits, parse_upload
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
-
-#: Errors that retrying cannot fix: fail the attempt at once with the reason.
-NON_RETRYABLE = {"auth_error", "invalid_request"}
 
 
 class SubmissionError(ValueError):
@@ -260,7 +256,7 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
             for run in runs)
         # Last, so that a refusal above leaves no file behind; a failed write undoes the rows.
         _upload_store(data, relative)
-        _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+        attempts_enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
     return submission
 
 
@@ -341,7 +337,7 @@ def _attempts_create(submission: Submission, scenarios: list[Scenario], repeats:
     """Every scenario × repeat of a new submission, queued once the transaction commits."""
     Attempt.objects.bulk_create(Attempt(submission=submission, scenario=scenario, repeat=r)
                                 for scenario in scenarios for r in range(repeats))
-    _enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+    attempts_enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
 
 
 def _plugin_or_error(env: str):
@@ -375,223 +371,8 @@ def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) 
     Attempt.objects.filter(id__in=sent).update(queued_at=timezone.now())
 
 
-def _enqueue_on_commit(attempt_ids: list[int]) -> None:
+def attempts_enqueue_on_commit(attempt_ids: list[int]) -> None:
     transaction.on_commit(lambda: attempts_enqueue(attempt_ids))
-
-
-# --- running attempts --------------------------------------------------------------------------
-
-
-class Superseded(Cancelled):
-    """This worker no longer owns the attempt: the watchdog gave it to another worker (this one was
-    paused or cut off for too long). Its result must not be written."""
-
-
-def _owned(attempt: Attempt):  # type: ignore[no-untyped-def]
-    """The attempt's row while this try still owns it: every write of a running try goes through it,
-    so a try that was given up on and handed to another worker can never write over the new one."""
-    return Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING, tries=attempt.tries)
-
-
-@dataclass
-class _Heartbeat:
-    attempt: Attempt
-    last: float = field(default_factory=time.monotonic)  # the claim itself was the first beat
-
-    def __call__(self, progress: dict[str, Any]) -> None:
-        now = time.monotonic()
-        if now - self.last < django_settings.MAGEBENCH_HEARTBEAT_EVERY_SECONDS:
-            return
-        self.last = now
-        try:
-            beat = _owned(self.attempt).update(heartbeat_at=timezone.now(), steps=progress.get("steps", 0),
-                                               model_calls=progress.get("model_calls", 0))
-            cancelled = Submission.objects.filter(id=self.attempt.submission_id,
-                                                  status=Submission.Status.CANCELLED).exists()
-        except (OperationalError, InterfaceError) as exc:
-            # The database is restarting: keep playing, the next beat or the final write reconnects.
-            logger.warning("attempt %s: heartbeat skipped, database unavailable: %s", self.attempt.id, exc)
-            _reconnect()
-            return
-        if cancelled:
-            raise Cancelled()
-        if beat == 0:
-            raise Superseded()
-
-
-def _reconnect() -> None:
-    try:
-        connection.close()
-    except DatabaseError:
-        pass
-
-
-def _with_database(write: Callable[[], T], *, what: str) -> T:
-    """Run ``write`` (autocommit ORM calls), waiting out a database restart of up to
-    MAGEBENCH_DB_OUTAGE_SECONDS instead of losing a finished episode's result."""
-    deadline = time.monotonic() + django_settings.MAGEBENCH_DB_OUTAGE_SECONDS
-    pause = 0.5
-    while True:
-        try:
-            return write()
-        except (OperationalError, InterfaceError) as exc:
-            if time.monotonic() + pause > deadline:
-                raise
-            logger.warning("%s: database unavailable, trying again in %.1fs: %s", what, pause, exc)
-            _reconnect()
-            time.sleep(pause)
-            pause = min(pause * 2, 5.0)
-
-
-class EndpointBusy(Exception):
-    """The attempt's endpoint already serves as many attempts as the platform allows at once."""
-
-
-def _endpoint_has_room(attempt_id: int) -> bool:
-    """Whether one more attempt may call this attempt's endpoint now (uploads call none).
-
-    The endpoint's submissions are locked for the check and the claim, so two workers cannot both
-    take the last free place (on SQLite, writes are serialised anyway).
-    """
-    url = (Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", flat=True).first() or "")
-    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
-    if not url or limit <= 0:
-        return True
-    list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list("id", flat=True))
-    fresh = timezone.now() - timezone.timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
-    running = Attempt.objects.filter(submission__endpoint_url=url, status=Attempt.Status.RUNNING,
-                                     heartbeat_at__gte=fresh).count()
-    return running < limit
-
-
-def attempt_claim(*, attempt_id: int, worker: str = "") -> Attempt | None:
-    """Atomically move a waiting attempt to running; None when another worker has it or it is done.
-
-    Raises EndpointBusy when its endpoint is at its concurrency limit: the attempt stays waiting.
-    """
-    with transaction.atomic():
-        if not _endpoint_has_room(attempt_id):
-            raise EndpointBusy()
-        return _claim(attempt_id, worker or socket.gethostname())
-
-
-def _claim(attempt_id: int, worker: str) -> Attempt | None:
-    now = timezone.now()
-    claimed = Attempt.objects.filter(
-        id=attempt_id,
-        status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING],
-        submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
-    ).update(status=Attempt.Status.RUNNING, started_at=now, heartbeat_at=now, tries=F("tries") + 1,
-             worker=worker[:200], next_try_at=None)
-    if claimed != 1:
-        return None
-    attempt = Attempt.objects.select_related("submission", "scenario").get(id=attempt_id)
-    Submission.objects.filter(id=attempt.submission_id, status=Submission.Status.QUEUED).update(
-        status=Submission.Status.RUNNING, started_at=now)
-    return attempt
-
-
-def scenario_spec(scenario: Scenario) -> ScenarioSpec:
-    resource = Path(scenario.resource_path) if scenario.resource_path else None
-    if resource is not None and not resource.is_absolute():
-        resource = django_settings.SCENARIO_ROOT / resource
-    return ScenarioSpec(env=scenario.environment_id, key=scenario.key, data=scenario.data, resource_path=resource)
-
-
-def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
-    """Run one attempt. Returns a delay in seconds when it must be tried again later.
-
-    Safe to call for any attempt at any time, as often as a broker delivers it: only a waiting
-    attempt is claimed, and only the try that claimed it may write its result.
-    """
-    try:
-        attempt = attempt_claim(attempt_id=attempt_id, worker=worker)
-    except EndpointBusy:
-        # Not a failure and not a try: the team's server is busy with our other attempts.
-        return django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS
-    if attempt is None:
-        return None
-    submission = attempt.submission
-    relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
-    started = time.monotonic()
-    try:
-        if attempt.recorded is not None:
-            result = replay_recorded(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
-                recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
-                progress=_Heartbeat(attempt))
-        else:
-            client: ChatModel = endpoint_client(submission)
-            result = run_attempt(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
-                model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
-            )
-    except Superseded:
-        logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",
-                       attempt.id, attempt.tries)
-        return None
-    except Cancelled:
-        _write_then_refresh(attempt, lambda: _owned(attempt).update(
-            status=Attempt.Status.CANCELLED, finished_at=timezone.now(), trajectory_path=str(relative)))
-        return None
-    except (InfraError, EnvironmentFailure, ValueError) as exc:
-        elapsed = time.monotonic() - started
-        return _with_database(lambda: _attempt_infra_failure(attempt, exc, relative, elapsed),
-                              what=f"attempt {attempt.id}")
-    diagnostics = result.diagnostics
-    elapsed = time.monotonic() - started
-
-    def record() -> None:
-        written = _owned(attempt).update(
-            status=Attempt.Status.SCORED, score=result.score, outcome=result.outcome[:32], steps=result.steps,
-            model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
-            repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
-            details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
-                     **self_report(submission.environment_id, attempt.recorded or {}, result.score)},
-            error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens, trajectory_path=str(relative),
-            finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=elapsed,
-        )
-        # Zero rows is also what a second go sees when the first one's commit landed but its answer
-        # was lost to the outage: only a row in another try's hands means the result was dropped.
-        if written == 0 and not _landed(attempt, Attempt.Status.SCORED):
-            logger.warning("attempt %s try %s finished after another worker took it over; not recorded",
-                           attempt.id, attempt.tries)
-
-    _write_then_refresh(attempt, record)
-    return None
-
-
-def _write_then_refresh(attempt: Attempt, write: Callable[[], object]) -> None:
-    """A try's last write, then its submission's status; each waits out a database restart."""
-    _with_database(write, what=f"attempt {attempt.id}")
-    _with_database(lambda: submission_refresh_status(submission_id=attempt.submission_id),
-                   what=f"submission {attempt.submission_id}")
-
-
-def _landed(attempt: Attempt, status: str) -> bool:
-    return Attempt.objects.filter(id=attempt.id, tries=attempt.tries, status=status).exists()
-
-
-def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, elapsed: float) -> float | None:
-    kind = getattr(exc, "kind", "configuration_error")
-    message = str(exc)[:2000]
-    give_up = kind in NON_RETRYABLE or attempt.tries >= django_settings.MAGEBENCH_INFRA_MAX_TRIES
-    delay = django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS * (2 ** (attempt.tries - 1))
-    fields: dict[str, Any] = {
-        "error_kind": kind, "error_message": message, "trajectory_path": str(relative),
-        "duration_seconds": elapsed, "heartbeat_at": timezone.now(),
-    }
-    if give_up:
-        fields.update(status=Attempt.Status.INFRA_FAILED, finished_at=timezone.now())
-    else:
-        fields.update(status=Attempt.Status.RETRYING, next_try_at=timezone.now() + timezone.timedelta(seconds=delay))
-    if _owned(attempt).update(**fields) == 0 and not _landed(attempt, fields["status"]):
-        return None  # another worker has this attempt now; its outcome is that worker's to record
-    logger.warning("attempt %s: %s (%s), try %s%s", attempt.id, kind, message, attempt.tries,
-                   "; giving up" if give_up else f"; retrying in {delay:.1f}s")
-    submission_refresh_status(submission_id=attempt.submission_id)
-    return None if give_up else delay
 
 
 def submission_refresh_status(*, submission_id: int) -> Submission:
@@ -702,76 +483,6 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False) ->
         if ids:
             Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",
                                                                finished_at=None)
-            _enqueue_on_commit(ids)
+            attempts_enqueue_on_commit(ids)
     submission.refresh_from_db()
     return submission
-
-
-def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: bool = True) -> dict[str, int]:
-    """Queue again what no worker is doing: running attempts whose heartbeat stopped, waiting ones
-    whose message could not be sent, and (with ``include_waiting``) every waiting one, for when the
-    broker lost its messages.
-
-    A stalled attempt that has used all its tries is failed with the reason instead: a scenario that
-    kills its worker every time must not be retried for ever. Safe to call at any time: claiming is
-    atomic, so a message for an attempt that is already being run or has finished does nothing.
-    """
-    now = timezone.now()
-    cutoff = now - timezone.timedelta(seconds=stalled_after_seconds)
-    active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
-    stalled = active.filter(status=Attempt.Status.RUNNING, heartbeat_at__lt=cutoff)
-    max_tries = django_settings.MAGEBENCH_INFRA_MAX_TRIES
-    given_up = list(stalled.filter(tries__gte=max_tries).values_list("id", "submission_id"))
-    Attempt.objects.filter(id__in=[a for a, _ in given_up], status=Attempt.Status.RUNNING).update(
-        status=Attempt.Status.INFRA_FAILED, error_kind="worker_lost", finished_at=now,
-        error_message=f"the worker running this attempt stopped on each of its {max_tries} tries")
-    stalled_ids = list(stalled.exclude(id__in=[a for a, _ in given_up]).values_list("id", flat=True))
-    Attempt.objects.filter(id__in=stalled_ids, status=Attempt.Status.RUNNING).update(
-        status=Attempt.Status.RETRYING, error_kind="worker_lost",
-        error_message="the worker running this attempt stopped; queued again")
-    for submission_id in {s for _, s in given_up}:
-        submission_refresh_status(submission_id=submission_id)
-    waiting = active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING])
-    if include_waiting:
-        unsent: list[int] = list(waiting.values_list("id", flat=True))
-    else:
-        # A send that failed left queued_at empty; a moment's grace lets a commit's own send finish.
-        grace = now - timezone.timedelta(seconds=UNSENT_GRACE_SECONDS)
-        unsent = list(waiting.filter(queued_at__isnull=True, created_at__lt=grace).values_list("id", flat=True))
-    queued = sorted(set(stalled_ids) | set(unsent))
-    _enqueue_on_commit(queued)
-    return {"stalled": len(stalled_ids), "failed": len(given_up), "queued": len(queued)}
-
-
-#: How long a new attempt may wait for its first message before the watchdog sends one itself.
-UNSENT_GRACE_SECONDS = 30.0
-
-#: A key the watchdog keeps in a Redis broker. Redis without persistence comes back from a restart
-#: empty: the key's absence is how the watchdog learns that every queued message was lost.
-BROKER_MARKER_KEY = "magebench:broker-marker"
-
-
-def broker_lost_messages() -> bool:
-    """Whether the broker has been emptied since the last call (the first call ever also says yes,
-    which only re-sends the waiting attempts once). Brokers other than Redis keep their messages."""
-    url = django_settings.CELERY_BROKER_URL
-    if not url.startswith(("redis://", "rediss://")):
-        return False
-    import redis
-
-    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
-    try:
-        return bool(client.set(BROKER_MARKER_KEY, timezone.now().isoformat(), nx=True))
-    finally:
-        client.close()
-
-
-def watchdog_run() -> dict[str, int]:
-    """One round of the watchdog (Celery beat runs it every MAGEBENCH_WATCHDOG_EVERY_SECONDS)."""
-    lost = broker_lost_messages()
-    if lost:
-        logger.warning("the broker holds none of our messages (restarted empty?): sending every waiting attempt again")
-    with transaction.atomic():
-        counts = attempts_requeue_stalled(stalled_after_seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS,
-                                          include_waiting=lost)
-    return {**counts, "broker_emptied": int(lost)}

@@ -11,7 +11,8 @@ from django.db import InterfaceError, OperationalError
              autoretry_for=(OperationalError, InterfaceError), retry_backoff=2, retry_backoff_max=60,
              max_retries=None)
 def run_attempt_task(self, attempt_id: int) -> None:  # type: ignore[no-untyped-def]
-    from submissions.services import attempt_run, attempts_enqueue
+    from submissions.engine import attempt_run
+    from submissions.services import attempts_enqueue
 
     delay = attempt_run(attempt_id=attempt_id, worker=self.request.hostname or "")
     if delay is not None:
@@ -22,6 +23,6 @@ def run_attempt_task(self, attempt_id: int) -> None:  # type: ignore[no-untyped-
 @shared_task(name="submissions.watchdog", ignore_result=False)
 def watchdog_task() -> dict[str, int]:
     """Celery beat's periodic check for attempts whose worker died or whose message was lost."""
-    from submissions.services import watchdog_run
+    from submissions.watchdog import watchdog_run
 
     return watchdog_run()

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import ROOT
 from submissions.models import Submission
-from submissions.services import attempt_run
+from submissions.engine import attempt_run
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from leaderboard.selectors import BoardFilter, board_get, overview_get, size_bucket
 from submissions.models import Attempt, Submission
-from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint, submission_refresh_status,
+from submissions.engine import attempt_run
+from submissions.services import (model_entry_upsert, submission_create_endpoint, submission_refresh_status,
                                   team_get_or_create)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]

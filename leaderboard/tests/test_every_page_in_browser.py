@@ -14,7 +14,8 @@ import pytest
 
 from conftest import FIXTURE_RESOURCES
 from submissions.models import Attempt, Submission
-from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.engine import attempt_run
+from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
 pytestmark = pytest.mark.integration
 

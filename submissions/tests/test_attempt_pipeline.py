@@ -6,8 +6,9 @@ import socket
 import pytest
 
 from submissions.models import Attempt, Submission
-from submissions.services import (attempt_claim, attempt_run, model_entry_upsert, submission_cancel,
-                                  submission_create_endpoint, submission_resume, team_get_or_create)
+from submissions.engine import attempt_claim, attempt_run
+from submissions.services import (model_entry_upsert, submission_cancel, submission_create_endpoint, submission_resume,
+                                  team_get_or_create)
 
 pytestmark = pytest.mark.integration
 
@@ -208,7 +209,7 @@ def test_attempts_left_running_by_a_dead_worker_are_queued_again_and_finish_once
                                                                                  baseline_endpoint):
     from django.utils import timezone
 
-    from submissions.services import attempts_requeue_stalled
+    from submissions.watchdog import attempts_requeue_stalled
 
     server = baseline_endpoint("oracle")
     submission = _submit(server.url)
@@ -230,7 +231,7 @@ def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_r
     import redis
     from django.utils import timezone
 
-    from submissions.services import BROKER_MARKER_KEY
+    from submissions.watchdog import BROKER_MARKER_KEY
     from submissions.tasks import watchdog_task
 
     redis.Redis.from_url(settings.CELERY_BROKER_URL).set(BROKER_MARKER_KEY, "up")  # the broker kept its messages

@@ -15,8 +15,8 @@ import pytest
 from conftest import ROOT
 from submissions import cli
 from submissions.models import Attempt, Submission
-from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint,
-                                  team_get_or_create)
+from submissions.engine import attempt_run
+from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 

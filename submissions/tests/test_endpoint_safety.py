@@ -15,8 +15,8 @@ from leaderboard.models import Scenario
 from submissions import cli
 from submissions.endpoints import endpoint_settings_check
 from submissions.models import Attempt, ModelEntry, Submission, Team
-from submissions.services import (SubmissionError, attempt_run, model_entry_upsert, submission_create_endpoint,
-                                  submission_rerun)
+from submissions.engine import attempt_run
+from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint, submission_rerun
 
 pytestmark = pytest.mark.django_db
 

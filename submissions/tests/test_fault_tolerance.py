@@ -23,8 +23,9 @@ from django.utils import timezone
 
 from conftest import broker_at
 from submissions.models import Attempt, Submission, SubmissionResult
-from submissions.services import (BROKER_MARKER_KEY, attempt_run, attempts_requeue_stalled,
-                                  model_entry_upsert, submission_create_endpoint, team_get_or_create, watchdog_run)
+from submissions.engine import attempt_run
+from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.watchdog import BROKER_MARKER_KEY, attempts_requeue_stalled, watchdog_run
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from submissions.models import Attempt
-from submissions.services import attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.engine import attempt_run
+from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from submissions.crypto import decrypt_secret
 from submissions.models import Attempt, Submission
-from submissions.services import attempt_run
+from submissions.engine import attempt_run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

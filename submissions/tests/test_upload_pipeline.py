@@ -14,7 +14,8 @@ from leaderboard.selectors import board_get
 from submissions.models import Attempt, Submission
 from submissions.official_layout import OfficialRun, zip_runs
 from submissions.selectors import attempt_trajectory
-from submissions.services import (attempt_run, model_entry_upsert, submission_create_endpoint, team_get_or_create)
+from submissions.engine import attempt_run
+from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -11,7 +11,7 @@ from evaluators.base import FLOWS
 from evaluators.endpoints.client import Completion
 from evaluators.runner import effective_settings, run_attempt
 from leaderboard.models import Scenario
-from submissions.services import scenario_spec
+from submissions.engine import scenario_spec
 
 
 class ScriptedModel:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from submissions.services import attempts_requeue_stalled
+from submissions.watchdog import attempts_requeue_stalled
 
 
 class Command(BaseCommand):

@@ -134,7 +134,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _from_database(*, env: str, subset: str, suite: str | None) -> dict[str, ScenarioSpec]:
-        from submissions.services import scenario_spec
+        from submissions.engine import scenario_spec
 
         try:
             suites = suites_for(env)

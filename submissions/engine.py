@@ -1,0 +1,248 @@
+"""The attempt engine: claim a waiting attempt, run it with heartbeats, record what happened.
+
+Every write of a running try names its try number, so a try that was handed to another worker can
+never write over it; a finished episode's result waits out a database restart before it is written.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from django.conf import settings as django_settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from evaluators.agents.flows import Cancelled, ChatModel
+from evaluators.base import ScenarioSpec
+from evaluators.endpoints.errors import InfraError
+from evaluators.runner import EnvironmentFailure, run_attempt
+from leaderboard.models import Scenario
+from submissions.endpoints import endpoint_client
+from submissions.models import Attempt, Submission
+from submissions.rescoring import replay_recorded, self_report
+from submissions.services import submission_refresh_status
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+#: Errors that retrying cannot fix: fail the attempt at once with the reason.
+NON_RETRYABLE = {"auth_error", "invalid_request"}
+
+
+class Superseded(Cancelled):
+    """This worker no longer owns the attempt: the watchdog gave it to another worker (this one was
+    paused or cut off for too long). Its result must not be written."""
+
+
+def _owned(attempt: Attempt) -> QuerySet[Attempt]:
+    """The attempt's row while this try still owns it: every write of a running try goes through it,
+    so a try that was given up on and handed to another worker can never write over the new one."""
+    return Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING, tries=attempt.tries)
+
+
+@dataclass
+class _Heartbeat:
+    attempt: Attempt
+    last: float = field(default_factory=time.monotonic)  # the claim itself was the first beat
+
+    def __call__(self, progress: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if now - self.last < django_settings.MAGEBENCH_HEARTBEAT_EVERY_SECONDS:
+            return
+        self.last = now
+        try:
+            beat = _owned(self.attempt).update(heartbeat_at=timezone.now(), steps=progress.get("steps", 0),
+                                               model_calls=progress.get("model_calls", 0))
+            cancelled = Submission.objects.filter(id=self.attempt.submission_id,
+                                                  status=Submission.Status.CANCELLED).exists()
+        except (OperationalError, InterfaceError) as exc:
+            # The database is restarting: keep playing, the next beat or the final write reconnects.
+            logger.warning("attempt %s: heartbeat skipped, database unavailable: %s", self.attempt.id, exc)
+            _reconnect()
+            return
+        if cancelled:
+            raise Cancelled()
+        if beat == 0:
+            raise Superseded()
+
+
+def _reconnect() -> None:
+    try:
+        connection.close()
+    except DatabaseError:
+        pass
+
+
+def _with_database(write: Callable[[], T], *, what: str) -> T:
+    """Run ``write`` (autocommit ORM calls), waiting out a database restart of up to
+    MAGEBENCH_DB_OUTAGE_SECONDS instead of losing a finished episode's result."""
+    deadline = time.monotonic() + django_settings.MAGEBENCH_DB_OUTAGE_SECONDS
+    pause = 0.5
+    while True:
+        try:
+            return write()
+        except (OperationalError, InterfaceError) as exc:
+            if time.monotonic() + pause > deadline:
+                raise
+            logger.warning("%s: database unavailable, trying again in %.1fs: %s", what, pause, exc)
+            _reconnect()
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+
+
+class EndpointBusy(Exception):
+    """The attempt's endpoint already serves as many attempts as the platform allows at once."""
+
+
+def _endpoint_has_room(attempt_id: int) -> bool:
+    """Whether one more attempt may call this attempt's endpoint now (uploads call none).
+
+    The endpoint's submissions are locked for the check and the claim, so two workers cannot both
+    take the last free place (on SQLite, writes are serialised anyway).
+    """
+    url = (Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", flat=True).first() or "")
+    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+    if not url or limit <= 0:
+        return True
+    list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list("id", flat=True))
+    fresh = timezone.now() - timezone.timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
+    running = Attempt.objects.filter(submission__endpoint_url=url, status=Attempt.Status.RUNNING,
+                                     heartbeat_at__gte=fresh).count()
+    return running < limit
+
+
+def attempt_claim(*, attempt_id: int, worker: str = "") -> Attempt | None:
+    """Atomically move a waiting attempt to running; None when another worker has it or it is done.
+
+    Raises EndpointBusy when its endpoint is at its concurrency limit: the attempt stays waiting.
+    """
+    with transaction.atomic():
+        if not _endpoint_has_room(attempt_id):
+            raise EndpointBusy()
+        return _claim(attempt_id, worker or socket.gethostname())
+
+
+def _claim(attempt_id: int, worker: str) -> Attempt | None:
+    now = timezone.now()
+    claimed = Attempt.objects.filter(
+        id=attempt_id,
+        status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING],
+        submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
+    ).update(status=Attempt.Status.RUNNING, started_at=now, heartbeat_at=now, tries=F("tries") + 1,
+             worker=worker[:200], next_try_at=None)
+    if claimed != 1:
+        return None
+    attempt = Attempt.objects.select_related("submission", "scenario").get(id=attempt_id)
+    Submission.objects.filter(id=attempt.submission_id, status=Submission.Status.QUEUED).update(
+        status=Submission.Status.RUNNING, started_at=now)
+    return attempt
+
+
+def scenario_spec(scenario: Scenario) -> ScenarioSpec:
+    resource = Path(scenario.resource_path) if scenario.resource_path else None
+    if resource is not None and not resource.is_absolute():
+        resource = django_settings.SCENARIO_ROOT / resource
+    return ScenarioSpec(env=scenario.environment_id, key=scenario.key, data=scenario.data, resource_path=resource)
+
+
+def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
+    """Run one attempt. Returns a delay in seconds when it must be tried again later.
+
+    Safe to call for any attempt at any time, as often as a broker delivers it: only a waiting
+    attempt is claimed, and only the try that claimed it may write its result.
+    """
+    try:
+        attempt = attempt_claim(attempt_id=attempt_id, worker=worker)
+    except EndpointBusy:
+        # Not a failure and not a try: the team's server is busy with our other attempts.
+        return django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS
+    if attempt is None:
+        return None
+    submission = attempt.submission
+    relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
+    started = time.monotonic()
+    try:
+        if attempt.recorded is not None:
+            result = replay_recorded(
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+                recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
+                progress=_Heartbeat(attempt))
+        else:
+            client: ChatModel = endpoint_client(submission)
+            result = run_attempt(
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+                model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
+            )
+    except Superseded:
+        logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",
+                       attempt.id, attempt.tries)
+        return None
+    except Cancelled:
+        _write_then_refresh(attempt, lambda: _owned(attempt).update(
+            status=Attempt.Status.CANCELLED, finished_at=timezone.now(), trajectory_path=str(relative)))
+        return None
+    except (InfraError, EnvironmentFailure, ValueError) as exc:
+        elapsed = time.monotonic() - started
+        return _with_database(partial(_attempt_infra_failure, attempt, exc, relative, elapsed),
+                              what=f"attempt {attempt.id}")
+    diagnostics = result.diagnostics
+    elapsed = time.monotonic() - started
+
+    def record() -> None:
+        written = _owned(attempt).update(
+            status=Attempt.Status.SCORED, score=result.score, outcome=result.outcome[:32], steps=result.steps,
+            model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
+            repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
+            details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
+                     **self_report(submission.environment_id, attempt.recorded or {}, result.score)},
+            error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, trajectory_path=str(relative),
+            finished_at=timezone.now(), heartbeat_at=timezone.now(), duration_seconds=elapsed,
+        )
+        # Zero rows is also what a second go sees when the first one's commit landed but its answer
+        # was lost to the outage: only a row in another try's hands means the result was dropped.
+        if written == 0 and not _landed(attempt, Attempt.Status.SCORED):
+            logger.warning("attempt %s try %s finished after another worker took it over; not recorded",
+                           attempt.id, attempt.tries)
+
+    _write_then_refresh(attempt, record)
+    return None
+
+
+def _write_then_refresh(attempt: Attempt, write: Callable[[], object]) -> None:
+    """A try's last write, then its submission's status; each waits out a database restart."""
+    _with_database(write, what=f"attempt {attempt.id}")
+    _with_database(lambda: submission_refresh_status(submission_id=attempt.submission_id),
+                   what=f"submission {attempt.submission_id}")
+
+
+def _landed(attempt: Attempt, status: str) -> bool:
+    return Attempt.objects.filter(id=attempt.id, tries=attempt.tries, status=status).exists()
+
+
+def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, elapsed: float) -> float | None:
+    kind = getattr(exc, "kind", "configuration_error")
+    message = str(exc)[:2000]
+    give_up = kind in NON_RETRYABLE or attempt.tries >= django_settings.MAGEBENCH_INFRA_MAX_TRIES
+    delay = django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS * (2 ** (attempt.tries - 1))
+    fields: dict[str, Any] = {
+        "error_kind": kind, "error_message": message, "trajectory_path": str(relative),
+        "duration_seconds": elapsed, "heartbeat_at": timezone.now(),
+    }
+    if give_up:
+        fields.update(status=Attempt.Status.INFRA_FAILED, finished_at=timezone.now())
+    else:
+        fields.update(status=Attempt.Status.RETRYING, next_try_at=timezone.now() + timezone.timedelta(seconds=delay))
+    if _owned(attempt).update(**fields) == 0 and not _landed(attempt, fields["status"]):
+        return None  # another worker has this attempt now; its outcome is that worker's to record
+    logger.warning("attempt %s: %s (%s), try %s%s", attempt.id, kind, message, attempt.tries,
+                   "; giving up" if give_up else f"; retrying in {delay:.1f}s")
+    submission_refresh_status(submission_id=attempt.submission_id)
+    return None if give_up else delay
