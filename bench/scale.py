@@ -395,6 +395,7 @@ def run_bare(boards: list[tuple[str, str]], settings: dict[tuple[str, str], dict
     """Every mini scenario of each board through run_attempt in this process, with the settings the
     platform's submissions froze, and a fresh baseline per board as each round's endpoints have."""
     from evaluators.runner import run_attempt
+    from evaluators.settings import EvaluationSettings
     from leaderboard.models import Scenario
     from submissions.engine import scenario_spec
 
@@ -410,7 +411,8 @@ def run_bare(boards: list[tuple[str, str]], settings: dict[tuple[str, str], dict
         for index, spec in enumerate(specs[board]):
             started = time.perf_counter()
             try:
-                result = run_attempt(scenario=spec, flow=flow, settings=settings[board], model=model,
+                frozen = EvaluationSettings.from_mapping(settings[board], env, flow, platform=True)
+                result = run_attempt(scenario=spec, flow=flow, settings=frozen, model=model,
                                      out_dir=out_dir / f"{env}-{flow}-{index}")
             except Exception as exc:  # noqa: BLE001 - reported, and the other scenarios still measured
                 bare.failures.append(f"{spec.key}: {type(exc).__name__}: {exc}")

@@ -11,9 +11,13 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PIL import Image
+
+if TYPE_CHECKING:
+    # evaluators.settings reads the plug-ins' declarations, so this module names it for typing only.
+    from evaluators.settings import DefaultValue, EvaluationSettings
 
 FLOW_GLOBAL = "global"
 FLOW_ONLINE = "online"
@@ -150,11 +154,12 @@ class EnvironmentPlugin(abc.ABC):
     has_action_diagnostics: ClassVar[bool] = True
     #: Names of the lost-score components each scored attempt stores in details["breakdown"].
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
-    #: Default settings per flow (the paper's standard setting); a submission may override them.
-    default_settings: ClassVar[dict[str, dict[str, Any]]]
+    #: Default settings per flow (the paper's standard setting), each a value or a value per subset
+    #: ({"mini": 10, "full": 3}); ``evaluators.settings.EvaluationSettings`` checks and applies them.
+    default_settings: ClassVar[Mapping[str, Mapping[str, DefaultValue]]]
 
     @abc.abstractmethod
-    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode: ...
+    def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode: ...
 
     @abc.abstractmethod
     def prompts(self, flow: str) -> PromptSet: ...

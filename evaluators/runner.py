@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evaluators.agents.flows import Cancelled, ChatModel, FlowResult, ProgressCallback
-from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
 from evaluators.paths import shown, shown_in
+from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 
 logger = logging.getLogger(__name__)
@@ -27,29 +28,21 @@ class EnvironmentFailure(Exception):
         self.message = message
 
 
-def effective_settings(env: str, flow: str, overrides: dict[str, Any] | None = None,
-                       subset: str = "mini") -> dict[str, Any]:
-    """The official request settings, then the plug-in's defaults for ``flow``, then ``overrides``.
-
-    A default given per subset (``{"mini": 10, "full": 3}``) resolves to the value for ``subset``.
-    """
-    plugin = get_plugin(env)
-    settings = dict(REQUEST_DEFAULTS)
-    settings.update({key: value[subset] if isinstance(value, dict) and subset in value else value
-                     for key, value in plugin.default_settings[flow].items()})
-    settings["prompt_version"] = plugin.prompts(flow).version
-    settings.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return settings
+def effective_settings(env: str, flow: str, overrides: Mapping[str, Any] | None = None,
+                       subset: str = "mini") -> EvaluationSettings:
+    """The plug-in's settings for ``flow`` on ``subset`` with ``overrides`` the platform itself sets
+    (the offline commands, benches and tests; submitters' values go through the submission services)."""
+    return EvaluationSettings.from_mapping(overrides or {}, env, flow, subset=subset, platform=True)
 
 
-def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], model: ChatModel,
+def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSettings, model: ChatModel,
                 out_dir: Path, progress: ProgressCallback | None = None) -> FlowResult:
     """Play one episode and score it. Raises InfraError (never scored) or Cancelled."""
     plugin = get_plugin(scenario.env)
     if flow not in plugin.flows:
         raise ValueError(f"{plugin.title} has no {flow} flow")
     recorder = TrajectoryRecorder(out_dir)
-    recorder.meta.update({"env": scenario.env, "scenario": scenario.key, "flow": flow, "settings": settings})
+    recorder.meta.update({"env": scenario.env, "scenario": scenario.key, "flow": flow, "settings": settings.to_dict()})
     episode = None
     try:
         episode = plugin.new_episode(scenario, settings)

@@ -14,6 +14,7 @@ the platform's built-in behaviour.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,8 +84,9 @@ class EvaluationSettings:
     observation_images: bool = field(default=True, metadata=_rule(bool))
     #: Football's auto-rendering (the official decision rhythm); false plays one engine step per decision.
     auto_render: bool = field(default=True, metadata=_rule(bool))
-    #: WebUI's labelled variant that leaves out elements an action left unchanged (the official
-    #: metric scores every element in every state).
+    #: WebUI's labelled variant that leaves out target elements an action left unchanged (what the
+    #: official code intends; its own test never succeeds, see evaluators.webui.aes). The official
+    #: metric scores every element in every state.
     webui_exclude_unchanged: bool = field(default=False, metadata=_rule(bool))
     #: Football's labelled reward variant in which a keeper's save after a shot is not a stolen ball.
     football_shot_held_until_received: bool = field(default=False, metadata=_rule(bool))
@@ -100,14 +102,7 @@ class EvaluationSettings:
     @classmethod
     def defaults(cls, plugin: EnvironmentPlugin | str, flow: str, *, subset: str = "mini") -> EvaluationSettings:
         """The plug-in's settings for ``flow`` on ``subset``, checked by the rules submitters' values meet."""
-        plugin = get_plugin(plugin) if isinstance(plugin, str) else plugin
-        try:
-            declared = plugin.default_settings[flow]
-        except KeyError:
-            raise SettingsError(f"{plugin.title} has no flow {flow!r}") from None
-        values = validated_values({name: _for_subset(value, subset) for name, value in declared.items()})
-        values["prompt_version"] = plugin.prompts(flow).version
-        return cls(**values, recorded=_in_field_order(ALWAYS_RECORDED + tuple(values)))
+        return _defaults(get_plugin(plugin) if isinstance(plugin, str) else plugin, flow, subset)
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any], plugin: EnvironmentPlugin | str, flow: str, *,
@@ -140,6 +135,14 @@ _RULES: dict[str, _Rule] = {f.name: f.metadata["rule"] for f in dataclasses.fiel
 _ORDER = {name: index for index, name in enumerate(_RULES)}
 #: What a submitter may set, for the error that lists them.
 SUBMITTED_NAMES = tuple(sorted(name for name, rule in _RULES.items() if not rule.platform_only))
+
+
+def setting_range(name: str) -> tuple[float, float]:
+    """The values a submitter may give ``name`` (for forms that check them as they are typed)."""
+    rule = _RULES[name]
+    if rule.low is None or rule.high is None:
+        raise KeyError(f"{name} has no range")
+    return (rule.low, rule.high) if rule.kind is float else (int(rule.low), int(rule.high))
 
 
 def validated_values(raw: Mapping[str, Any], *, platform: bool = False) -> dict[str, Any]:
@@ -191,6 +194,18 @@ def _boolean(name: str, value: Any) -> bool:
     if lowered in _FALSE:
         return False
     raise SettingsError(f"{name} must be true or false")
+
+
+@functools.lru_cache(maxsize=64)
+def _defaults(plugin: EnvironmentPlugin, flow: str, subset: str) -> EvaluationSettings:
+    # Cached: a board reads the settings of every entry it lists.
+    try:
+        declared = plugin.default_settings[flow]
+    except KeyError:
+        raise SettingsError(f"{plugin.title} has no flow {flow!r}") from None
+    values = validated_values({name: _for_subset(value, subset) for name, value in declared.items()})
+    values["prompt_version"] = plugin.prompts(flow).version
+    return EvaluationSettings(**values, recorded=_in_field_order(ALWAYS_RECORDED + tuple(values)))
 
 
 def _for_subset(value: DefaultValue, subset: str) -> Any:

@@ -11,8 +11,8 @@ from django.db.models import Q, QuerySet
 
 from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
-from evaluators.agents.requests import non_official_settings
 from evaluators.base import all_plugins, get_plugin
+from evaluators.settings import declared_defaults
 from leaderboard.models import Environment, ReportedResult, Scenario
 from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
 from submissions.models import Submission, SubmissionResult
@@ -222,15 +222,14 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     for submission in submissions:
         summary = summaries[submission.id]
         assert summary is not None
+        evaluation = submission.evaluation_settings
         rows.append(BoardRow(
             submission_id=submission.id, model=submission.model.name, team=submission.team.name,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
             verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
-            rescoring=(str(submission.settings.get("rescoring", ""))
-                       if submission.source == Submission.Source.UPLOAD else ""),
-            prompt_version=str(submission.settings.get("prompt_version", "")),
-            variant=tuple(non_official_settings(submission.settings)),
+            rescoring=submission.rescoring if submission.source == Submission.Source.UPLOAD else "",
+            prompt_version=evaluation.prompt_version, variant=tuple(evaluation.variant_names()),
             **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
@@ -341,7 +340,7 @@ def metric_card(env: str) -> dict[str, Any]:
         "title": plugin.title,
         "card": getattr(plugin, "metric_card", {}),
         "prompts": {flow: plugin.prompts(flow) for flow in plugin.flows},
-        "defaults": plugin.default_settings,
+        "defaults": {flow: declared_defaults(plugin, flow) for flow in plugin.flows},
         "diagnostics": DIAGNOSTIC_DEFINITIONS,
         "action_diagnostics": plugin.has_action_diagnostics,
     }

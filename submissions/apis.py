@@ -131,6 +131,7 @@ class SubmissionOutput(serializers.ModelSerializer):
     model = serializers.CharField(source="model.name")
     team = serializers.CharField(source="team.name")
     env = serializers.CharField(source="environment_id")
+    settings = serializers.JSONField(source="shown_settings", read_only=True)
     endpoint_url = DisplayUrlField(read_only=True)
 
     class Meta:

@@ -171,13 +171,15 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
     try:
         if attempt.recorded is not None:
             result = replay_recorded(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow,
+                settings=submission.evaluation_settings,
                 recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
                 progress=_Heartbeat(attempt))
         else:
             client: ChatModel = endpoint_client(submission)
             result = run_attempt(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=submission.settings,
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow,
+                settings=submission.evaluation_settings,
                 model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
             )
     except Superseded:

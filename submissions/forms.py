@@ -6,10 +6,17 @@ from typing import Any
 from django import forms
 
 from evaluators.base import all_plugins
+from evaluators.settings import setting_range
 
 
 def _env_choices() -> list[tuple[str, str]]:
     return [(p.slug, p.title) for p in all_plugins()]
+
+
+def _bounds(setting: str) -> dict[str, Any]:
+    """A setting's range as a field's bounds, so the page points at the field the services would refuse."""
+    low, high = setting_range(setting)
+    return {"min_value": low, "max_value": high}
 
 
 class _ModelAndBoardForm(forms.Form):
@@ -44,13 +51,25 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
     endpoint_model = forms.CharField(max_length=200, required=False, label="Model id at the endpoint")
     api_key = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False), label="API key",
                               help_text="Stored encrypted, never shown again")
-    repeats = forms.IntegerField(required=False, min_value=1, max_value=20)
-    temperature = forms.FloatField(required=False, min_value=0, max_value=2)
-    max_tokens = forms.IntegerField(required=False, min_value=1, max_value=65536)
+    repeats = forms.IntegerField(required=False, **_bounds("repeats"))
+    temperature = forms.FloatField(required=False, **_bounds("temperature"))
+    max_tokens = forms.IntegerField(required=False, **_bounds("max_tokens"))
     no_system_role = forms.BooleanField(required=False, label="Model has no system role")
     text_only = forms.BooleanField(required=False, label="Model reads no images",
                                    help_text="Observations are sent as text alone and no frame is rendered "
                                              "(Football and Sokoban).")
+
+    def settings_values(self) -> dict[str, Any]:
+        """The evaluation settings the form asks for, by their names (``text_only`` declares
+        ``observation_images`` false); what is left blank keeps the plug-in's default."""
+        data = self.cleaned_data
+        values: dict[str, Any] = {name: data[name] for name in ("repeats", "temperature", "max_tokens")
+                                  if data[name] is not None}
+        if data["no_system_role"]:
+            values["no_system_role"] = True
+        if data["text_only"]:
+            values["observation_images"] = False
+        return values
 
 
 class UploadSubmissionForm(_ModelAndBoardForm):

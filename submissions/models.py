@@ -1,10 +1,13 @@
 """Teams, models, submissions and their attempts."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from evaluators.settings import EvaluationSettings
 from leaderboard.models import Environment, Scenario
 
 
@@ -65,7 +68,8 @@ class Submission(models.Model):
     suite = models.SlugField(max_length=32)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENDPOINT)
     #: The exact evaluation settings (resolution, max_image, memory, max_loop, repeats, sampling,
-    #: prompt version, parse retries) frozen at submission time.
+    #: prompt version, parse retries) frozen at submission time, in their stored form
+    #: (``EvaluationSettings.to_dict``); runs read them as ``evaluation_settings``.
     settings = models.JSONField(default=dict)
     endpoint_url = models.URLField(max_length=500, blank=True)
     endpoint_model = models.CharField(max_length=200, blank=True)
@@ -75,6 +79,12 @@ class Submission(models.Model):
     endpoint_trusted = models.BooleanField(default=False)
     #: An upload's file as received (under MEDIA_ROOT, named by its SHA-256), kept for audits and re-scoring.
     upload_path = models.CharField(max_length=300, blank=True)
+    #: An upload's own record, kept beside the settings its runs are replayed with: how its runs are
+    #: scored ("re-scored", or "re-simulated" on a stochastic engine), the file's SHA-256, and the
+    #: subset's scenarios it has no run for (the submission then stays incomplete).
+    rescoring = models.CharField(max_length=16, blank=True)
+    upload_sha256 = models.CharField(max_length=64, blank=True)
+    missing_scenarios = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     status_reason = models.TextField(blank=True)
     is_baseline = models.BooleanField(default=False)
@@ -109,6 +119,21 @@ class Submission(models.Model):
     @property
     def has_api_key(self) -> bool:
         return bool(self.api_key_encrypted)
+
+    @property
+    def evaluation_settings(self) -> EvaluationSettings:
+        """The frozen settings as the typed value every run of this submission reads."""
+        return EvaluationSettings.from_mapping(self.settings, self.environment_id, self.flow, subset=self.subset,
+                                               platform=True)
+
+    @property
+    def shown_settings(self) -> dict[str, Any]:
+        """The settings as the submission's page and the API show them: for an upload, its own
+        record follows the evaluation settings under the names it has always been shown with."""
+        if self.source != self.Source.UPLOAD:
+            return dict(self.settings)
+        return {**self.settings, "rescoring": self.rescoring, "upload_sha256": self.upload_sha256,
+                "missing_scenarios": self.missing_scenarios}
 
 
 class Attempt(models.Model):

@@ -18,6 +18,7 @@ from evaluators.agents.replay import RecordedModel
 from evaluators.base import ScenarioSpec
 from evaluators.endpoints.errors import InfraError
 from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
+from evaluators.settings import EvaluationSettings
 from submissions.uploads import UploadedRun, runs_to_replies
 
 #: Uploaded Football runs are played again on the engine, which is stochastic: the score is a new
@@ -30,7 +31,7 @@ _DEFAULT_TOLERANCE = 0.01
 
 
 def upload_settings(env: str, flow: str, *, subset: str = "mini",
-                    overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    overrides: Mapping[str, Any] | None = None) -> EvaluationSettings:
     """The settings every run of an upload is replayed with.
 
     Each recorded reply is one model call of the official flow, which asks for no regeneration:
@@ -41,9 +42,12 @@ def upload_settings(env: str, flow: str, *, subset: str = "mini",
     fixed: dict[str, Any] = {"parse_retries": 0}
     if env in RESIMULATED_ENVS:
         fixed["observation_images"] = False
-    settings = effective_settings(env, flow, {**fixed, **dict(overrides or {})}, subset=subset)
-    settings["rescoring"] = "re-simulated" if env in RESIMULATED_ENVS else "re-scored"
-    return settings
+    return effective_settings(env, flow, {**fixed, **dict(overrides or {})}, subset=subset)
+
+
+def rescoring_label(env: str) -> str:
+    """How an upload's runs are scored, in the words of its page and its board entry."""
+    return "re-simulated" if env in RESIMULATED_ENVS else "re-scored"
 
 
 def recorded_run(run: UploadedRun, *, env: str, flow: str) -> dict[str, Any]:
@@ -52,7 +56,7 @@ def recorded_run(run: UploadedRun, *, env: str, flow: str) -> dict[str, Any]:
             "self_error": run.self_error, "source": run.source}
 
 
-def replay_recorded(*, scenario: ScenarioSpec, flow: str, settings: dict[str, Any], recorded: Mapping[str, Any],
+def replay_recorded(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSettings, recorded: Mapping[str, Any],
                     out_dir: Path, progress: ProgressCallback | None = None) -> FlowResult:
     """Play a recorded run's replies to the environment and score the episode.
 
@@ -97,7 +101,7 @@ class RescoredRun:
 
 
 def rescore_runs(runs: list[UploadedRun], *, env: str, flow: str, scenarios: Mapping[str, ScenarioSpec],
-                 settings: dict[str, Any], out_root: Path | None = None) -> Iterator[RescoredRun]:
+                 settings: EvaluationSettings, out_root: Path | None = None) -> Iterator[RescoredRun]:
     """Re-score parsed upload runs one by one, as the site's workers do.
 
     Trajectories go to ``out_root/<scenario>_r<repeat>/`` (a temporary folder, removed, when not

@@ -19,9 +19,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from config.env import parse_bool
 from evaluators.base import FLOWS, get_plugin
-from evaluators.runner import effective_settings
+from evaluators.settings import EvaluationSettings, SettingsError
 from leaderboard.models import Environment, Scenario
 from leaderboard.selectors import default_suite
 from submissions.crypto import encrypt_secret
@@ -29,7 +28,7 @@ from submissions.endpoints import endpoint_url_validate
 from leaderboard.stats import summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
 from submissions.selectors import attempt_outcomes, queue_for
-from submissions.rescoring import recorded_run, upload_settings
+from submissions.rescoring import recorded_run, rescoring_label, upload_settings
 from submissions.uploads import UploadError, UploadLimits, parse_upload
 
 logger = logging.getLogger(__name__)
@@ -174,18 +173,20 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
     except ValueError as exc:
         raise SubmissionError(str(exc)) from None
     environment, suite, scenarios = _board_scenarios(env, subset, suite)
-    frozen = effective_settings(env, flow, _validated_settings(settings or {}), subset=subset)
-    repeats = int(frozen.get("repeats", 1))
+    try:
+        frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
+    except SettingsError as exc:
+        raise SubmissionError(str(exc)) from None
     _model_check(model)
     with transaction.atomic():
         entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline)
         submission = Submission.objects.create(
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
-            source=Submission.Source.ENDPOINT, settings=frozen, endpoint_url=url,
+            source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
             endpoint_model=endpoint_model or entry.name, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
         )
-        _attempts_create(submission, scenarios, repeats)
+        _attempts_create(submission, scenarios, frozen.repeats)
     return submission
 
 
@@ -241,15 +242,15 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
     except UploadError as exc:
         raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
     digest = hashlib.sha256(data).hexdigest()
-    frozen = upload_settings(env, flow, subset=subset)
-    frozen.update(repeats=max(run.repeat for run in runs) + 1, upload_sha256=digest,
-                  missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
+    frozen = upload_settings(env, flow, subset=subset, overrides={"repeats": max(run.repeat for run in runs) + 1})
     relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
     with transaction.atomic():
         entry = _model_write(model, enforce_quota=enforce_quota)
         submission = Submission.objects.create(
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
-            source=Submission.Source.UPLOAD, settings=frozen, upload_path=str(relative), is_public=is_public)
+            source=Submission.Source.UPLOAD, settings=frozen.to_dict(), upload_path=str(relative), is_public=is_public,
+            rescoring=rescoring_label(env), upload_sha256=digest,
+            missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
         Attempt.objects.bulk_create(
             Attempt(submission=submission, scenario=by_key[run.scenario], repeat=run.repeat,
                     recorded=recorded_run(run, env=env, flow=flow))
@@ -280,57 +281,6 @@ def upload_read(file: Any) -> bytes:
 
 def upload_limits() -> UploadLimits:
     return UploadLimits(max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES)
-
-
-_INT_SETTINGS = {"resolution": (64, 4096), "max_image": (0, 64), "max_memory": (0, 100), "max_loop": (1, 1000),
-                 "repeats": (1, 20), "max_tokens": (1, 65536), "parse_retries": (0, 5)}
-_FLOAT_SETTINGS = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0), "frequency_penalty": (-2.0, 2.0)}
-#: observation_images = false declares an endpoint that reads no images: nothing is rendered for it.
-#: auto_render = false turns Football's auto-rendering off (one engine step per decision), for ablations.
-#: webui_exclude_unchanged = true is WebUI's labelled variant that leaves out elements an action left
-#: unchanged (the official metric scores every element in every state).
-#: football_shot_held_until_received = true is Football's labelled reward variant (a keeper's save
-#: after a shot is not a stolen ball).
-_BOOL_SETTINGS = ("no_system_role", "observation_images", "auto_render", "webui_exclude_unchanged",
-                  "football_shot_held_until_received")
-
-
-def _number(key: str, value: Any, kind: type) -> Any:
-    if isinstance(value, bool):
-        raise SubmissionError(f"{key} must be a number")
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise SubmissionError(f"{key} must be {'a whole number' if kind is int else 'a number'}, not {value!r}") from None
-
-
-def _boolean(key: str, value: Any) -> bool:
-    parsed = parse_bool(value)
-    if parsed is None:
-        raise SubmissionError(f"{key} must be true or false")
-    return parsed
-
-
-def _validated_settings(raw: dict[str, Any]) -> dict[str, Any]:
-    clean: dict[str, Any] = {}
-    for key, value in raw.items():
-        if value in (None, ""):
-            continue
-        if key in _INT_SETTINGS:
-            low, high = _INT_SETTINGS[key]
-            cast: Any = _number(key, value, int)
-        elif key in _FLOAT_SETTINGS:
-            low, high = _FLOAT_SETTINGS[key]
-            cast = _number(key, value, float)
-        elif key in _BOOL_SETTINGS:
-            clean[key] = _boolean(key, value)
-            continue
-        else:
-            raise SubmissionError(f"unknown setting {key!r}")
-        if not low <= cast <= high:
-            raise SubmissionError(f"{key} must be between {low} and {high}")
-        clean[key] = cast
-    return clean
 
 
 def _attempts_create(submission: Submission, scenarios: list[Scenario], repeats: int) -> None:
@@ -383,7 +333,7 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
         cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
     )
     live = Submission.objects.exclude(status=Submission.Status.CANCELLED).filter(id=submission_id)
-    missing = Submission.objects.filter(id=submission_id).values_list("settings__missing_scenarios", flat=True).first()
+    missing = Submission.objects.filter(id=submission_id).values_list("missing_scenarios", flat=True).first()
     if counts["active"] == 0:
         if missing:
             shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
@@ -449,7 +399,7 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> 
                                              **Scenario.subset_filter(submission.subset)))
     if not scenarios:
         raise SubmissionError("the board's scenarios are no longer imported")
-    repeats = int(submission.settings.get("repeats", 1))
+    repeats = submission.evaluation_settings.repeats
     with transaction.atomic():
         if enforce_quota and not submission.is_baseline:
             _quota_hold(submission.team)

@@ -31,9 +31,7 @@ def submit(request: HttpRequest) -> HttpResponse:
                 model=model_spec_from(team=team, data=data, blanks_unchanged=True), env=data["env"],
                 flow=data["flow"], subset=data["subset"], endpoint_url=data["endpoint_url"],
                 endpoint_model=data["endpoint_model"], api_key=data["api_key"],
-                settings={k: data[k] for k in ("repeats", "temperature", "max_tokens") if data[k] is not None}
-                | ({"no_system_role": True} if data["no_system_role"] else {})
-                | ({"observation_images": False} if data["text_only"] else {}),
+                settings=form.settings_values(),
                 is_public=data["public"], enforce_quota=True,
             )
         except SubmissionError as exc:

@@ -27,9 +27,10 @@ from PIL import Image
 
 from evaluators.agents.diagnostics import DiagnosticsTracker
 from evaluators.agents.replay import RepliesExhausted
-from evaluators.agents.requests import REQUEST_DEFAULTS, merge_same_role
+from evaluators.agents.requests import merge_same_role
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
 from evaluators.endpoints.client import image_part
+from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 
 
@@ -61,7 +62,7 @@ class FlowResult:
 class _Session:
     """Model calls, token accounting and recording shared by both flows."""
 
-    def __init__(self, model: ChatModel, settings: dict[str, Any], recorder: TrajectoryRecorder,
+    def __init__(self, model: ChatModel, settings: EvaluationSettings, recorder: TrajectoryRecorder,
                  progress: ProgressCallback | None, plugin: EnvironmentPlugin | None = None) -> None:
         self.model = model
         self.settings = settings
@@ -85,10 +86,10 @@ class _Session:
         try:
             completion = self.model.complete(
                 messages,
-                temperature=float(self.settings.get("temperature", REQUEST_DEFAULTS["temperature"])),
-                max_tokens=int(self.settings.get("max_tokens", 1000)),
-                top_p=_optional_float(self.settings.get("top_p")),
-                frequency_penalty=_optional_float(self.settings.get("frequency_penalty")),
+                temperature=self.settings.temperature,
+                max_tokens=self.settings.max_tokens,
+                top_p=self.settings.top_p,
+                frequency_penalty=self.settings.frequency_penalty,
             )
         except RepliesExhausted:
             self.model_exhausted = True
@@ -125,10 +126,6 @@ class _Session:
     def tick(self) -> None:
         if self.progress is not None:
             self.progress({"model_calls": self.calls, "steps": self.steps})
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _redact_images(messages: list[dict[str, Any]], images: dict[int, str]) -> list[dict[str, Any]]:
@@ -185,7 +182,7 @@ def _observation_parts(observation: Observation, trailer: str, recorder: Traject
     return parts
 
 
-def _system_messages(prompts: PromptSet, settings: dict[str, Any], extra_user: str | None, *,
+def _system_messages(prompts: PromptSet, settings: EvaluationSettings, extra_user: str | None, *,
                      system_as_parts: bool = False) -> list[dict[str, Any]]:
     """The rules (and ``extra_user`` after them) as the official flows open a conversation.
 
@@ -195,7 +192,7 @@ def _system_messages(prompts: PromptSet, settings: dict[str, Any], extra_user: s
     """
     rules = {"type": "text", "text": prompts.system}
     extra = [{"type": "text", "text": extra_user}] if extra_user else []
-    if settings.get("no_system_role"):
+    if settings.no_system_role:
         return [_user([rules] + extra)]
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": [rules] if system_as_parts else prompts.system}]
@@ -220,7 +217,7 @@ def _record_step(session: _Session, episode: Episode, action: Any, result: Any, 
     })
 
 
-def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: dict[str, Any],
+def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: EvaluationSettings,
                recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
     prompts = plugin.prompts(FLOW_GLOBAL)
     session = _Session(model, settings, recorder, progress, plugin)
@@ -228,12 +225,11 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     observation = episode.reset()
     recorder.meta["initial_frame"] = recorder.frame(observation.image) if observation.image is not None else None
     first = [{"type": "text", "text": prompts.first_turn}] if prompts.first_turn else []
-    max_image = settings.get("max_image")
     messages = _system_messages(prompts, settings, None) + [
         _user(first + _observation_parts(observation, prompts.format_instruction, recorder, images,
-                                         None if max_image is None else int(max_image)))
+                                         settings.max_image))
     ]
-    retries = int(settings.get("parse_retries", REQUEST_DEFAULTS["parse_retries"]))
+    retries = settings.parse_retries
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
@@ -287,15 +283,13 @@ def _trim_memory(memory: list[dict[str, Any]], max_memory: int, max_image: int) 
     return trimmed
 
 
-def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: dict[str, Any],
+def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: EvaluationSettings,
                recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
     prompts = plugin.prompts(FLOW_ONLINE)
     session = _Session(model, settings, recorder, progress, plugin)
     images: dict[int, str] = {}
-    max_loop = int(settings.get("max_loop", 50))
-    max_memory = int(settings.get("max_memory", 5))
-    max_image = int(settings.get("max_image", 1))
-    retries = int(settings.get("parse_retries", REQUEST_DEFAULTS["parse_retries"]))
+    max_loop, max_memory, max_image = settings.max_loop, settings.max_memory, settings.max_image
+    retries = settings.parse_retries
 
     observation = episode.reset()
     recorder.meta["initial_frame"] = recorder.frame(observation.image) if observation.image is not None else None

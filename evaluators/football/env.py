@@ -44,6 +44,7 @@ from evaluators.football.reward import (
     length,
 )
 from evaluators.images import resize_longest_side
+from evaluators.settings import EvaluationSettings
 
 MAX_AUTO_STEPS = 10
 MOVE_MIN_DISTANCE = 0.01
@@ -170,15 +171,15 @@ class FootballEpisode(Episode):
             raise ValueError(f"unknown Football reward variant {self.reward_variant!r}; one of {REWARD_VARIANTS}")
 
     @classmethod
-    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> FootballEpisode:
-        seed = settings.get("seed")
+    def from_scenario(cls, scenario: ScenarioSpec, settings: EvaluationSettings) -> FootballEpisode:
+        seed = settings.seed
         return cls(
             scenario=scenario.data["scenario"],
-            seed=int(seed) if seed is not None else random.SystemRandom().randrange(2_000_000_000),
-            resolution=int(settings.get("resolution", DEFAULT_RESOLUTION)),
-            render_observations=bool(settings.get("observation_images", True)),
-            auto_render=bool(settings.get("auto_render", True)),
-            reward_variant=SHOT_HELD_UNTIL_RECEIVED if settings.get(SHOT_HELD_SETTING) else OFFICIAL,
+            seed=seed if seed is not None else random.SystemRandom().randrange(2_000_000_000),
+            resolution=settings.resolution,
+            render_observations=settings.observation_images,
+            auto_render=settings.auto_render,
+            reward_variant=SHOT_HELD_UNTIL_RECEIVED if settings.football_shot_held_until_received else OFFICIAL,
         )
 
     # -- Episode interface --------------------------------------------------------------------

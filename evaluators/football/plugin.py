@@ -8,6 +8,7 @@ from evaluators.agents.parsing import parse_online_action
 from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult, PromptSet, ScenarioSpec
 from evaluators.football.env import ACCEPTED_ACTIONS
+from evaluators.settings import EvaluationSettings
 
 
 class FootballPlugin(EnvironmentPlugin):
@@ -42,7 +43,7 @@ class FootballPlugin(EnvironmentPlugin):
 
         return discover_football(resources, verify=verify)
 
-    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+    def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode:
         from evaluators.football.env import FootballEpisode
 
         return FootballEpisode.from_scenario(scenario, settings)

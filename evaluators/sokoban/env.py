@@ -33,6 +33,7 @@ from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.images import resize_longest_side
+from evaluators.settings import EvaluationSettings
 from evaluators.sokoban.levels import (
     BOX_ON_TARGET,
     DEFAULT_MAX_STEPS,
@@ -102,12 +103,12 @@ class SokobanEpisode(Episode):
         self._clear_bookkeeping()
 
     @classmethod
-    def from_scenario(cls, scenario: ScenarioSpec, settings: dict[str, Any]) -> SokobanEpisode:
+    def from_scenario(cls, scenario: ScenarioSpec, settings: EvaluationSettings) -> SokobanEpisode:
         return cls(
             load_scenario_env(scenario),
             scenario_upper_bound(scenario),
-            resolution=int(settings.get("resolution", DEFAULT_RESOLUTION)),
-            render_observations=bool(settings.get("observation_images", True)),
+            resolution=settings.resolution,
+            render_observations=settings.observation_images,
         )
 
     def _clear_bookkeeping(self) -> None:

@@ -8,6 +8,7 @@ from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
                              PromptSet, ScenarioSpec)
+from evaluators.settings import EvaluationSettings
 from evaluators.sokoban import prompts
 
 ACTIONS = ("Up", "Down", "Left", "Right")
@@ -38,7 +39,7 @@ class SokobanPlugin(EnvironmentPlugin):
 
         return discover_sokoban(resources, verify=verify)
 
-    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+    def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode:
         # Imported here so that registering the plug-in never loads gym or gym-sokoban.
         from evaluators.sokoban.env import SokobanEpisode
 

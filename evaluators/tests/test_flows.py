@@ -170,8 +170,8 @@ def test_every_request_carries_the_official_sampling_settings(tmp_path, flow, ma
                                                    ("football", "online", 1000), ("webui", "global", 4000)])
 def test_the_frozen_defaults_are_the_official_request_settings(env, flow, max_tokens):
     settings = effective_settings(env, flow)
-    assert {k: settings[k] for k in ("temperature", "top_p", "frequency_penalty", "max_tokens", "parse_retries",
-                                     "no_system_role")} == {
+    assert {k: getattr(settings, k) for k in ("temperature", "top_p", "frequency_penalty", "max_tokens",
+                                              "parse_retries", "no_system_role")} == {
         "temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "max_tokens": max_tokens, "parse_retries": 0,
         "no_system_role": False}
 

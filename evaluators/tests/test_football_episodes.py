@@ -54,8 +54,8 @@ def test_the_parser_accepts_exactly_the_sixteen_official_action_names():
 def test_football_offers_the_online_flow_with_ten_repeats_on_mini_and_three_on_full():
     plugin = get_plugin("football")
     assert plugin.flows == ("online",)
-    assert effective_settings("football", "online", subset="mini")["repeats"] == 10
-    assert effective_settings("football", "online", subset="full")["repeats"] == 3
+    assert effective_settings("football", "online", subset="mini").repeats == 10
+    assert effective_settings("football", "online", subset="full").repeats == 3
 
 
 def test_an_idle_episode_runs_end_to_end_and_scores_the_sum_of_its_step_rewards(scenarios, baseline_endpoint,

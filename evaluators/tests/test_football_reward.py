@@ -288,15 +288,14 @@ def test_a_move_check_looks_the_holder_up_in_our_team_even_when_an_opponent_hold
 
 
 def test_the_shot_held_setting_selects_the_variant_and_makes_the_entry_a_labelled_variant():
-    from evaluators.agents.requests import non_official_settings
     from evaluators.base import ScenarioSpec
     from evaluators.football.env import SHOT_HELD_SETTING, FootballEpisode
     from evaluators.runner import effective_settings
 
     spec = ScenarioSpec(env="football", key="R1_P_1", data={"scenario": {}})
     official = effective_settings("football", "online")
-    assert non_official_settings(official) == []
+    assert official.variant_names() == []
     assert FootballEpisode.from_scenario(spec, official).reward_variant == "official"
     variant = effective_settings("football", "online", {SHOT_HELD_SETTING: True})
-    assert non_official_settings(variant) == [SHOT_HELD_SETTING]
+    assert variant.variant_names() == [SHOT_HELD_SETTING]
     assert FootballEpisode.from_scenario(spec, variant).reward_variant == SHOT_HELD_UNTIL_RECEIVED

@@ -20,15 +20,13 @@ from typing import Any
 from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
+from evaluators.settings import EvaluationSettings
 from evaluators.webui.aes import score_page
 from evaluators.webui.parsing import CodeWrite
 from evaluators.webui.tasks import task_parts
 from evaluators.webui.trace import write_public_trace
 
 TARGET_FILES = ("index.html", "style.css", "script.js")
-#: The labelled, non-default variant that leaves out target elements an action did not change
-#: (what the official code intends; its own test never succeeds, see evaluators.webui.aes).
-EXCLUDE_UNCHANGED_SETTING = "webui_exclude_unchanged"
 BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribute")
 
 _renderer = None
@@ -129,14 +127,14 @@ def breakdown(aes_result: Any | None, *, parse_error: bool, render_error: bool) 
 
 
 class WebUIEpisode(Episode):
-    def __init__(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> None:
+    def __init__(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> None:
         if scenario.resource_path is None or not scenario.resource_path.is_dir():
             raise FileNotFoundError(f"the page folder of {scenario.key} is missing")
         self.scenario = scenario
         self.source = scenario.resource_path
-        self.resolution = int(settings.get("resolution", 1920))
-        self.trace = bool(settings.get("trace", True))
-        self.exclude_unchanged = bool(settings.get(EXCLUDE_UNCHANGED_SETTING, False))
+        self.resolution = settings.resolution
+        self.trace = settings.trace
+        self.exclude_unchanged = settings.webui_exclude_unchanged
         self._tmp = Path(tempfile.mkdtemp(prefix="magebench-webui-"))
         self.work = self._tmp / "page"
         shutil.copytree(self.source, self.work)

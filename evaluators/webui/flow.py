@@ -21,6 +21,7 @@ from evaluators.agents.flows import (
 )
 from evaluators.agents.replay import RepliesExhausted
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
+from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 from evaluators.webui.parsing import needs_continuation, parse_online
 from evaluators.webui.prompts import CONTINUATION
@@ -59,14 +60,12 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
     return parsed, call_index
 
 
-def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, settings: dict[str, Any],
+def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, settings: EvaluationSettings,
                      recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
     global_prompts, online_prompts = plugin.prompts(FLOW_GLOBAL), plugin.prompts(FLOW_ONLINE)
     session = _Session(model, settings, recorder, progress)
     images: dict[int, str] = {}
-    retries = int(settings.get("parse_retries", 0))
-    max_image = int(settings.get("max_image", 10))
-    rounds = int(settings.get("max_loop", 4))
+    retries, max_image, rounds = settings.parse_retries, settings.max_image, settings.max_loop
     task = episode.reset()
     first = [{"type": "text", "text": global_prompts.first_turn}] if global_prompts.first_turn else []
     messages = _system_messages(global_prompts, settings, None) + [

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
                              PromptSet, ScenarioSpec)
+from evaluators.settings import EvaluationSettings
 
 
 class WebUIPlugin(EnvironmentPlugin):
@@ -36,7 +37,7 @@ class WebUIPlugin(EnvironmentPlugin):
 
         return discover_webui(resources, verify=verify)
 
-    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+    def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode:
         from evaluators.webui.env import WebUIEpisode
 
         return WebUIEpisode(scenario, settings)

@@ -135,7 +135,7 @@ def test_a_zip_of_the_official_webui_output_folder_is_rendered_and_scored(lab, f
     attempt = submission.attempts.get()
     assert attempt.status == Attempt.Status.SCORED and attempt.score == pytest.approx(100.0, abs=0.5)
     assert attempt.details["self_reported"] == {"score": 99.0, "error": "", "disagrees": False}
-    missing = submission.settings["missing_scenarios"]
+    missing = submission.missing_scenarios
     assert page not in missing and len(missing) == Scenario.objects.filter(
         environment_id="webui", suite="fixture", in_mini=True).count() - 1
 
@@ -164,6 +164,6 @@ def test_uploaded_football_actions_are_played_again_and_marked_re_simulated(lab,
     assert response.status_code == 201, response.content
     submission = _run_all(response.json()["id"])
     assert submission.status == Submission.Status.COMPLETED
-    assert submission.settings["rescoring"] == "re-simulated" and submission.settings["observation_images"] is False
+    assert submission.rescoring == "re-simulated" and submission.settings["observation_images"] is False
     for attempt in submission.attempts.all():
         assert attempt.status == Attempt.Status.SCORED and 1 <= attempt.model_calls <= 3
