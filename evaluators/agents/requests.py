@@ -1,28 +1,16 @@
 """What every model request carries: the official sampling settings and the official message layout.
 
 The official runner (main.py) sends temperature, top_p, max_tokens and frequency_penalty with every
-request, and its OpenAI-compatible client joins consecutive messages of one role into one message
-before sending. The platform talks to OpenAI-compatible endpoints only, so it sends what that
-client sends.
+request (their official values, unchanged by every experiment script, are the defaults of
+``evaluators.settings.EvaluationSettings``), and its OpenAI-compatible client joins consecutive
+messages of one role into one message before sending. The platform talks to OpenAI-compatible
+endpoints only, so it sends what that client sends.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
 from evaluators.endpoints.client import text_part
-
-#: The official runner's request settings (main.py defaults, unchanged by every experiment script).
-#: ``max_tokens`` differs per board and lives in each plug-in's defaults. ``parse_retries = 0`` is the
-#: official behaviour (no second generation for a badly formatted reply); larger values follow the
-#: paper's description of regenerating a reply and are a labelled, non-default option.
-#: ``no_system_role`` is the official ``--model_no_system`` variant.
-REQUEST_DEFAULTS: dict[str, Any] = {
-    "temperature": 0.1,
-    "top_p": 0.95,
-    "frequency_penalty": 1.0,
-    "parse_retries": 0,
-    "no_system_role": False,
-}
 
 #: Settings under which a submission is not scored the official way, with the value that is.
 OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "webui_exclude_unchanged": False,

@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_online_action
-from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult, PromptSet, ScenarioSpec
 from evaluators.football.env import ACCEPTED_ACTIONS
 from evaluators.settings import EvaluationSettings
@@ -25,7 +24,7 @@ class FootballPlugin(EnvironmentPlugin):
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
         FLOW_ONLINE: {
             "resolution": 1280, "max_image": 1, "max_memory": 5, "max_loop": 400,
-            "repeats": {"mini": 10, "full": 3}, **REQUEST_DEFAULTS, "max_tokens": 1000, "observation_images": True,
+            "repeats": {"mini": 10, "full": 3}, "max_tokens": 1000, "observation_images": True,
             # True selects the labelled reward variant in which a keeper's save after a shot is not a
             # stolen ball (evaluators/football/reward.py); false is the official rule.
             "football_shot_held_until_received": False,

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
@@ -32,9 +31,9 @@ class GridWalkPlugin(EnvironmentPlugin):
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("size", "Grid size"), ("route", "Route"))
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "random", "oracle")
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
-        FLOW_GLOBAL: {"resolution": 320, "max_image": 1, "repeats": 2, **REQUEST_DEFAULTS, "max_tokens": 400},
+        FLOW_GLOBAL: {"resolution": 320, "max_image": 1, "repeats": 2, "max_tokens": 400},
         FLOW_ONLINE: {"resolution": 320, "max_image": 1, "max_memory": 5, "max_loop": 30, "repeats": 2,
-                      **REQUEST_DEFAULTS, "max_tokens": 200},
+                      "max_tokens": 200},
     }
 
     @property

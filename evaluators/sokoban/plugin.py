@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
-from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
                              PromptSet, ScenarioSpec)
 from evaluators.settings import EvaluationSettings
@@ -19,13 +18,12 @@ class SokobanPlugin(EnvironmentPlugin):
     title: ClassVar[str] = "Sokoban"
     score_label: ClassVar[str] = "Reward score"
     ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
-    # The official experiment scripts' settings (reference §1).
+    # The official experiment scripts' settings (reference §1); every flow sends the official
+    # request settings, EvaluationSettings' own defaults.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
-        FLOW_GLOBAL: {"resolution": 640, "max_image": 1, "repeats": 3, **REQUEST_DEFAULTS, "max_tokens": 1000},
-        FLOW_ONLINE: {
-            "resolution": 640, "max_image": 1, "max_memory": 5, "max_loop": 50, "repeats": 3, **REQUEST_DEFAULTS,
-            "max_tokens": 300,
-        },
+        FLOW_GLOBAL: {"resolution": 640, "max_image": 1, "repeats": 3, "max_tokens": 1000},
+        FLOW_ONLINE: {"resolution": 640, "max_image": 1, "max_memory": 5, "max_loop": 50, "repeats": 3,
+                      "max_tokens": 300},
     }
 
     @property

@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evaluators.agents.requests import REQUEST_DEFAULTS
 from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
                              PromptSet, ScenarioSpec)
 from evaluators.settings import EvaluationSettings
@@ -20,10 +19,10 @@ class WebUIPlugin(EnvironmentPlugin):
     # webui_exclude_unchanged: False is the official metric (every target element in every state);
     # True is the labelled variant that leaves out elements an action did not change.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
-        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, **REQUEST_DEFAULTS, "max_tokens": 4000,
+        FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, "max_tokens": 4000,
                       "webui_exclude_unchanged": False},
-        FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, **REQUEST_DEFAULTS,
-                      "max_tokens": 4000, "webui_exclude_unchanged": False},
+        FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, "max_tokens": 4000,
+                      "webui_exclude_unchanged": False},
     }
 
     @property
