@@ -36,6 +36,7 @@ from evaluators.baselines.agents import AGENT_NAMES, make_agent  # noqa: E402
 from evaluators.baselines.server import start_server  # noqa: E402
 from evaluators.endpoints.client import ChatClient  # noqa: E402
 from evaluators.runner import effective_settings, run_attempt  # noqa: E402
+from evaluators.settings import EvaluationSettings  # noqa: E402
 from evaluators.trajectory import load_trajectory  # noqa: E402
 from submissions.official_layout import OfficialRun, official_run_from_trajectory, zip_runs  # noqa: E402
 from submissions.rescoring import RESIMULATED_ENVS, rescore_runs, upload_settings  # noqa: E402
@@ -76,7 +77,7 @@ def stochastic_overrides(env: str) -> dict[str, Any]:
     return {"seed": FOOTBALL_SEED} if env in RESIMULATED_ENVS else {}
 
 
-def live_settings(env: str, flow: str) -> dict[str, Any]:
+def live_settings(env: str, flow: str) -> EvaluationSettings:
     """A live submission's settings under the official flow rules, made replayable (see above)."""
     overrides: dict[str, Any] = {"parse_retries": 0, **stochastic_overrides(env)}
     if env in RESIMULATED_ENVS:
