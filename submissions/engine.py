@@ -5,13 +5,16 @@ never write over it; a finished episode's result waits out a database restart be
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings as django_settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
@@ -21,6 +24,7 @@ from django.utils import timezone
 from evaluators.agents.flows import Cancelled, ChatModel
 from evaluators.base import ScenarioSpec
 from evaluators.endpoints.errors import InfraError
+from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
 from leaderboard.models import Scenario
 from submissions.endpoints import endpoint_client
@@ -34,6 +38,8 @@ T = TypeVar("T")
 
 #: Errors that retrying cannot fix: fail the attempt at once with the reason.
 NON_RETRYABLE = {"auth_error", "invalid_request"}
+#: A restarting database: look again soon, then every few seconds (for MAGEBENCH_DB_OUTAGE_SECONDS).
+DATABASE_BACKOFF = Backoff(first=0.5, cap=5.0)
 
 
 class Superseded(Cancelled):
@@ -74,27 +80,21 @@ class _Heartbeat:
 
 
 def _reconnect() -> None:
-    try:
+    with contextlib.suppress(DatabaseError):
         connection.close()
-    except DatabaseError:
-        pass
 
 
 def _with_database(write: Callable[[], T], *, what: str) -> T:
     """Run ``write`` (autocommit ORM calls), waiting out a database restart of up to
     MAGEBENCH_DB_OUTAGE_SECONDS instead of losing a finished episode's result."""
-    deadline = time.monotonic() + django_settings.MAGEBENCH_DB_OUTAGE_SECONDS
-    pause = 0.5
-    while True:
-        try:
-            return write()
-        except (OperationalError, InterfaceError) as exc:
-            if time.monotonic() + pause > deadline:
-                raise
-            logger.warning("%s: database unavailable, trying again in %.1fs: %s", what, pause, exc)
-            _reconnect()
-            time.sleep(pause)
-            pause = min(pause * 2, 5.0)
+
+    def waiting(exc: Exception, failures: int, pause: float) -> None:
+        logger.warning("%s: database unavailable, trying again in %.1fs: %s", what, pause, exc)
+        _reconnect()
+
+    return call_with_retries(write, retry_if=lambda exc: isinstance(exc, (OperationalError, InterfaceError)),
+                             backoff=DATABASE_BACKOFF, budget_seconds=django_settings.MAGEBENCH_DB_OUTAGE_SECONDS,
+                             on_retry=waiting)
 
 
 class EndpointBusy(Exception):
@@ -112,7 +112,7 @@ def _endpoint_has_room(attempt_id: int) -> bool:
     if not url or limit <= 0:
         return True
     list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list("id", flat=True))
-    fresh = timezone.now() - timezone.timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
+    fresh = timezone.now() - timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     running = Attempt.objects.filter(submission__endpoint_url=url, status=Attempt.Status.RUNNING,
                                      heartbeat_at__gte=fresh).count()
     return running < limit
@@ -233,7 +233,7 @@ def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, ela
     kind = getattr(exc, "kind", "configuration_error")
     message = str(exc)[:2000]
     give_up = kind in NON_RETRYABLE or attempt.tries >= django_settings.MAGEBENCH_INFRA_MAX_TRIES
-    delay = django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS * (2 ** (attempt.tries - 1))
+    delay = Backoff(first=django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS).delay(attempt.tries)
     fields: dict[str, Any] = {
         "error_kind": kind, "error_message": message, "trajectory_path": str(relative),
         "duration_seconds": elapsed, "heartbeat_at": timezone.now(),
@@ -241,7 +241,7 @@ def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, ela
     if give_up:
         fields.update(status=Attempt.Status.INFRA_FAILED, finished_at=timezone.now())
     else:
-        fields.update(status=Attempt.Status.RETRYING, next_try_at=timezone.now() + timezone.timedelta(seconds=delay))
+        fields.update(status=Attempt.Status.RETRYING, next_try_at=timezone.now() + timedelta(seconds=delay))
     if _owned(attempt).update(**fields) == 0 and not _landed(attempt, fields["status"]):
         return None  # another worker has this attempt now; its outcome is that worker's to record
     logger.warning("attempt %s: %s (%s), try %s%s", attempt.id, kind, message, attempt.tries,

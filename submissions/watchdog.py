@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings as django_settings
 from django.db import transaction
@@ -23,7 +24,7 @@ def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: b
     atomic, so a message for an attempt that is already being run or has finished does nothing.
     """
     now = timezone.now()
-    cutoff = now - timezone.timedelta(seconds=stalled_after_seconds)
+    cutoff = now - timedelta(seconds=stalled_after_seconds)
     active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
     stalled = active.filter(status=Attempt.Status.RUNNING, heartbeat_at__lt=cutoff)
     max_tries = django_settings.MAGEBENCH_INFRA_MAX_TRIES
@@ -42,7 +43,7 @@ def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: b
         unsent: list[int] = list(waiting.values_list("id", flat=True))
     else:
         # A send that failed left queued_at empty; a moment's grace lets a commit's own send finish.
-        grace = now - timezone.timedelta(seconds=UNSENT_GRACE_SECONDS)
+        grace = now - timedelta(seconds=UNSENT_GRACE_SECONDS)
         unsent = list(waiting.filter(queued_at__isnull=True, created_at__lt=grace).values_list("id", flat=True))
     queued = sorted(set(stalled_ids) | set(unsent))
     attempts_enqueue_on_commit(queued)

@@ -51,6 +51,7 @@ from evaluators.endpoints.errors import (
     SERVER_ERROR,
     InfraError,
 )
+from evaluators.retry import Backoff, call_with_retries
 
 logger = logging.getLogger(__name__)
 
@@ -194,6 +195,8 @@ class ChatClient:
         self._session = _guarded_session()
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
+        # Jitter keeps many workers hitting one endpoint from retrying in lock-step.
+        self._backoff = Backoff(first=self.backoff, cap=self.max_backoff, jitter=0.5)
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -268,40 +271,50 @@ class ChatClient:
     # -- retries ------------------------------------------------------------------------------
 
     def _with_retries(self, attempt: Callable[[], Any]) -> tuple[Any, int]:
+        """``attempt()`` under the client's retry policy, and how many requests it took."""
         total = 1 + self.max_retries
-        for number in range(1, total + 1):
-            try:
-                return attempt(), number
-            except InfraError as error:
-                error.attempts = number
-                if not error.retryable or number == total:
-                    logger.warning(
-                        "chat endpoint %s failed after %d attempt(s): %s",
-                        display_url(self.url),
-                        number,
-                        error,
-                    )
-                    raise
-                delay = self._delay_before(number + 1, error)
-                logger.warning(
-                    "chat endpoint %s failed on attempt %d/%d (%s); retrying in %.2fs",
-                    display_url(self.url),
-                    number,
-                    total,
-                    error,
-                    delay,
-                )
-                if delay > 0:
-                    self._sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+        made = 0
 
-    def _delay_before(self, next_attempt: int, error: InfraError) -> float:
-        if error.retry_after is not None:
+        def counted() -> Any:
+            nonlocal made
+            made += 1
+            try:
+                return attempt()
+            except InfraError as error:
+                error.attempts = made
+                raise
+
+        def retrying(error: Exception, failures: int, delay: float) -> None:
+            logger.warning(
+                "chat endpoint %s failed on attempt %d/%d (%s); retrying in %.2fs",
+                display_url(self.url),
+                failures,
+                total,
+                error,
+                delay,
+            )
+
+        try:
+            result = call_with_retries(
+                counted,
+                retry_if=lambda error: isinstance(error, InfraError) and error.retryable,
+                backoff=self._backoff,
+                max_tries=total,
+                wait_for=self._server_wait,
+                on_retry=retrying,
+                sleep=self._sleep,
+                rng=self._rng,
+            )
+        except InfraError as error:
+            logger.warning("chat endpoint %s failed after %d attempt(s): %s", display_url(self.url), made, error)
+            raise
+        return result, made
+
+    def _server_wait(self, error: Exception, failures: int) -> float | None:
+        if isinstance(error, InfraError) and error.retry_after is not None:
             # The server said when; guessing shorter gets another 429, longer wastes time.
             return min(max(error.retry_after, 0.0), self.max_backoff)
-        exponential = min(self.max_backoff, self.backoff * 2 ** (next_attempt - 2))
-        # Jitter keeps many workers hitting one endpoint from retrying in lock-step.
-        return exponential * self._rng.uniform(0.5, 1.0)
+        return None
 
     # -- one request --------------------------------------------------------------------------
 
