@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from accounts.forms import AdminLoginForm
-from accounts.models import ApiToken, Membership
+from accounts.models import ApiToken, Membership, Team
 
 # The admin's log-in counts failures and locks out like the site's own.
 admin.site.login_form = AdminLoginForm
@@ -20,3 +20,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_filter = ("scope",)
     # The digest is useless to read and must never be edited; a token is revoked, not changed.
     readonly_fields = ("team", "created_by", "name", "scope", "key_id", "digest", "created_at", "last_used_at")
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "quota_per_day", "quota_total", "quota_concurrent", "created_at")
+    search_fields = ("name",)

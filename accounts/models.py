@@ -1,10 +1,26 @@
-"""Who belongs to which team, and the team's API tokens."""
+"""Teams, who belongs to which, and their API tokens."""
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
-from submissions.models import Team
+
+class Team(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=120, unique=True)
+    #: Per-team quota overrides; empty means the site's default (MAGEBENCH_QUOTA_*).
+    quota_per_day = models.PositiveIntegerField(null=True, blank=True)
+    quota_total = models.PositiveIntegerField(null=True, blank=True)
+    quota_concurrent = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The table kept its name when the model moved here from submissions: no data moved.
+        db_table = "submissions_team"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class Membership(models.Model):

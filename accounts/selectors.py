@@ -1,22 +1,22 @@
-"""Who may see and do what, and how much of its quota a team has left."""
+"""Who may see and do what, and who is locked out of logging in."""
 from __future__ import annotations
 
 import hashlib
 import hmac
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as AuthUser
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.utils import timezone
 
-from accounts.models import ApiToken, Membership
-from submissions.models import Attempt, Submission, Team
+from accounts.models import ApiToken, Membership, Team
+
+if TYPE_CHECKING:  # only named in annotations: submissions builds on accounts, not the reverse
+    from submissions.models import Submission
 
 User = AuthUser | AnonymousUser
 
@@ -96,78 +96,6 @@ def can_manage_submission(access: Access, submission: Submission) -> bool:
 
 def can_publish_submission(access: Access, submission: Submission) -> bool:
     return access.is_staff or (access.can_write and submission.team_id in access.owner_team_ids)
-
-
-@dataclass(frozen=True)
-class QuotaStatus:
-    per_day_limit: int
-    per_day_used: int
-    #: When the oldest submission of the last 24 hours leaves the window (None: nothing counted).
-    per_day_resets_at: datetime | None
-    total_limit: int
-    total_used: int
-    concurrent_limit: int
-    concurrent_used: int
-
-    @property
-    def per_day_left(self) -> int:
-        return max(0, self.per_day_limit - self.per_day_used)
-
-    @property
-    def total_left(self) -> int:
-        return max(0, self.total_limit - self.total_used)
-
-    @property
-    def concurrent_left(self) -> int:
-        return max(0, self.concurrent_limit - self.concurrent_used)
-
-    def refusal(self) -> str:
-        """Why a new submission is refused now, or "" if it is allowed."""
-        if self.total_left == 0:
-            return f"the team has used its {self.total_limit} submissions in total"
-        if self.per_day_left == 0:
-            when = (timezone.localtime(self.per_day_resets_at).strftime("%Y-%m-%d %H:%M %Z")
-                    if self.per_day_resets_at else "later")
-            return (f"the team has used its {self.per_day_limit} submissions of the last 24 hours; "
-                    f"the next frees up at {when}")
-        if self.concurrent_left == 0:
-            return (f"the team already has {self.concurrent_limit} submissions waiting or running; "
-                    "wait for one to finish")
-        return ""
-
-
-def counted_submissions(team: Team) -> QuerySet[Submission]:
-    """The team's submissions that count against its quota.
-
-    A submission that finished with no scored attempt (every attempt failed for infrastructure
-    reasons, or it was cancelled before any was scored) does not count: only the platform's or the
-    endpoint's failure, or a withdrawal, left it empty. Baselines are the platform's own runs.
-    """
-    scored = Attempt.objects.filter(submission=OuterRef("pk"), status=Attempt.Status.SCORED)
-    return (Submission.objects.filter(team=team, is_baseline=False)
-            .annotate(has_score=Exists(scored))
-            .filter(Q(has_score=True) | Q(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])))
-
-
-def quota_status(team: Team, *, now: datetime | None = None, excluding: Submission | None = None) -> QuotaStatus:
-    """The team's quota use, leaving out ``excluding`` (a submission about to be counted again)."""
-    now = now or timezone.now()
-    counted = counted_submissions(team)
-    if excluding is not None:
-        counted = counted.exclude(id=excluding.id)
-    window = counted.filter(created_at__gt=now - timedelta(days=1))
-    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
-    return QuotaStatus(
-        per_day_limit=team.quota_per_day if team.quota_per_day is not None else settings.MAGEBENCH_QUOTA_PER_DAY,
-        per_day_used=window.count(),
-        per_day_resets_at=oldest + timedelta(days=1) if oldest else None,
-        total_limit=team.quota_total if team.quota_total is not None else settings.MAGEBENCH_QUOTA_TOTAL,
-        total_used=counted.count(),
-        concurrent_limit=(team.quota_concurrent if team.quota_concurrent is not None
-                          else settings.MAGEBENCH_QUOTA_CONCURRENT),
-        concurrent_used=Submission.objects.filter(team=team, is_baseline=False, status__in=[
-            Submission.Status.QUEUED, Submission.Status.RUNNING]).count(),
-    )
 
 
 # --- log-in throttling ----------------------------------------------------------------------------

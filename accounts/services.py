@@ -1,4 +1,4 @@
-"""Sign-up, teams, members and API tokens."""
+"""Teams, members, API tokens and log-in throttling."""
 from __future__ import annotations
 
 import secrets
@@ -10,15 +10,31 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.text import slugify
 
-from accounts.models import ApiToken, Membership
-from accounts.selectors import login_key, login_scopes, quota_status, token_digest, user_role
-from submissions.models import Submission, Team
-from submissions.services import SubmissionError, team_get_or_create
+from accounts.models import ApiToken, Membership, Team
+from accounts.selectors import login_key, login_scopes, token_digest, user_role
 
 
 class AccountError(ValueError):
     """A request about teams or tokens that cannot be done, with a message for the user."""
+
+
+def team_get_or_create(*, name: str) -> Team:
+    name = name.strip()
+    if not name:
+        raise AccountError("a team name is required")
+    team, _ = Team.objects.get_or_create(name=name, defaults={"slug": _unique_team_slug(name)})
+    return team
+
+
+def _unique_team_slug(name: str) -> str:
+    base = slugify(name) or "team"
+    slug, n = base, 1
+    while Team.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
 
 
 def team_create(*, user: User, name: str) -> Team:
@@ -92,21 +108,6 @@ def token_revoke(*, token: ApiToken, actor: User) -> ApiToken:
 
 def token_touch(*, token: ApiToken) -> None:
     ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
-
-
-
-
-class QuotaExceeded(SubmissionError):
-    """The team has no submission left right now; the message says which limit and until when."""
-
-
-def quota_check(*, team: Team, reviving: Submission | None = None) -> None:
-    """Refuse new work once the team's quota is used up: the one check every way of submitting,
-    re-running or resuming goes through. ``reviving`` is a finished submission about to be queued
-    again: it needs room as if it were new, without counting twice if it counts already."""
-    refusal = quota_status(team, excluding=reviving).refusal()
-    if refusal:
-        raise QuotaExceeded(f"quota reached: {refusal}")
 
 
 def login_failure_record(*, username: str, ip: str) -> None:

@@ -13,10 +13,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from accounts.models import ApiToken, Membership
-from accounts.selectors import quota_status, user_role
-from accounts.services import AccountError, member_add, member_remove, team_create, token_create, token_revoke
-from submissions.models import Team
+from accounts.models import ApiToken, Membership, Team
+from accounts.selectors import user_role
+from accounts.services import (
+    AccountError,
+    member_add,
+    member_remove,
+    team_create,
+    token_create,
+    token_revoke,
+)
+from submissions.selectors import quota_status
 
 
 class TeamForm(forms.Form):

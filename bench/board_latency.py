@@ -59,9 +59,10 @@ def setup_django() -> None:
 
 
 def seed(submissions: int, attempts_per_submission: int) -> dict[str, int]:
+    from accounts.models import Team
     from leaderboard.models import Scenario
     from leaderboard.services import environment_ensure
-    from submissions.models import Attempt, ModelEntry, Submission, Team
+    from submissions.models import Attempt, ModelEntry, Submission
     from submissions.services import submission_result_rebuild
 
     rng = random.Random(1)
@@ -110,10 +111,11 @@ def replayed_attempt_id() -> int:
     reads a real multi-step trajectory with its frames."""
     from django.core.management import call_command
 
+    from accounts.services import team_get_or_create
     from evaluators.baselines.agents import make_agent
     from evaluators.baselines.server import start_server
     from submissions.engine import attempt_run
-    from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+    from submissions.services import model_entry_upsert, submission_create_endpoint
 
     call_command("import_magebench", str(ROOT / "fixtures" / "magebench"), suite="fixture", envs=["sokoban"],
                  verbosity=0)

@@ -274,8 +274,9 @@ def run_mini_set(label: str, workers: int, boards: list[tuple[str, str]], timeou
     """Submit one mini board each against fresh endpoints and wait until every submission is finished."""
     from django.db.models import F
 
+    from accounts.services import team_get_or_create
     from submissions.models import Attempt, Submission
-    from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+    from submissions.services import model_entry_upsert, submission_create_endpoint
 
     with endpoints(boards) as servers:
         model = model_entry_upsert(team=team_get_or_create(name="Scale bench"), name=f"Oracle ({label})")

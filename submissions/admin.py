@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from submissions.models import Submission, Team
+from submissions.models import Submission
 
 
 @admin.register(Submission)
@@ -23,9 +23,3 @@ class SubmissionAdmin(admin.ModelAdmin):
     @admin.action(description="Remove the verified mark")
     def clear_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         queryset.update(verified=False)
-
-
-@admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "quota_per_day", "quota_total", "quota_concurrent", "created_at")
-    search_fields = ("name",)

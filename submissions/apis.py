@@ -9,24 +9,53 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Q
-from drf_spectacular.utils import (OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer,
-                                   inline_serializer)
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+    inline_serializer,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
-from rest_framework.views import APIView, exception_handler as drf_exception_handler
+from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
 
-from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission,
-                                quota_status, request_access)
-from accounts.services import QuotaExceeded
+from accounts.models import Team
+from accounts.selectors import (
+    Access,
+    can_manage_submission,
+    can_publish_submission,
+    can_view_submission,
+    request_access,
+)
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
-from submissions.models import Attempt, ModelEntry, Submission, Team
-from submissions.selectors import QueueItem, attempt_trajectory, queue_item, queue_seen_by, submission_progress
-from submissions.services import (SubmissionError, UploadRejected, model_entry_upsert, model_spec_from,
-                                  submission_cancel, submission_create_endpoint, submission_create_upload,
-                                  submission_publish, submission_rerun, submission_resume, upload_read)
+from submissions.models import Attempt, ModelEntry, Submission
+from submissions.selectors import (
+    QueueItem,
+    attempt_trajectory,
+    queue_item,
+    queue_seen_by,
+    quota_status,
+    submission_progress,
+)
+from submissions.services import (
+    QuotaExceeded,
+    SubmissionError,
+    UploadRejected,
+    model_entry_upsert,
+    model_spec_from,
+    submission_cancel,
+    submission_create_endpoint,
+    submission_create_upload,
+    submission_publish,
+    submission_rerun,
+    submission_resume,
+    upload_read,
+)
 
 
 class ErrorOutput(serializers.Serializer):

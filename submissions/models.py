@@ -1,4 +1,4 @@
-"""Teams, models, submissions and their attempts."""
+"""Models, submissions and their attempts."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,24 +7,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import Team
 from evaluators.settings import EvaluationSettings
 from leaderboard.models import Environment, Scenario
-
-
-class Team(models.Model):
-    name = models.CharField(max_length=120, unique=True)
-    slug = models.SlugField(max_length=120, unique=True)
-    #: Per-team quota overrides; empty means the site's default (MAGEBENCH_QUOTA_*).
-    quota_per_day = models.PositiveIntegerField(null=True, blank=True)
-    quota_total = models.PositiveIntegerField(null=True, blank=True)
-    quota_concurrent = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class ModelEntry(models.Model):

@@ -17,18 +17,19 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from django.utils.text import slugify
 
+from accounts.models import Team
+from accounts.services import team_get_or_create
 from evaluators.base import FLOWS, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
 from leaderboard.models import Environment, Scenario
 from leaderboard.selectors import default_suite
+from leaderboard.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate
-from leaderboard.stats import summarise_entry
-from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult, Team
-from submissions.selectors import attempt_outcomes, queue_for
+from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
 from submissions.rescoring import recorded_run, rescoring_label, upload_settings
+from submissions.selectors import attempt_outcomes, queue_for, quota_status
 from submissions.uploads import UploadError, UploadLimits, parse_upload
 
 logger = logging.getLogger(__name__)
@@ -36,23 +37,6 @@ logger = logging.getLogger(__name__)
 
 class SubmissionError(ValueError):
     """A submission that cannot be accepted, with a message meant for the submitter."""
-
-
-def team_get_or_create(*, name: str) -> Team:
-    name = name.strip()
-    if not name:
-        raise SubmissionError("a team name is required")
-    team, _ = Team.objects.get_or_create(name=name, defaults={"slug": _unique_team_slug(name)})
-    return team
-
-
-def _unique_team_slug(name: str) -> str:
-    base = slugify(name) or "team"
-    slug, n = base, 1
-    while Team.objects.filter(slug=slug).exists():
-        n += 1
-        slug = f"{base}-{n}"
-    return slug
 
 
 MODEL_FIELDS = ("organisation", "parameter_count", "open_weights", "link", "licence")
@@ -145,16 +129,23 @@ def _model_write(model: ModelEntry | ModelSpec, *, enforce_quota: bool) -> Model
     return model_entry_upsert(team=team, name=model.name, is_baseline=model.is_baseline, **model.metadata)
 
 
-def _quota_check(team: Team, *, reviving: Submission | None = None) -> None:
-    from accounts.services import quota_check  # accounts.services imports this module
+class QuotaExceeded(SubmissionError):
+    """The team has no submission left right now; the message says which limit and until when."""
 
-    quota_check(team=team, reviving=reviving)
+
+def quota_check(*, team: Team, reviving: Submission | None = None) -> None:
+    """Refuse new work once the team's quota is used up: the one check every way of submitting,
+    re-running or resuming goes through. ``reviving`` is a finished submission about to be queued
+    again: it needs room as if it were new, without counting twice if it counts already."""
+    refusal = quota_status(team, excluding=reviving).refusal()
+    if refusal:
+        raise QuotaExceeded(f"quota reached: {refusal}")
 
 
 def _quota_hold(team: Team, *, reviving: Submission | None = None) -> None:
     """Refuse new work once the team's quota is used up. Called in the transaction that writes the
     work, with the team's row locked: two requests at once cannot both take the last slot."""
-    _quota_check(Team.objects.select_for_update().get(id=team.id), reviving=reviving)
+    quota_check(team=Team.objects.select_for_update().get(id=team.id), reviving=reviving)
 
 
 def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str,
@@ -234,7 +225,7 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
     environment, suite, scenarios = _board_scenarios(env, subset, suite)
     _model_check(model)
     if enforce_quota and isinstance(model.team, Team):
-        _quota_check(model.team)  # parsing a large archive is the expensive part: refuse before it
+        quota_check(team=model.team)  # parsing a large archive is the expensive part: refuse before it
     by_key = {scenario.key: scenario for scenario in scenarios}
     try:
         runs = parse_upload(data, env=env, flow=flow, scenarios=set(by_key), max_repeats=MAX_UPLOAD_REPEATS,
@@ -304,7 +295,8 @@ def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) 
     and the watchdog sends them again once the broker is back. The caller (a web request, a retry)
     carries on either way.
     """
-    from kombu.exceptions import KombuError, OperationalError as BrokerError
+    from kombu.exceptions import KombuError
+    from kombu.exceptions import OperationalError as BrokerError
 
     from submissions.tasks import run_attempt_task
 

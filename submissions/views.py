@@ -8,15 +8,41 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts.selectors import (Access, can_manage_submission, can_publish_submission, can_view_submission, quota_status,
-                                request_access, user_teams)
+from accounts.selectors import (
+    Access,
+    can_manage_submission,
+    can_publish_submission,
+    can_view_submission,
+    request_access,
+    user_teams,
+)
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
-from submissions.selectors import (attempt_artifact, attempt_frame_path, attempt_trace_path, attempt_trajectory, queue_item,
-                                   queue_loads, queue_seen_by, scenario_rows, submission_attempts, submission_progress)
-from submissions.services import (SubmissionError, UploadRejected, model_spec_from, submission_cancel,
-                                  submission_create_endpoint, submission_create_upload, submission_publish,
-                                  submission_rerun, submission_resume, upload_read)
+from submissions.selectors import (
+    attempt_artifact,
+    attempt_frame_path,
+    attempt_trace_path,
+    attempt_trajectory,
+    queue_item,
+    queue_loads,
+    queue_seen_by,
+    quota_status,
+    scenario_rows,
+    submission_attempts,
+    submission_progress,
+)
+from submissions.services import (
+    SubmissionError,
+    UploadRejected,
+    model_spec_from,
+    submission_cancel,
+    submission_create_endpoint,
+    submission_create_upload,
+    submission_publish,
+    submission_rerun,
+    submission_resume,
+    upload_read,
+)
 
 
 @login_required

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.models import Team
 from leaderboard.models import Scenario
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.integration
 

@@ -9,6 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from accounts.models import Team
 from leaderboard.analysis import (
     ScenarioRef,
     board_analysis_get,
@@ -20,7 +21,7 @@ from leaderboard.analysis import (
 from leaderboard.models import Scenario
 from leaderboard.services import environment_ensure
 from leaderboard.stats import best_of_n_curve, paired_test
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.django_db
 

@@ -7,11 +7,15 @@ import io
 import pytest
 from django.urls import reverse
 
+from accounts.services import team_get_or_create
 from leaderboard.selectors import BoardFilter, board_get, overview_get, size_bucket
-from submissions.models import Attempt, Submission
 from submissions.engine import attempt_run
-from submissions.services import (model_entry_upsert, submission_create_endpoint, submission_refresh_status,
-                                  team_get_or_create)
+from submissions.models import Attempt, Submission
+from submissions.services import (
+    model_entry_upsert,
+    submission_create_endpoint,
+    submission_refresh_status,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

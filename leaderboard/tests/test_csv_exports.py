@@ -9,10 +9,11 @@ import re
 import pytest
 from django.urls import reverse
 
+from accounts.models import Team
 from leaderboard.models import Scenario
 from submissions import cli
 from submissions.csv_safe import csv_cell
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import submission_result_rebuild
 
 #: What a submitter controls (names, an endpoint's error text) and a spreadsheet would run or mangle.

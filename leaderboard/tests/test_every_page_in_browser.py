@@ -12,10 +12,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from accounts.services import team_get_or_create
 from conftest import FIXTURE_RESOURCES
-from submissions.models import Attempt, Submission
 from submissions.engine import attempt_run
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.models import Attempt, Submission
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = pytest.mark.integration
 

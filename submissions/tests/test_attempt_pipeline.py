@@ -5,10 +5,15 @@ import socket
 
 import pytest
 
-from submissions.models import Attempt, Submission
+from accounts.services import team_get_or_create
 from submissions.engine import attempt_claim, attempt_run
-from submissions.services import (model_entry_upsert, submission_cancel, submission_create_endpoint, submission_resume,
-                                  team_get_or_create)
+from submissions.models import Attempt, Submission
+from submissions.services import (
+    model_entry_upsert,
+    submission_cancel,
+    submission_create_endpoint,
+    submission_resume,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -231,8 +236,8 @@ def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_r
     import redis
     from django.utils import timezone
 
-    from submissions.watchdog import BROKER_MARKER_KEY
     from submissions.tasks import watchdog_task
+    from submissions.watchdog import BROKER_MARKER_KEY
 
     redis.Redis.from_url(settings.CELERY_BROKER_URL).set(BROKER_MARKER_KEY, "up")  # the broker kept its messages
 
@@ -255,8 +260,9 @@ def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_r
 def test_each_environment_is_queued_on_its_own_queue(fixture_scenarios, settings):
     import redis
 
+    from accounts.services import team_get_or_create
     from config.celery import app
-    from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+    from submissions.services import model_entry_upsert, submission_create_endpoint
 
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     app.control.purge()

@@ -12,11 +12,12 @@ import time
 
 import pytest
 
+from accounts.services import team_get_or_create
 from conftest import ROOT
 from submissions import cli
-from submissions.models import Attempt, Submission
 from submissions.engine import attempt_run
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.models import Attempt, Submission
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 

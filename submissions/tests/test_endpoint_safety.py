@@ -11,12 +11,18 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from accounts.models import Team
 from leaderboard.models import Scenario
 from submissions import cli
 from submissions.endpoints import endpoint_settings_check
-from submissions.models import Attempt, ModelEntry, Submission, Team
 from submissions.engine import attempt_run
-from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint, submission_rerun
+from submissions.models import Attempt, ModelEntry, Submission
+from submissions.services import (
+    SubmissionError,
+    model_entry_upsert,
+    submission_create_endpoint,
+    submission_rerun,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -21,11 +21,16 @@ from django.conf import settings as django_settings
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from accounts.services import team_get_or_create
 from conftest import broker_at
-from submissions.models import Attempt, Submission, SubmissionResult
 from submissions.engine import attempt_run
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
-from submissions.watchdog import BROKER_MARKER_KEY, attempts_requeue_stalled, watchdog_run
+from submissions.models import Attempt, Submission, SubmissionResult
+from submissions.services import model_entry_upsert, submission_create_endpoint
+from submissions.watchdog import (
+    BROKER_MARKER_KEY,
+    attempts_requeue_stalled,
+    watchdog_run,
+)
 
 pytestmark = pytest.mark.integration
 

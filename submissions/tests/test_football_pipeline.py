@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from accounts.services import team_get_or_create
 from leaderboard.selectors import board_get
 from submissions.models import Attempt, Submission
 from submissions.selectors import trajectory_dir
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = pytest.mark.integration
 

@@ -10,8 +10,9 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
+from accounts.models import Team
 from leaderboard.models import Environment, Scenario
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import attempt_artifact
 
 TERMS = ["move", "opponents", "score", "stolen", "pass", "shot"]

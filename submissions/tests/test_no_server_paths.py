@@ -16,11 +16,12 @@ from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
+from accounts.services import team_get_or_create
 from conftest import FIXTURE_RESOURCES, ROOT
 from leaderboard.models import Scenario
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = pytest.mark.integration
 

@@ -11,10 +11,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from accounts.selectors import quota_status
+from accounts.models import Team
 from leaderboard.models import Scenario
 from submissions import cli
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission
+from submissions.selectors import quota_status
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 

@@ -9,8 +9,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from accounts.models import Team
 from submissions import cli
-from submissions.models import Attempt, ModelEntry, Submission, Team
+from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from submissions.models import Attempt
+from accounts.services import team_get_or_create
 from submissions.engine import attempt_run
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.models import Attempt
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = pytest.mark.integration
 

@@ -1,7 +1,12 @@
 """Submission settings: per-subset defaults, the text-only declaration and clear errors."""
 import pytest
 
-from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint, team_get_or_create
+from accounts.services import team_get_or_create
+from submissions.services import (
+    SubmissionError,
+    model_entry_upsert,
+    submission_create_endpoint,
+)
 
 
 @pytest.fixture

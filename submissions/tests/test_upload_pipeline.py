@@ -8,14 +8,15 @@ import zipfile
 import pytest
 from django.urls import reverse
 
+from accounts.services import team_get_or_create
 from conftest import FIXTURE_RESOURCES
 from leaderboard.models import Scenario
 from leaderboard.selectors import board_get
+from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
 from submissions.official_layout import OfficialRun, zip_runs
 from submissions.selectors import attempt_trajectory
-from submissions.engine import attempt_run
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.services import team_get_or_create
 from conftest import FIXTURE_RESOURCES
 from evaluators.browser import launch_chromium
 from leaderboard.selectors import board_get
-from submissions.models import Attempt, Submission
 from submissions.engine import attempt_run
-from submissions.services import model_entry_upsert, submission_create_endpoint, team_get_or_create
+from submissions.models import Attempt, Submission
+from submissions.services import model_entry_upsert, submission_create_endpoint
 
 pytestmark = pytest.mark.integration
 PAGES = FIXTURE_RESOURCES / "WebUI"
@@ -41,9 +42,10 @@ def test_a_celery_worker_renders_and_scores_webui_attempts(fixture_scenarios, ba
 def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(live_server, fixture_scenarios, wait_for):
     import os
 
+    from playwright.sync_api import sync_playwright
+
     from evaluators.baselines.agents import make_agent
     from evaluators.baselines.server import start_server
-    from playwright.sync_api import sync_playwright
 
     for agent, name in (("idle", "Idle agent"), ("degraded", "Degraded oracle")):
         with start_server(make_agent(agent, pages=[PAGES])) as server:
