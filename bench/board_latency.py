@@ -20,7 +20,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -125,6 +127,7 @@ def replayed_attempt_id() -> int:
         submission = submission_create_endpoint(model=model, env="sokoban", flow="online", subset="mini",
                                                 suite="fixture", endpoint_url=server.url, settings={"repeats": 1})
         attempt_id = submission.attempts.order_by("id").values_list("id", flat=True).first()
+        assert attempt_id is not None
         attempt_run(attempt_id=attempt_id)
     finally:
         server.stop()
@@ -136,7 +139,7 @@ def measure(client, url: str, requests: int) -> tuple[float, float, int]:
 
     executed = 0
 
-    def count(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+    def count(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
         nonlocal executed
         executed += 1
         return execute(sql, params, many, context)

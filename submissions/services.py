@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
@@ -189,7 +190,7 @@ def _board_check(env: str, flow: str, subset: str) -> None:
         raise SubmissionError("subset must be mini or full")
 
 
-def _board_scenarios(env: str, subset: str, suite: str | None):  # type: ignore[no-untyped-def]
+def _board_scenarios(env: str, subset: str, suite: str | None) -> tuple[Environment, str, list[Scenario]]:
     # A read only: importing scenarios registers their environment, so a board with scenarios has one.
     environment = Environment.objects.filter(slug=env).first()
     suite = suite or default_suite(env)
@@ -304,7 +305,9 @@ def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) 
     sent: list[int] = []
     try:
         for attempt_id in attempt_ids:
-            run_attempt_task.apply_async((attempt_id,), queue=queue_for(envs.get(attempt_id, "")), countdown=countdown)
+            # Celery takes countdown=None as no delay; the stubs ask for a number.
+            run_attempt_task.apply_async((attempt_id,), queue=queue_for(envs.get(attempt_id, "")),
+                                         countdown=countdown)  # type: ignore[arg-type]
             sent.append(attempt_id)
     except (BrokerError, KombuError, OSError) as exc:
         logger.warning("could not queue %d attempt(s), the watchdog will send them again: %s",
@@ -335,8 +338,8 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
             kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
                      .values("error_kind").annotate(n=Count("id")).order_by("-n"))
             reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
-            finished = live.update(status=Submission.Status.INCOMPLETE, status_reason=reason or "attempts were cancelled",
-                                   finished_at=timezone.now())
+            finished = live.update(status=Submission.Status.INCOMPLETE,
+                                   status_reason=reason or "attempts were cancelled", finished_at=timezone.now())
         else:
             finished = live.update(status=Submission.Status.COMPLETED, status_reason="", finished_at=timezone.now())
         if finished:
@@ -368,9 +371,10 @@ def submission_publish(*, submission: Submission) -> Submission:
 
 def submission_cancel(*, submission: Submission) -> Submission:
     with transaction.atomic():
-        Submission.objects.filter(id=submission.id, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]
-                                  ).update(status=Submission.Status.CANCELLED, status_reason="cancelled by the submitter",
-                                           finished_at=timezone.now())
+        Submission.objects.filter(
+            id=submission.id, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
+        ).update(status=Submission.Status.CANCELLED, status_reason="cancelled by the submitter",
+                 finished_at=timezone.now())
         # Running attempts notice at their next heartbeat and stop themselves.
         submission.attempts.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING]).update(
             status=Attempt.Status.CANCELLED, finished_at=timezone.now())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from submissions.models import Submission
 from submissions.engine import attempt_run
+from submissions.models import Submission
 
 pytestmark = pytest.mark.integration
 

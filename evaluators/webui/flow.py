@@ -7,7 +7,7 @@ blocks after ``# Regenerate``. Every round is scored; the attempt's score is the
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evaluators.agents.flows import (
     FlowResult,
@@ -25,6 +25,9 @@ from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 from evaluators.webui.parsing import needs_continuation, parse_online
 from evaluators.webui.prompts import CONTINUATION
+
+if TYPE_CHECKING:
+    from evaluators.webui.env import WebUIEpisode
 
 
 def _current_code(files: dict[str, str]) -> str:
@@ -80,7 +83,8 @@ def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, se
         # The screenshot counts against max_image first; task images fill what is left.
         task_parts = _observation_parts(task, online_prompts.format_instruction, recorder, images,
                                         max(max_image - 1, 0))
-        current = _observation_parts(type(task)(text="", parts=[_current_code(episode.files), screenshot]),
+        code = _current_code(cast("WebUIEpisode", episode).files)
+        current = _observation_parts(type(task)(text="", parts=[code, screenshot]),
                                      online_prompts.next_turn, recorder, images, 1)
         messages = _system_messages(online_prompts, settings, None) + [_user(task_parts), _user(current)]
         try:

@@ -11,11 +11,7 @@ from accounts.services import team_get_or_create
 from leaderboard.selectors import BoardFilter, board_get, overview_get, size_bucket
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
-from submissions.services import (
-    model_entry_upsert,
-    submission_create_endpoint,
-    submission_refresh_status,
-)
+from submissions.services import model_entry_upsert, submission_create_endpoint, submission_refresh_status
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -151,8 +147,8 @@ def test_filters_keep_the_baselines_and_narrow_the_ranked_entries(scored, baseli
         assert next(r for r in rows if r.model == "Open small").rank == 1
     page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture&open=1").content.decode()
     assert "Open small" in page and "Lab model" not in page and "Open Org" in page
-    csv_rows = list(csv.DictReader(io.StringIO(client.get(
-        reverse("board-export", args=["sokoban", "global", "mini", "csv"]) + "?suite=fixture&open=1").content.decode())))
+    export = reverse("board-export", args=["sokoban", "global", "mini", "csv"]) + "?suite=fixture&open=1"
+    csv_rows = list(csv.DictReader(io.StringIO(client.get(export).content.decode())))
     assert "Lab model" not in {r["model"] for r in csv_rows}
 
 
@@ -253,7 +249,8 @@ def test_verified_only_keeps_the_baselines_and_the_checked_entries(scored, basel
                      filters=BoardFilter.from_query({"verified": "1"})).rows
     assert [r.model for r in rows if not r.is_baseline] == ["Checked model"]
     assert {"Oracle agent", "Idle agent"} <= {r.model for r in rows}
-    page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture&verified=1").content.decode()
+    board = reverse("board", args=["sokoban", "global", "mini"])
+    page = client.get(board + "?suite=fixture&verified=1").content.decode()
     assert "Checked model" in page and "Lab model" not in page and "verified-badge" in page
     data = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=fixture&verified=1").json()
     assert [r["model"] for r in data["rows"] if not r["baseline"]] == ["Checked model"]

@@ -2,23 +2,20 @@
 from __future__ import annotations
 
 import socket
+from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from accounts.services import team_get_or_create
 from submissions.engine import attempt_claim, attempt_run
 from submissions.models import Attempt, Submission
-from submissions.services import (
-    model_entry_upsert,
-    submission_cancel,
-    submission_create_endpoint,
-    submission_resume,
-)
+from submissions.services import model_entry_upsert, submission_cancel, submission_create_endpoint, submission_resume
 
 pytestmark = pytest.mark.integration
 
 
-def _submit(url: str, *, flow: str = "global", subset: str = "mini", agent: str = "oracle", **settings):
+def _submit(url: str, *, flow: str = "global", subset: str = "mini", agent: str = "oracle", **settings: Any):
     team = team_get_or_create(name="Test team")
     model = model_entry_upsert(team=team, name=f"{agent} model")
     return submission_create_endpoint(model=model, env="sokoban", flow=flow, subset=subset, suite="fixture",
@@ -62,7 +59,8 @@ def test_the_oracle_scores_100_on_every_fixture_level(fixture_scenarios, baselin
 def test_the_idle_agent_scores_exactly_100_minus_5_rub_on_every_fixture_level(fixture_scenarios, baseline_endpoint,
                                                                              flow):
     server = baseline_endpoint("idle")
-    submission = _submit(server.url, flow=flow, subset="full", **({"max_loop": 3} if flow == "online" else {}))
+    settings: dict[str, Any] = {"max_loop": 3} if flow == "online" else {}
+    submission = _submit(server.url, flow=flow, subset="full", **settings)
     _run_all(submission)
     for attempt in submission.attempts.select_related("scenario"):
         rub = attempt.scenario.data["upper_bound"]["reward"]
@@ -220,7 +218,7 @@ def test_attempts_left_running_by_a_dead_worker_are_queued_again_and_finish_once
     submission = _submit(server.url)
     lost = submission.attempts.first()
     attempt_claim(attempt_id=lost.id)  # claimed, then the worker died without a heartbeat
-    Attempt.objects.filter(id=lost.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    Attempt.objects.filter(id=lost.id).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     assert attempts_requeue_stalled(stalled_after_seconds=600) == {"stalled": 1, "failed": 0, "queued": 10}
     lost.refresh_from_db()
     assert lost.status == Attempt.Status.RETRYING and lost.error_kind == "worker_lost"
@@ -245,9 +243,9 @@ def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_r
     submission = _submit("http://127.0.0.1:9/v1")
     doomed, stalled, *_ = submission.attempts.order_by("id")
     Attempt.objects.filter(id=doomed.id).update(status=Attempt.Status.RUNNING, tries=2,
-                                                heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+                                                heartbeat_at=timezone.now() - timedelta(hours=1))
     Attempt.objects.filter(id=stalled.id).update(status=Attempt.Status.RUNNING, tries=1,
-                                                 heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+                                                 heartbeat_at=timezone.now() - timedelta(hours=1))
     # The beat task queues only what it released: the other waiting attempts keep their messages.
     assert watchdog_task() == {"stalled": 1, "failed": 1, "queued": 1, "broker_emptied": 0}
     doomed.refresh_from_db()
@@ -293,7 +291,7 @@ def test_an_endpoint_at_its_concurrency_limit_makes_attempts_wait_without_using_
     waiting.refresh_from_db()
     assert waiting.status == Attempt.Status.PENDING and waiting.tries == 0
     # A place held by a dead worker (no heartbeat for longer than the stall limit) is free again.
-    Attempt.objects.filter(id=busy.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    Attempt.objects.filter(id=busy.id).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     assert attempt_run(attempt_id=waiting.id) is None
     waiting.refresh_from_db()
     assert waiting.status == Attempt.Status.SCORED and waiting.tries == 1

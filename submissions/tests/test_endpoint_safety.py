@@ -17,12 +17,7 @@ from submissions import cli
 from submissions.endpoints import endpoint_settings_check
 from submissions.engine import attempt_run
 from submissions.models import Attempt, ModelEntry, Submission
-from submissions.services import (
-    SubmissionError,
-    model_entry_upsert,
-    submission_create_endpoint,
-    submission_rerun,
-)
+from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint, submission_rerun
 
 pytestmark = pytest.mark.django_db
 

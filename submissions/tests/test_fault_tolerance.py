@@ -13,8 +13,10 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
@@ -26,11 +28,7 @@ from conftest import broker_at
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission, SubmissionResult
 from submissions.services import model_entry_upsert, submission_create_endpoint
-from submissions.watchdog import (
-    BROKER_MARKER_KEY,
-    attempts_requeue_stalled,
-    watchdog_run,
-)
+from submissions.watchdog import BROKER_MARKER_KEY, attempts_requeue_stalled, watchdog_run
 
 pytestmark = pytest.mark.integration
 
@@ -69,7 +67,7 @@ def _finished(submission: Submission) -> bool:
         return False
 
 
-def _assert_each_attempt_ended_once(submission: Submission, server) -> list[Attempt]:  # type: ignore[no-untyped-def]
+def _assert_each_attempt_ended_once(submission: Submission, server: Any) -> list[Attempt]:
     submission.refresh_from_db()
     assert submission.status == Submission.Status.COMPLETED, submission.status_reason
     attempts = list(submission.attempts.order_by("id"))
@@ -137,7 +135,7 @@ def test_a_worker_that_comes_back_after_its_attempt_was_handed_on_writes_nothing
     while not Attempt.objects.filter(id=attempt.id, status=Attempt.Status.RUNNING).exists():
         assert time.monotonic() < deadline, "the first try never started"
         time.sleep(0.05)
-    Attempt.objects.filter(id=attempt.id).update(heartbeat_at=timezone.now() - timezone.timedelta(hours=1))
+    Attempt.objects.filter(id=attempt.id).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     assert attempts_requeue_stalled(stalled_after_seconds=60, include_waiting=False)["stalled"] == 1
     assert attempt_run(attempt_id=attempt.id, worker="rescuer") is None
     scored = Attempt.objects.get(id=attempt.id)
@@ -229,7 +227,7 @@ def test_an_unreachable_broker_keeps_new_attempts_waiting_until_the_watchdog_sen
     client.set(BROKER_MARKER_KEY, "up")  # the broker itself kept its messages
     client.delete("light")
     assert watchdog_run()["queued"] == 0  # a moment's grace for a send still on its way
-    submission.attempts.update(created_at=timezone.now() - timezone.timedelta(minutes=5))
+    submission.attempts.update(created_at=timezone.now() - timedelta(minutes=5))
     assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 2, "broker_emptied": 0}
     assert client.llen("light") == 2
     assert all(a.queued_at is not None for a in submission.attempts.all())

@@ -5,8 +5,8 @@ import pytest
 from django.urls import reverse
 
 from submissions.crypto import decrypt_secret
-from submissions.models import Attempt, Submission
 from submissions.engine import attempt_run
+from submissions.models import Attempt, Submission
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -31,7 +31,8 @@ def test_the_form_registers_a_model_and_queues_its_attempts(lab, fixture_scenari
         "no_system_role": False}  # the official request settings, frozen with the submission
     assert submission.model.open_weights and submission.model.parameter_count == 7_000_000_000
     assert submission.team == lab.team and not submission.is_public  # private until the owner publishes
-    assert "sk-secret" not in submission.api_key_encrypted and decrypt_secret(submission.api_key_encrypted) == "sk-secret"
+    assert "sk-secret" not in submission.api_key_encrypted
+    assert decrypt_secret(submission.api_key_encrypted) == "sk-secret"
     page = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
     assert "sk-secret" not in page and "0/10" in page
 

@@ -77,7 +77,8 @@ def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(li
         assert states.count() == len(attempt.details["state_scores"])
         # Polled from Python: the site's CSP allows no eval, which an in-page wait_for_function needs.
         wait_for(lambda: page.evaluate("Array.from(document.querySelectorAll('.shot img'))"
-                                       ".every(i => i.complete && i.naturalWidth > 0)"), 15, "the screenshots to decode")
+                                       ".every(i => i.complete && i.naturalWidth > 0)"),
+                 15, "the screenshots to decode")
         assert page.locator(".webui-state").first.locator(".box").count() > 0
         assert page.get_by_role("link", name="Playwright trace").count() == 1
         trace = page.request.get(f"{live_server.url}/attempts/{attempt.id}/trace.zip")

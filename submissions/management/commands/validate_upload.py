@@ -83,8 +83,8 @@ class Command(BaseCommand):
             return
         self._rescore(runs, env=env, flow=flow, subset=subset, specs=specs, as_json=as_json, seed=seed, out=out)
 
-    def _rescore(self, runs: list[UploadedRun], *, env: str, flow: str, subset: str, specs: dict[str, ScenarioSpec | None],
-                 as_json: bool, seed: int | None, out: Path | None) -> None:
+    def _rescore(self, runs: list[UploadedRun], *, env: str, flow: str, subset: str,
+                 specs: dict[str, ScenarioSpec | None], as_json: bool, seed: int | None, out: Path | None) -> None:
         from submissions.rescoring import rescore_runs, upload_settings
 
         settings = upload_settings(env, flow, subset=subset, overrides={"seed": seed} if seed is not None else None)
