@@ -1,14 +1,14 @@
 from django.db import migrations, models
 
 
-def content_type_to_accounts(apps, schema_editor):  # type: ignore[no-untyped-def]
+def content_type_to_accounts(apps, schema_editor):
     # Permissions and admin history hang on the content type: keep them with the moved model.
     content_type = apps.get_model("contenttypes", "ContentType")
     if not content_type.objects.filter(app_label="accounts", model="team").exists():
         content_type.objects.filter(app_label="submissions", model="team").update(app_label="accounts")
 
 
-def content_type_to_submissions(apps, schema_editor):  # type: ignore[no-untyped-def]
+def content_type_to_submissions(apps, schema_editor):
     content_type = apps.get_model("contenttypes", "ContentType")
     if not content_type.objects.filter(app_label="submissions", model="team").exists():
         content_type.objects.filter(app_label="accounts", model="team").update(app_label="submissions")
