@@ -427,46 +427,6 @@ def test_stopping_the_server_ends_a_stalled_timeout_fault_at_once() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The management command
-# --------------------------------------------------------------------------------------------
-
-
-def test_the_command_serves_the_chosen_agent_with_its_fault(monkeypatch: pytest.MonkeyPatch) -> None:
-    from evaluators.management.commands import serve_baseline_agent
-
-    seen: dict[str, Any] = {}
-
-    def fake_serve(agent: Any, host: str, port: int, **kwargs: Any) -> None:
-        seen.update(agent=agent, host=host, port=port, **kwargs)
-        kwargs["ready"](f"http://{host}:{port}/v1")
-
-    monkeypatch.setattr(serve_baseline_agent, "serve_forever", fake_serve)
-    out = io.StringIO()
-    command = serve_baseline_agent.Command(stdout=out)
-    parser = command.create_parser("manage.py", "serve_baseline_agent")
-    options = parser.parse_args(
-        ["--agent", "random", "--port", "8123", "--seed", "5", "--api-key", "k", "--fault", "500", "--fault-first", "2"]
-    )
-    command.handle(**vars(options))
-    assert seen["agent"].name == "random" and (seen["host"], seen["port"]) == ("127.0.0.1", 8123)
-    assert seen["api_key"] == "k" and seen["fault"] == Fault("500", first_n=2)
-    assert "http://127.0.0.1:8123/v1" in out.getvalue()
-
-
-def test_the_command_refuses_fault_options_without_a_fault() -> None:
-    from django.core.management.base import CommandError
-
-    from evaluators.management.commands import serve_baseline_agent
-
-    command = serve_baseline_agent.Command(stdout=io.StringIO())
-    options = command.create_parser("manage.py", "serve_baseline_agent").parse_args(
-        ["--agent", "idle", "--port", "0", "--fault-first", "2"]
-    )
-    with pytest.raises(CommandError, match="need --fault"):
-        command.handle(**vars(options))
-
-
-# --------------------------------------------------------------------------------------------
 # The oracle end to end: rendered frame -> real server -> real client -> replay in gym-sokoban
 # --------------------------------------------------------------------------------------------
 
