@@ -299,10 +299,6 @@ def hue_colour(hue: int) -> str:
     return f"hsl({hue}, 62%, 84%)"
 
 
-def score_colour(value: float, low: float, high: float) -> str:
-    return hue_colour(score_hue(value, low, high))
-
-
 def compare_scenarios(a: Mapping[int, float], b: Mapping[int, float], scenarios: Mapping[int, ScenarioRef],
                       threshold: float, a_attempts: Mapping[int, int] | None = None,
                       b_attempts: Mapping[int, int] | None = None,

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
 from evaluators.settings import declared_defaults
-from leaderboard.models import Environment, ReportedResult, Scenario
+from leaderboard.models import ReportedResult, Scenario
 from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
 from submissions.models import Submission, SubmissionResult
 from submissions.selectors import attempt_outcomes
@@ -327,10 +327,6 @@ def board_organisations(*, env: str, flow: str, subset: str, suite: str) -> list
                                        status__in=RANKED_STATUSES, is_baseline=False)
              .exclude(model__organisation="").values_list("model__organisation", flat=True).distinct())
     return sorted(set(names))
-
-
-def environments_list() -> QuerySet[Environment]:
-    return Environment.objects.all()
 
 
 def metric_card(env: str) -> dict[str, Any]:

@@ -57,17 +57,18 @@ def scenario_means(scores: Iterable[tuple[object, float]]) -> dict[object, float
     return {scenario: sum(values) / len(values) for scenario, values in by_scenario.items()}
 
 
-def bootstrap_ci(means: Sequence[float] | np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
-                 seed: int = BOOTSTRAP_SEED, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+def bootstrap_ci(means: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                 confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean, resampling scenarios (their means) with replacement."""
     values = np.asarray(list(means), dtype=float)
     if len(values) < 2:
         return None
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(values), size=(resamples, len(values)))
-    resampled = values[picks].mean(axis=1)
+    result = scipy_stats.bootstrap((values,), np.mean, n_resamples=resamples, confidence_level=confidence,
+                                   method="percentile", random_state=np.random.default_rng(seed))
+    # The quantiles are read from scipy's resampled means with numpy's default interpolation, as
+    # boards always were: scipy's own interval can differ from them in the last bit.
     tail = (1.0 - confidence) / 2
-    low, high = np.quantile(resampled, [tail, 1.0 - tail])
+    low, high = np.quantile(result.bootstrap_distribution, [tail, 1.0 - tail])
     return float(low), float(high)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from evaluators.webui.tasks import IMAGE_LINK
 
@@ -86,9 +85,3 @@ class WebUIPolicy:
         files = page_files(folder, degrade=self.mode == "degraded")
         note = "The page as written by its authors" + (", without its styles." if self.mode == "degraded" else ".")
         return format_code_reply(files, online=online, analysis=note)
-
-
-def prompt_of(messages: Sequence[Mapping[str, Any]]) -> str:
-    from evaluators.baselines.agents import prompt_text
-
-    return prompt_text(messages)

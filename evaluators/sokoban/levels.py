@@ -296,7 +296,3 @@ def render_rgb(room_fixed: np.ndarray, room_state: np.ndarray) -> np.ndarray:
     height, width = codes.shape
     tiles = tile_sprites()[codes]  # (h, w, 16, 16, 3)
     return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3, 4).reshape(height * TILE, width * TILE, 3))
-
-
-def render_level(level: Level) -> np.ndarray:
-    return render_rgb(*level_to_arrays(level))

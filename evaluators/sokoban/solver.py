@@ -397,13 +397,6 @@ def _solve(level: Level, counter: int | None, max_states: int | None, time_budge
                     expanded=expanded)
 
 
-def solve_level(level: Level, *, on_target_counter: int | None = None, max_states: int | None = None,
-                time_budget: float | None = None) -> Solution:
-    """Solve a parsed level; ``on_target_counter`` is gym-sokoban's ``boxes_on_target`` field
-    (default: the boxes on targets in the room)."""
-    return _solve(level, on_target_counter, max_states, time_budget)
-
-
 def solve_grid(text: str, *, max_states: int | None = None, time_budget: float | None = None) -> Solution:
     """Move-optimal solution of an XSB grid (as played in ``env_from_grid(text)``).
 

@@ -991,17 +991,3 @@ class PageRenderer:
                 stopped = f"not run: the page stopped responding during {name!r}"
                 result.states.append(RenderedState(name=name, elements=[],
                                                    action_error=f"PageUnresponsive: {exc}"))
-
-
-_default_renderer: PageRenderer | None = None
-
-
-def render_states(page_dir: Path, actions: Sequence[Callable[[Any], object]], *, screenshots: bool = True,
-                  trace_path: Path | None = None, settle_ms: int = 300) -> RenderResult:
-    """:meth:`PageRenderer.render_states` on a renderer shared by the calling process."""
-    global _default_renderer
-    if _default_renderer is None:
-        _default_renderer = PageRenderer()
-        atexit.register(_default_renderer.close)
-    return _default_renderer.render_states(page_dir, actions, screenshots=screenshots,
-                                           trace_path=trace_path, settle_ms=settle_ms)
