@@ -16,6 +16,14 @@ class RepliesExhausted(Exception):
 
 
 class RecordedModel:
+    """Plays saved replies back in order, one per model call, as if an endpoint had sent them.
+
+    Used wherever replies are scored without an endpoint: uploads (their re-scoring on the site,
+    ``validate_upload --rescore``) and ``score_reply``. When the replies run out it raises
+    :class:`RepliesExhausted` instead of answering: the flows end the run there, as the recorded
+    run ended, rather than scoring made-up empty replies as parse errors.
+    """
+
     def __init__(self, replies: Sequence[str]) -> None:
         self.replies = list(replies)
         self.used = 0

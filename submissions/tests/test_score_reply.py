@@ -72,3 +72,29 @@ def test_it_renders_and_scores_a_webui_reply_with_its_states_and_breakdown(fixtu
     breakdown = result["details"]["breakdown"]
     assert sum(breakdown.values()) == pytest.approx(1.0) and breakdown["attribute"] > 0
     assert result["actions"] == ["write_html", "write_javascript"]
+
+
+def test_the_played_back_model_ends_the_run_when_its_replies_run_out_instead_of_answering_blank():
+    from evaluators.agents.replay import RecordedModel, RepliesExhausted
+
+    model = RecordedModel(["# action\nUp"])
+    assert model.complete([], temperature=0.0, max_tokens=10).text == "# action\nUp"
+    with pytest.raises(RepliesExhausted):
+        model.complete([], temperature=0.0, max_tokens=10)
+
+
+def test_it_scores_replies_exactly_as_an_upload_of_them_is_rescored(fixture_scenarios, tmp_path):
+    from leaderboard.models import Scenario
+    from submissions.engine import scenario_spec
+    from submissions.rescoring import replay_recorded, upload_settings
+
+    replies = ["# action\nUp", "garbage", "# action\nLeft"]
+    saved = tmp_path / "replies.json"
+    saved.write_text(json.dumps(replies))
+    scored = _score("--scenario", "1-Sokoban-small-v0", "--flow", "online", "--reply", str(saved))
+    level = Scenario.objects.get(key="1-Sokoban-small-v0")
+    uploaded = replay_recorded(scenario=scenario_spec(level), flow="online",
+                               settings=upload_settings("sokoban", "online"), recorded={"replies": replies},
+                               out_dir=tmp_path / "upload")
+    assert (scored["score"], scored["steps"]) == (uploaded.score, uploaded.steps)
+    assert scored["diagnostics"] == uploaded.diagnostics.as_dict()

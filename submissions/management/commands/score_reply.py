@@ -7,23 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluators.agents.replay import RecordedModel
 from evaluators.base import FLOWS
-from evaluators.endpoints.client import Completion
 from evaluators.runner import effective_settings, run_attempt
 from leaderboard.models import Scenario
 from submissions.engine import scenario_spec
-
-
-class ScriptedModel:
-    """Plays back saved replies in order, as if an endpoint had sent them."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-
-    def complete(self, messages: list[dict[str, Any]], **_: Any) -> Completion:
-        text = self.replies.pop(0) if self.replies else ""
-        return Completion(text=text, prompt_tokens=None, completion_tokens=None, latency=0.0, attempts=1,
-                          finish_reason="stop")
 
 
 def read_replies(path: Path) -> list[str]:
@@ -77,7 +65,7 @@ class Command(BaseCommand):
         settings = effective_settings(target.environment_id, flow, overrides)
         directory = out or Path(tempfile.mkdtemp(prefix="magebench-score-"))
         result = run_attempt(scenario=scenario_spec(target), flow=flow, settings=settings,
-                             model=ScriptedModel(replies), out_dir=directory)
+                             model=RecordedModel(replies), out_dir=directory)
         trajectory = json.loads((directory / "trajectory.json").read_text())
         self.stdout.write(json.dumps({
             "env": target.environment_id,
