@@ -594,11 +594,11 @@ def report_scaling(rounds: list[Round], boards: list[tuple[str, str]], timeout: 
 
 
 def report_memory(memory: Memory, timeout: float) -> list[str]:
-    from django.conf import settings
+    from submissions.selectors import queue_for
 
-    served = {queue: [env for env, q in settings.MAGEBENCH_QUEUE_FOR_ENV.items() if q == queue] for queue in QUEUES}
-    plugins_default = [env for env, _ in BOARDS if env not in settings.MAGEBENCH_QUEUE_FOR_ENV]
-    served[settings.CELERY_TASK_DEFAULT_QUEUE] += sorted(set(plugins_default))
+    served: dict[str, list[str]] = {queue: [] for queue in QUEUES}
+    for env in sorted({env for env, _ in BOARDS}):
+        served.setdefault(queue_for(env), []).append(env)
     measured = memory.round
     lines = ["", "## 2. Peak memory per worker kind", "",
              "Three workers, one per queue (`-Q light`, `-Q browser`, `-Q engine`, `--concurrency=1`), ran one "

@@ -1,14 +1,22 @@
 """The environment plug-in interface and its registry.
 
-An environment is one folder under ``evaluators/`` that registers an :class:`EnvironmentPlugin`.
-Everything here is plain Python (no Django), so an episode can be run and scored from a worker,
-a management command or a test alike.
+An environment is one package (``evaluators/<env>/`` for the built-in ones) whose module-level
+``plugin`` is an :class:`EnvironmentPlugin`. Everything the platform knows about an environment is
+declared on its plug-in: flows, queue, board order, analysis tags, upload formats and scales,
+replay panel, variant settings. The rest of the code asks the registry (:func:`get_plugin`,
+:func:`all_plugins`) and never names an environment.
+
+The registry holds exactly the plug-ins it was given by :func:`load_plugins`; the site loads the
+``MAGEBENCH_ENVIRONMENTS`` setting at start-up (``leaderboard/apps.py``), and plain-Python callers
+pass their own list. Everything here is plain Python (no Django), so an episode can be run
+and scored from a worker, a management command or a test alike.
 """
 from __future__ import annotations
 
 import abc
+import importlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -99,6 +107,15 @@ class ImportedScenario:
     warnings: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ReplayPanel:
+    """An environment's own part of a replay page: a template, its extra context, its scripts."""
+
+    template: str
+    context: dict[str, Any] = field(default_factory=dict)
+    scripts: tuple[str, ...] = ()
+
+
 class ResourceError(ValueError):
     """A resources directory that is missing files or holds malformed ones."""
 
@@ -144,7 +161,13 @@ class Episode(abc.ABC):
 
 
 class EnvironmentPlugin(abc.ABC):
-    """One environment of the benchmark."""
+    """One environment of the benchmark.
+
+    A plug-in declares, as class attributes, everything the platform needs to know about its
+    environment; the defaults suit a deterministic, action-based environment whose episodes run
+    on the default queue. Only ``slug``, ``title``, ``score_label``, ``default_settings`` and the
+    three abstract methods are required.
+    """
 
     slug: ClassVar[str]
     title: ClassVar[str]
@@ -158,6 +181,62 @@ class EnvironmentPlugin(abc.ABC):
     #: ({"mini": 10, "full": 3}); ``evaluators.settings.EvaluationSettings`` checks and applies them.
     default_settings: ClassVar[Mapping[str, Mapping[str, DefaultValue]]]
 
+    # -- Scoring and diagnostics ------------------------------------------------------------------
+    #: The action vocabulary the parser accepts; empty for environments whose replies are code.
+    #: Uploads accept action names (``actions``) only where it is not empty.
+    ACTIONS: ClassVar[tuple[str, ...]] = ()
+    #: Settings that turn a submission into a labelled variant, each with the value that scores
+    #: the official way (``evaluators.agents.requests.non_official_settings``).
+    variant_settings: ClassVar[Mapping[str, Any]] = {}
+
+    # -- Workers ------------------------------------------------------------------------------------
+    #: The kind of work an attempt is, which names its Celery queue ("browser", "engine"); None is
+    #: the default queue (attempts that mostly wait on model calls). The settings may route a kind
+    #: to another queue (MAGEBENCH_QUEUE_ROUTES).
+    queue: ClassVar[str | None] = None
+    #: What this environment's workers do, in the words of the queue page.
+    queue_work: ClassVar[str] = ""
+
+    # -- Boards and analysis --------------------------------------------------------------------
+    #: Where the environment's boards, columns and links go (lowest first).
+    position: ClassVar[int] = 9
+    #: Scenario tags the analysis page breaks scores down by: (tag name, heading); "key" is the
+    #: scenario's own key.
+    tag_groups: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: A score with an absolute meaning to fail against (a scenario's mean below it is failed);
+    #: None fails scenarios relative to the board's median.
+    fail_threshold: ClassVar[float | None] = None
+
+    # -- Uploads --------------------------------------------------------------------------------
+    #: The files a run may carry instead of replies (code the model wrote), as (upload key, file
+    #: name in the official output folder); empty where runs are replies or actions only. A run
+    #: folder with none of them and no reply is the model's blank reply.
+    code_files: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The platform's score in units of the official ``result`` (1: the same scale).
+    result_scale: ClassVar[float] = 1.0
+    #: The values an official ``result`` can take, where that is bounded.
+    result_range: ClassVar[tuple[float, float] | None] = None
+    #: How far a re-scored upload may sit from its self-reported score, in score units, before the
+    #: two are flagged as disagreeing.
+    self_report_tolerance: ClassVar[float] = 0.01
+    #: Episodes are stochastic: an uploaded run is played again on the engine (a new sample, not a
+    #: check of the uploaded score), and baselines run the flow's full repeats.
+    stochastic: ClassVar[bool] = False
+
+    # -- Baselines ------------------------------------------------------------------------------
+    #: The baseline agents (``evaluators.baselines``) that mean something here.
+    baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "random")
+    #: Baselines that read no image here, where skipping the frames loses nothing.
+    text_only_baselines: ClassVar[tuple[str, ...]] = ()
+
+    # -- Replay -----------------------------------------------------------------------------------
+    #: The template of the environment's own replay panel, included in the replay page above the
+    #: shared timeline (its context: the attempt, its trajectory and :meth:`replay_panel`'s);
+    #: None shows the shared timeline only.
+    replay_template: ClassVar[str | None] = None
+    #: Static files (paths under the static root) the replay panel loads, in order.
+    replay_scripts: ClassVar[tuple[str, ...]] = ()
+
     @abc.abstractmethod
     def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode: ...
 
@@ -166,6 +245,11 @@ class EnvironmentPlugin(abc.ABC):
 
     @abc.abstractmethod
     def parse(self, flow: str, reply: str) -> ParseResult: ...
+
+    @property
+    def metric_card(self) -> dict[str, Any]:
+        """The metric card page's content (what is measured, how it differs from the paper)."""
+        return {}
 
     def discover(self, resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
         """Read this environment's scenarios from an official ``resources/`` directory.
@@ -195,29 +279,75 @@ class EnvironmentPlugin(abc.ABC):
         """
         return None
 
+    def replay_panel(self, artifacts: Mapping[str, Any], read_artifact: Callable[[str], Any]) -> ReplayPanel | None:
+        """The environment's own panel on an attempt's replay page, or None.
+
+        ``artifacts`` is the trajectory's artefact index (what :meth:`Episode.save_artifacts`
+        returned); ``read_artifact(name)`` reads a JSON file stored beside the trajectory (None if
+        missing or unreadable). By default the panel is :attr:`replay_template` with
+        :attr:`replay_scripts`, shown when the artefacts are this environment's.
+        """
+        if self.replay_template is None or artifacts.get("kind") != self.slug:
+            return None
+        return ReplayPanel(template=self.replay_template, scripts=self.replay_scripts)
+
+
+class PluginConfigurationError(ValueError):
+    """A module named as an environment that cannot be imported or holds no plug-in."""
+
 
 _REGISTRY: dict[str, EnvironmentPlugin] = {}
+_loaded_once = False
 
 
-def register(plugin: EnvironmentPlugin) -> EnvironmentPlugin:
-    _REGISTRY[plugin.slug] = plugin
+def plugin_from_module(path: str) -> EnvironmentPlugin:
+    """The plug-in a module declares as its ``plugin``."""
+    try:
+        module = importlib.import_module(path)
+    except ImportError as exc:
+        raise PluginConfigurationError(f"environment module {path!r} cannot be imported: {exc}") from exc
+    plugin = getattr(module, "plugin", None)
+    if not isinstance(plugin, EnvironmentPlugin):
+        raise PluginConfigurationError(f"environment module {path!r} has no 'plugin' (an EnvironmentPlugin instance)")
     return plugin
 
 
+def load_plugins(paths: Iterable[str]) -> list[EnvironmentPlugin]:
+    """Make the plug-ins of these modules the registry's, replacing what it held."""
+    plugins = [plugin_from_module(path) for path in paths]
+    slugs = [plugin.slug for plugin in plugins]
+    duplicates = sorted({slug for slug in slugs if slugs.count(slug) > 1})
+    if duplicates:
+        raise PluginConfigurationError(f"environment(s) {', '.join(duplicates)} named more than once")
+    global _loaded_once
+    _REGISTRY.clear()
+    _REGISTRY.update((plugin.slug, plugin) for plugin in plugins)
+    _loaded_once = True
+    return all_plugins()
+
+
+def _loaded() -> dict[str, EnvironmentPlugin]:
+    if not _loaded_once:
+        raise PluginConfigurationError("no environments loaded: call evaluators.base.load_plugins() with their "
+                                       "modules (the site loads the MAGEBENCH_ENVIRONMENTS setting)")
+    return _REGISTRY
+
+
 def get_plugin(slug: str) -> EnvironmentPlugin:
-    _load_builtin_plugins()
+    registry = _loaded()
     try:
-        return _REGISTRY[slug]
+        return registry[slug]
     except KeyError:
-        raise KeyError(f"unknown environment {slug!r}; known: {sorted(_REGISTRY)}") from None
+        raise KeyError(f"unknown environment {slug!r}; known: {sorted(registry)}") from None
 
 
 def all_plugins() -> list[EnvironmentPlugin]:
-    """Every environment, by slug: the order of boards and columns must not depend on import order."""
-    _load_builtin_plugins()
-    return [_REGISTRY[slug] for slug in sorted(_REGISTRY)]
+    """Every environment, by slug: nothing may depend on import or setting order (boards go by
+    ``position``)."""
+    registry = _loaded()
+    return [registry[slug] for slug in sorted(registry)]
 
 
-def _load_builtin_plugins() -> None:
-    # Imported lazily so that importing this module never pulls in gym or a browser.
-    from evaluators import football, sokoban, webui  # noqa: F401
+def environment_slugs() -> list[str]:
+    """The slugs of every loaded environment, sorted: the API's choices."""
+    return sorted(_loaded())

@@ -8,11 +8,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.selectors import request_access
+from evaluators.base import environment_slugs
 from leaderboard.selectors import BoardFilter, board_get
 
-
-#: The built-in environments, for the schema (a plug-in added later shows up in the API all the same).
-ENVIRONMENTS = ["football", "sokoban", "webui"]
 
 
 class BoardApi(APIView):
@@ -29,7 +27,7 @@ class BoardApi(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("env", str, OpenApiParameter.PATH, enum=ENVIRONMENTS),
+            OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
             OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=["global", "online"]),
             OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=["mini", "full"]),
         ] + [OpenApiParameter(name, str, required=False, description=text) for name, text in (

@@ -6,7 +6,7 @@ team's read-write token. A submission the caller may not see is a 404, as if it 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Q
 from drf_spectacular.utils import (
@@ -30,8 +30,8 @@ from accounts.selectors import (
     can_view_submission,
     request_access,
 )
+from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
-from leaderboard.apis import ENVIRONMENTS
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import (
@@ -195,12 +195,17 @@ class ModelAndBoardInput(ModelMetadataInput):
     """What every submission names: the team, the model's metadata and the board."""
 
     model_name = serializers.CharField(max_length=120)
-    env = serializers.ChoiceField(choices=ENVIRONMENTS)
+    env = serializers.ChoiceField(choices=())
     flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
     subset = serializers.ChoiceField(choices=["mini", "full"])
     suite = serializers.SlugField(required=False, default=None, allow_null=True)
     public = serializers.BooleanField(required=False, default=False,
                                       help_text="show on the public boards now (else the team's owner publishes)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Read when the serializer is made, not imported: the environments are the registry's.
+        cast(serializers.ChoiceField, self.fields["env"]).choices = environment_slugs()
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Any) -> tuple[dict[str, Any], Team]:

@@ -13,6 +13,7 @@ from django.db.models import Avg, Count, Exists, Max, OuterRef, Q, QuerySet, Sub
 from django.utils import timezone
 
 from accounts.models import Team
+from evaluators.base import all_plugins, get_plugin
 from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from leaderboard.stats import AttemptOutcome
@@ -161,12 +162,23 @@ def queue_item(submission: Submission) -> QueueItem | None:
 
 
 def queue_for(env: str) -> str:
-    """The Celery queue an environment's attempts are sent to."""
-    return settings.MAGEBENCH_QUEUE_FOR_ENV.get(env, settings.CELERY_TASK_DEFAULT_QUEUE)
+    """The Celery queue an environment's attempts are sent to: its plug-in's kind of work, as the
+    settings route it."""
+    try:
+        kind = get_plugin(env).queue
+    except KeyError:
+        return settings.CELERY_TASK_DEFAULT_QUEUE
+    if kind is None:
+        return settings.CELERY_TASK_DEFAULT_QUEUE
+    return settings.MAGEBENCH_QUEUE_ROUTES.get(kind, kind)
 
 
-#: What each queue's workers do, in the words of the queue page.
-QUEUE_WORK = {"light": "model calls and Sokoban", "browser": "WebUI pages in Chromium", "engine": "the Football engine"}
+def queue_work(queue: str) -> str:
+    """What a queue's workers do, in the words of the queue page."""
+    work = ["model calls"] if queue == settings.CELERY_TASK_DEFAULT_QUEUE else []
+    work += [plugin.queue_work for plugin in sorted(all_plugins(), key=lambda plugin: (plugin.position, plugin.slug))
+             if plugin.queue_work and queue_for(plugin.slug) == queue]
+    return " and ".join(work) or queue
 
 
 @dataclass(frozen=True)
@@ -200,7 +212,7 @@ def queue_loads() -> list[QueueLoad]:
     for env, worker in (live.filter(status=Attempt.Status.RUNNING, heartbeat_at__gte=fresh)
                         .values_list("submission__environment_id", "worker").distinct()):
         workers.setdefault(queue_for(env), set()).add(worker)
-    return [QueueLoad(queue=name, work=QUEUE_WORK.get(name, name), waiting=c["waiting"], running=c["running"],
+    return [QueueLoad(queue=name, work=queue_work(name), waiting=c["waiting"], running=c["running"],
                       workers=len(workers.get(name, ()))) for name, c in counts.items()]
 
 

@@ -87,6 +87,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "leaderboard.context_processors.environments",
             ],
         },
     },
@@ -236,12 +237,18 @@ CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 86400)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# One queue per kind of work, so that one kind cannot starve the others: WebUI attempts hold a
-# browser, Football attempts an engine, Sokoban attempts mostly wait on model calls. A worker
-# started without -Q consumes all three; production runs one pool per queue (docker-compose.yml).
+# One queue per kind of work, so that one kind cannot starve the others: each environment's plug-in
+# names its kind (attempts that hold a browser, an engine, or the default: mostly waiting on model
+# calls). A worker started without -Q consumes all three; production runs one pool per queue
+# (docker-compose.yml).
 CELERY_TASK_DEFAULT_QUEUE = "light"
 CELERY_TASK_QUEUES = [Queue("light"), Queue("browser"), Queue("engine")]
-MAGEBENCH_QUEUE_FOR_ENV = {"webui": "browser", "football": "engine"}
+# A kind of work sent to a queue of another name, as kind=queue (e.g. "engine=heavy").
+MAGEBENCH_QUEUE_ROUTES = dict(item.split("=", 1) for item in env_list("MAGEBENCH_QUEUE_ROUTES", []) if "=" in item)
+# The environments: the modules whose ``plugin`` is an evaluators.base.EnvironmentPlugin. A new
+# environment is its package and one more entry here.
+MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS",
+                                  ["evaluators.football", "evaluators.sokoban", "evaluators.webui"])
 CELERY_BEAT_SCHEDULE = {
     "watchdog": {"task": "submissions.watchdog", "schedule": env_float("MAGEBENCH_WATCHDOG_EVERY_SECONDS", 60.0)},
 }

@@ -8,6 +8,9 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
+from evaluators.base import all_plugins
+from submissions.selectors import queue_for
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,7 +34,7 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
         if command[:4] == ["celery", "-A", "config", "worker"]:
             consumed.update(command[command.index("-Q") + 1].split(","))
     declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
-    sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *settings.MAGEBENCH_QUEUE_FOR_ENV.values()}
+    sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *(queue_for(plugin.slug) for plugin in all_plugins())}
     assert sent_to <= declared == consumed
     assert any((s.get("command") or [])[:4] == ["celery", "-A", "config", "beat"] for s in services.values())
     assert {task["task"] for task in settings.CELERY_BEAT_SCHEDULE.values()} == {"submissions.watchdog"}

@@ -1,7 +1,7 @@
-"""Football (gfootball). Importing the package registers its plug-in; the engine loads lazily."""
-from evaluators.base import register
+"""Football (gfootball). The package's ``plugin`` is what MAGEBENCH_ENVIRONMENTS loads; the engine loads
+lazily."""
 from evaluators.football.plugin import FootballPlugin
 
-register(FootballPlugin())
+plugin = FootballPlugin()
 
-__all__ = ["FootballPlugin"]
+__all__ = ["FootballPlugin", "plugin"]

@@ -1,12 +1,22 @@
 """The Football environment plug-in (reference §2.3): gfootball scenarios, official dense reward."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_online_action
-from evaluators.base import FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult, PromptSet, ScenarioSpec
-from evaluators.football.env import ACCEPTED_ACTIONS
+from evaluators.base import (
+    FLOW_ONLINE,
+    EnvironmentPlugin,
+    Episode,
+    ImportedScenario,
+    ParseResult,
+    PromptSet,
+    ReplayPanel,
+    ScenarioSpec,
+)
+from evaluators.football.env import ACCEPTED_ACTIONS, ARTIFACT_NAME
 from evaluators.settings import EvaluationSettings
 
 
@@ -19,6 +29,17 @@ class FootballPlugin(EnvironmentPlugin):
     ACTIONS: ClassVar[tuple[str, ...]] = ACCEPTED_ACTIONS
     #: A trajectory made only of these is RA (evaluators.agents.diagnostics).
     PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset({"action_long_pass", "action_high_pass", "action_short_pass"})
+    variant_settings: ClassVar[dict[str, Any]] = {"football_shot_held_until_received": False}
+    queue: ClassVar[str | None] = "engine"
+    queue_work: ClassVar[str] = "the Football engine"
+    position: ClassVar[int] = 2
+    tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("category", "Category"),)
+    self_report_tolerance: ClassVar[float] = 0.5
+    stochastic: ClassVar[bool] = True
+    # The replay draws the pitch from raw observations, so a baseline that reads no frame loses nothing.
+    text_only_baselines: ClassVar[tuple[str, ...]] = ("idle", "random")
+    replay_template: ClassVar[str | None] = "submissions/replay_football.html"
+    replay_scripts: ClassVar[tuple[str, ...]] = ("vendor/plotly.min.js", "js/replay_football.js")
     # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full
     # set's 108 scenarios are run 3 times.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
@@ -58,3 +79,11 @@ class FootballPlugin(EnvironmentPlugin):
         if flow == FLOW_ONLINE:
             return parse_online_action(reply, self.ACTIONS)
         raise ValueError(f"Football has no flow {flow!r}")
+
+    def replay_panel(self, artifacts: Mapping[str, Any], read_artifact: Callable[[str], Any]) -> ReplayPanel | None:
+        panel = super().replay_panel(artifacts, read_artifact)
+        if panel is None:
+            return None
+        # The pitch is drawn from the engine log; without it the panel says so and loads no script.
+        log = read_artifact(str(artifacts.get("file") or ARTIFACT_NAME))
+        return ReplayPanel(template=panel.template, context={"football": log}, scripts=panel.scripts if log else ())

@@ -1,7 +1,7 @@
-"""Sokoban (gym-sokoban levels). Importing the package registers its plug-in; gym loads lazily."""
-from evaluators.base import register
+"""Sokoban (gym-sokoban levels). The package's ``plugin`` is what MAGEBENCH_ENVIRONMENTS loads; gym loads
+lazily."""
 from evaluators.sokoban.plugin import SokobanPlugin
 
-register(SokobanPlugin())
+plugin = SokobanPlugin()
 
-__all__ = ["SokobanPlugin"]
+__all__ = ["SokobanPlugin", "plugin"]

@@ -18,6 +18,12 @@ class SokobanPlugin(EnvironmentPlugin):
     title: ClassVar[str] = "Sokoban"
     score_label: ClassVar[str] = "Reward score"
     ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
+    position: ClassVar[int] = 1
+    queue_work: ClassVar[str] = "Sokoban"
+    tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("variant", "Variant"), ("boxes", "Boxes"))
+    #: Scores move in steps of 0.5: anything further off is another trajectory.
+    self_report_tolerance: ClassVar[float] = 0.01
+    baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "random", "oracle")
     # The official experiment scripts' settings (reference §1); every flow sends the official
     # request settings, EvaluationSettings' own defaults.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {

@@ -1,8 +1,7 @@
-"""WebUI (pages rebuilt from descriptions, scored by AES). Importing registers the plug-in; the
-browser and the metric load lazily."""
-from evaluators.base import register
+"""WebUI (pages rebuilt from descriptions, scored by AES). The package's ``plugin`` is what
+MAGEBENCH_ENVIRONMENTS loads; the browser and the metric load lazily."""
 from evaluators.webui.plugin import WebUIPlugin
 
-register(WebUIPlugin())
+plugin = WebUIPlugin()
 
-__all__ = ["WebUIPlugin"]
+__all__ = ["WebUIPlugin", "plugin"]

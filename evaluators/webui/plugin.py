@@ -15,6 +15,25 @@ class WebUIPlugin(EnvironmentPlugin):
     score_label: ClassVar[str] = "AES %"
     has_action_diagnostics: ClassVar[bool] = False
     breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
+    variant_settings: ClassVar[dict[str, Any]] = {"webui_exclude_unchanged": False}
+    queue: ClassVar[str | None] = "browser"
+    queue_work: ClassVar[str] = "WebUI pages in Chromium"
+    position: ClassVar[int] = 0
+    tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("key", "Page"),)
+    #: AES has an absolute meaning: a page under half the maximum score is failed.
+    fail_threshold: ClassVar[float | None] = 50.0
+    #: The generated page; a run folder holding none of it (and no reply) generated no page.
+    code_files: ClassVar[tuple[tuple[str, str], ...]] = (("html", "index.html"), ("css", "style.css"),
+                                                         ("js", "script.js"))
+    #: The official ``result`` is AES as a fraction of 1 (a weighted mean of element scores in [0, 1]);
+    #: the platform shows it as a percentage.
+    result_scale: ClassVar[float] = 100.0
+    result_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+    #: One point of AES %.
+    self_report_tolerance: ClassVar[float] = 1.0
+    baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "degraded", "oracle")
+    replay_template: ClassVar[str | None] = "submissions/replay_webui.html"
+    replay_scripts: ClassVar[tuple[str, ...]] = ("js/replay_webui.js",)
     # The official experiment scripts (reference §1): API models see up to 10 images.
     # webui_exclude_unchanged: False is the official metric (every target element in every state);
     # True is the labelled variant that leaves out elements an action did not change.

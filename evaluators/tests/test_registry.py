@@ -1,0 +1,79 @@
+"""The environment registry: plug-ins come from the MAGEBENCH_ENVIRONMENTS setting and nowhere else."""
+from __future__ import annotations
+
+from typing import cast
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from rest_framework.serializers import ChoiceField
+
+from evaluators import base
+from evaluators.base import PluginConfigurationError, all_plugins, environment_slugs, get_plugin
+from leaderboard.apps import load_environments
+
+BUILT_IN = ["evaluators.football", "evaluators.sokoban", "evaluators.webui"]
+TINY = "evaluators.tests.plugin_fixture"
+
+
+def test_the_registry_holds_the_environments_the_setting_names(settings) -> None:
+    assert [plugin.slug for plugin in all_plugins()] == sorted(
+        base.plugin_from_module(path).slug for path in settings.MAGEBENCH_ENVIRONMENTS)
+
+    settings.MAGEBENCH_ENVIRONMENTS = [*BUILT_IN, TINY]
+    assert get_plugin("tiny").title == "Tiny"
+    assert environment_slugs() == ["football", "sokoban", "tiny", "webui"]
+
+    settings.MAGEBENCH_ENVIRONMENTS = ["evaluators.sokoban"]
+    assert environment_slugs() == ["sokoban"]
+    with pytest.raises(KeyError, match="unknown environment 'webui'"):
+        get_plugin("webui")
+
+
+def test_an_unknown_module_is_an_improperly_configured_error_and_keeps_the_registry() -> None:
+    before = environment_slugs()
+    with pytest.raises(ImproperlyConfigured, match="MAGEBENCH_ENVIRONMENTS: environment module 'evaluators.nowhere' "
+                                                   "cannot be imported"):
+        load_environments([*BUILT_IN, "evaluators.nowhere"])
+    assert environment_slugs() == before
+
+
+def test_a_module_without_a_plugin_is_refused() -> None:
+    with pytest.raises(ImproperlyConfigured, match="'evaluators.paths' has no 'plugin'"):
+        load_environments(["evaluators.paths"])
+
+
+def test_an_environment_named_twice_is_refused() -> None:
+    with pytest.raises(ImproperlyConfigured, match="sokoban named more than once"):
+        load_environments(["evaluators.sokoban", "evaluators.sokoban"])
+
+
+def test_a_registry_never_loaded_says_how_to_load_it(monkeypatch) -> None:
+    monkeypatch.setattr(base, "_loaded_once", False)
+    with pytest.raises(PluginConfigurationError, match="load_plugins"):
+        get_plugin("sokoban")
+
+
+def test_the_apis_environment_choices_follow_the_registry(settings) -> None:
+    from submissions.apis import ModelAndBoardInput
+
+    assert set(cast(ChoiceField, ModelAndBoardInput().fields["env"]).choices) == set(BUILT_IN_SLUGS)
+    settings.MAGEBENCH_ENVIRONMENTS = [*BUILT_IN, TINY]
+    serializer = ModelAndBoardInput(data={"model_name": "m", "env": "tiny", "flow": "online", "subset": "mini"})
+    assert serializer.is_valid(), serializer.errors
+    settings.MAGEBENCH_ENVIRONMENTS = ["evaluators.sokoban"]
+    serializer = ModelAndBoardInput(data={"model_name": "m", "env": "webui", "flow": "global", "subset": "mini"})
+    assert not serializer.is_valid() and "env" in serializer.errors
+
+
+def test_an_environments_queue_is_its_kind_of_work_as_the_settings_route_it(settings) -> None:
+    from submissions.selectors import queue_for, queue_work
+
+    settings.MAGEBENCH_ENVIRONMENTS = [*BUILT_IN, TINY]
+    assert queue_for("sokoban") == settings.CELERY_TASK_DEFAULT_QUEUE
+    assert queue_for("tiny") == "engine"
+    assert queue_work("engine") == "the Football engine"
+    settings.MAGEBENCH_QUEUE_ROUTES = {"engine": "heavy"}
+    assert queue_for("tiny") == queue_for("football") == "heavy"
+
+
+BUILT_IN_SLUGS = ["football", "sokoban", "webui"]
