@@ -39,7 +39,7 @@ from evaluators.runner import effective_settings, run_attempt  # noqa: E402
 from evaluators.settings import EvaluationSettings  # noqa: E402
 from evaluators.trajectory import load_trajectory  # noqa: E402
 from submissions.official_layout import OfficialRun, official_run_from_trajectory, zip_runs  # noqa: E402
-from submissions.rescoring import RESIMULATED_ENVS, rescore_runs, upload_settings  # noqa: E402
+from submissions.rescoring import rescore_runs, resimulated, upload_settings  # noqa: E402
 from submissions.uploads import parse_upload  # noqa: E402
 
 RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
@@ -74,13 +74,13 @@ def fixture_scenarios(env: str, subset: str = "mini", resources: Path = RESOURCE
 
 
 def stochastic_overrides(env: str) -> dict[str, Any]:
-    return {"seed": FOOTBALL_SEED} if env in RESIMULATED_ENVS else {}
+    return {"seed": FOOTBALL_SEED} if resimulated(env) else {}
 
 
 def live_settings(env: str, flow: str) -> EvaluationSettings:
     """A live submission's settings under the official flow rules, made replayable (see above)."""
     overrides: dict[str, Any] = {"parse_retries": 0, **stochastic_overrides(env)}
-    if env in RESIMULATED_ENVS:
+    if resimulated(env):
         overrides["observation_images"] = False
     return effective_settings(env, flow, overrides)
 

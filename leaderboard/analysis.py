@@ -20,20 +20,11 @@ from leaderboard.models import Scenario
 from leaderboard.selectors import Board, BoardRow, board_get
 from leaderboard.stats import CurvePoint, PairedTest, paired_test
 
-#: Scenario tags each environment is broken down by: (tag name, heading). "key" is the scenario's own key.
-TAG_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
-    "sokoban": (("variant", "Variant"), ("boxes", "Boxes")),
-    "football": (("category", "Category"),),
-    "webui": (("key", "Page"),),
-}
-
-#: Pitch lanes (rows) and thirds (columns) of Football's R1–R9 zones, in the order the zones count.
+#: Pitch lanes (rows) and thirds (columns) of the R1–R9 zones a scenario may be tagged with, in the
+#: order the zones count.
 ZONE_LANES = ("top", "central", "bottom")
 ZONE_THIRDS = ("own", "middle", "attacking")
 _ZONE = re.compile(r"^R([1-9])$")
-
-#: Environments whose score has an absolute meaning to fail against; the others fail relative to the board.
-FIXED_FAIL_THRESHOLDS: dict[str, float] = {"webui": 50.0}
 
 
 def natural_key(value: object) -> tuple[tuple[int, int | str], ...]:
@@ -69,7 +60,7 @@ class ErrorRow:
 
 @dataclass(frozen=True)
 class LostRow:
-    """Where a WebUI model's score went, in % of the maximum score: AES plus the lost parts."""
+    """Where a model's score went, in % of the maximum score: the score plus the lost parts."""
     model: ModelRef
     aes: float | None
     parts: dict[str, float]
@@ -385,7 +376,7 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
     curves = {row.submission_id: row.best_of_n for row in board.rows}
     analysis.curves = [Curve(model=m, points=curves[m.submission_id]) for m in data.models if curves[m.submission_id]]
     analysis.tags = [tag_breakdown(tag, label, data.scenarios, data.models, means)
-                     for tag, label in TAG_GROUPS.get(env, ())]
+                     for tag, label in plugin.tag_groups]
     analysis.tags = [t for t in analysis.tags if t.values]
     if any(zone_index(s.tags.get("zone")) for s in data.scenarios):
         analysis.zones = [zone_grid(m, data.scenarios, means[m.submission_id]) for m in data.models
@@ -411,8 +402,9 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
 
 def fail_threshold(env: str, means: Mapping[int, Mapping[int, float]]) -> tuple[float | None, str]:
     """The score below which a scenario counts as failed, and which rule set it."""
-    if env in FIXED_FAIL_THRESHOLDS:
-        return FIXED_FAIL_THRESHOLDS[env], "fixed"
+    threshold = get_plugin(env).fail_threshold
+    if threshold is not None:
+        return threshold, "fixed"
     values = [v for per in means.values() for v in per.values()]
     return (statistics.median(values) if values else None), "median"
 

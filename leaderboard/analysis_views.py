@@ -5,7 +5,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from evaluators.base import get_plugin
-from leaderboard.analysis import (FIXED_FAIL_THRESHOLDS, ZONE_LANES, ZONE_THIRDS, board_analysis_get,
+from leaderboard.analysis import (ZONE_LANES, ZONE_THIRDS, board_analysis_get,
                                   board_compare_get)
 
 
@@ -39,5 +39,5 @@ def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> Htt
         raise Http404("no such board") from None
     return render(request, "leaderboard/analysis/compare.html", {
         "board": comparison.board, "cmp": comparison, "chart_data": comparison.chart_data(),
-        "fixed_threshold": FIXED_FAIL_THRESHOLDS.get(env), "page": "compare", **_nav(env),
+        "fixed_threshold": get_plugin(env).fail_threshold, "page": "compare", **_nav(env),
     })

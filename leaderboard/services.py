@@ -11,14 +11,12 @@ from django.db import transaction
 from evaluators.base import ImportedScenario, ResourceError, all_plugins, get_plugin
 from leaderboard.models import Environment, Scenario
 
-ENV_ORDER = {"webui": 0, "sokoban": 1, "football": 2}
-
 
 def environment_ensure(slug: str) -> Environment:
     plugin = get_plugin(slug)
     environment, _ = Environment.objects.update_or_create(
         slug=plugin.slug,
-        defaults={"title": plugin.title, "score_label": plugin.score_label, "position": ENV_ORDER.get(plugin.slug, 9)},
+        defaults={"title": plugin.title, "score_label": plugin.score_label, "position": plugin.position},
     )
     return environment
 

@@ -14,9 +14,9 @@ The runner and the environments write more that bears on no score (``res.txt`` b
 folders, ``output_video.mp4``, ``tmp.png``, ``output_progress.md``, ``out_images/``); uploads
 ignore it.
 
-Scales: Sokoban's ``result`` (100 + 5·(B − R_ub)) and Football's (the summed step rewards, already
-×20) are the platform's scores as they are. WebUI's is AES as a fraction of 1, which the platform
-shows as a percentage.
+Scales: each plug-in declares its official ``result``'s scale and range (``result_scale``,
+``result_range``): most results are the platform's scores as they are; a fraction of 1 is shown
+×100.
 """
 from __future__ import annotations
 
@@ -29,22 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from evaluators.base import FLOW_GLOBAL
+from evaluators.base import FLOW_GLOBAL, all_plugins, get_plugin
 
 EVAL_FILE = "eval.json"
 GLOBAL_REPLY_FILE = "output.txt"
 ONLINE_REPLY_FILE = re.compile(r"^output_(?P<loop>[0-9]+)\.txt$")
-#: The generated page's files, by the key uploads use for them (``code`` in JSONL).
-PAGE_FILES: tuple[tuple[str, str], ...] = (("html", "index.html"), ("css", "style.css"), ("js", "script.js"))
-#: What the platform's score is in units of the official ``result``; 1 where not listed.
-RESULT_SCALE: Mapping[str, float] = {"webui": 100.0}
-#: The values an official ``result`` can take where that is bounded (AES is a weighted mean of
-#: element scores in [0, 1]).
-RESULT_RANGE: Mapping[str, tuple[float, float]] = {"webui": (0.0, 1.0)}
 #: Slack for a bound reached through floating-point sums.
 _RANGE_SLACK = 1e-9
-#: The WebUI platform keys of the page files, as the platform's code artefacts name them.
+#: The upload keys of the code files, as the platform's code artefacts name them.
 _ARTEFACT_KEYS = {"html": "html", "css": "css", "javascript": "js", "js": "js"}
+
+
+def code_file_names() -> dict[str, str]:
+    """The file name of every upload key of code, over the environments whose runs are code."""
+    return {key: name for plugin in all_plugins() for key, name in plugin.code_files}
 
 
 def online_reply_file(loop: int) -> str:
@@ -57,27 +55,28 @@ def run_folder_name(scenario: str, repeat: int) -> str:
 
 def platform_score(env: str, result: float) -> float:
     """An official ``result`` on the platform's scale."""
-    scale = RESULT_SCALE.get(env, 1.0)
+    scale = get_plugin(env).result_scale
     # Rounded where scaled, so that a fraction written from a platform score reads back as that score.
     return float(result) if scale == 1.0 else round(float(result) * scale, 9)
 
 
 def official_result(env: str, score: float) -> float:
     """A platform score as the official harness would write it in ``result``."""
-    scale = RESULT_SCALE.get(env, 1.0)
+    scale = get_plugin(env).result_scale
     return float(score) if scale == 1.0 else float(score) / scale
 
 
 def result_problem(env: str, result: float) -> str:
     """Why ``result`` cannot be an official result of ``env``, or ""."""
-    bounds = RESULT_RANGE.get(env)
+    plugin = get_plugin(env)
+    bounds = plugin.result_range
     if bounds is None or not math.isfinite(result):
         return ""
     low, high = bounds
     if low - _RANGE_SLACK <= result <= high + _RANGE_SLACK:
         return ""
     return (f"'result' is {result:g}, but the official {env} result is a fraction from {low:g} to {high:g} "
-            f"(the platform shows it ×{RESULT_SCALE.get(env, 1.0):g})")
+            f"(the platform shows it ×{plugin.result_scale:g})")
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,8 @@ class OfficialRun:
     result: float
     details: Any = None
     parsing_err: bool | int = False
-    #: The generated page (WebUI), by the keys of :data:`PAGE_FILES`; files never written are absent.
+    #: The code the model wrote, by the upload keys of its plug-in's ``code_files``; files never
+    #: written are absent.
     page: Mapping[str, str] = field(default_factory=dict)
     #: Files the harness writes that bear on no score (videos, frames, the page folder's copy), by
     #: their path inside the run folder.
@@ -109,7 +109,7 @@ class OfficialRun:
         else:
             for loop, reply in enumerate(self.replies):
                 files[online_reply_file(loop)] = reply.encode("utf-8")
-        for key, name in PAGE_FILES:
+        for key, name in code_file_names().items():
             if key in self.page:
                 files[name] = self.page[key].encode("utf-8")
         report = {"result": self.result, "details": self.details, "parsing_err": self.parsing_err}
@@ -137,8 +137,8 @@ def official_run_from_trajectory(*, env: str, flow: str, scenario: str, repeat: 
     """The folder the official harness would have written for a run the platform played.
 
     ``trajectory`` is the platform's ``trajectory.json``: every model call's reply becomes an
-    output file, in call order. ``page_folder`` (WebUI) is the page whose copy the official
-    environment leaves in the run folder.
+    output file, in call order. ``page_folder`` (an environment whose runs are code) is the
+    folder whose copy the official environment leaves in the run folder.
     """
     calls = list(trajectory.get("calls") or [])
     replies = [str(call.get("reply") or "") for call in calls]
@@ -152,14 +152,15 @@ def official_run_from_trajectory(*, env: str, flow: str, scenario: str, repeat: 
     details = trajectory.get("details") or {}
     extras: dict[str, bytes] = {}
     page: dict[str, str] = {}
-    if env == "webui":
+    code_files = get_plugin(env).code_files
+    if code_files:
         artefacts = trajectory.get("artifacts") or {}
         for kind, code in (artefacts.get("code") or {}).items():
             key = _ARTEFACT_KEYS.get(kind)
             if key is not None and not (key == "html" and code == ""):  # an empty page is never written
                 page[key] = code
         if page_folder is not None:
-            extras.update(_page_copy(page_folder))
+            extras.update(_page_copy(page_folder, targets={name for _, name in code_files}))
         extras["output_progress.md"] = b"# observation-1\n"
         official_details: Any = {"aes": details.get("aes"), "states": details.get("state_scores")}
     else:
@@ -174,10 +175,9 @@ def official_run_from_trajectory(*, env: str, flow: str, scenario: str, repeat: 
                        page=page, extras=extras)
 
 
-def _page_copy(page_folder: Path) -> dict[str, bytes]:
-    """The page folder as the official WebUI environment copies it: without the target's own page."""
+def _page_copy(page_folder: Path, *, targets: set[str]) -> dict[str, bytes]:
+    """The page folder as the official environment copies it: without the target's own code files."""
     copied: dict[str, bytes] = {}
-    targets = {name for _, name in PAGE_FILES}
     for path in sorted(page_folder.rglob("*")):
         relative = path.relative_to(page_folder).as_posix()
         if path.is_file() and relative not in targets:

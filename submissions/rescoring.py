@@ -15,19 +15,17 @@ from typing import Any, Iterator, Mapping
 
 from evaluators.agents.flows import FlowResult, ProgressCallback
 from evaluators.agents.replay import RecordedModel
-from evaluators.base import ScenarioSpec
+from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
 from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
 from evaluators.settings import EvaluationSettings
 from submissions.uploads import UploadedRun, runs_to_replies
 
-#: Uploaded Football runs are played again on the engine, which is stochastic: the score is a new
-#: sample, not a check of the uploaded one.
-RESIMULATED_ENVS = ("football",)
-#: How far a re-scored upload may sit from its self-reported score before the two are flagged as
-#: disagreeing, in each environment's score units (Sokoban moves in steps of 0.5; AES is in %).
-SELF_REPORT_TOLERANCE = {"sokoban": 0.01, "webui": 1.0, "football": 0.5}
-_DEFAULT_TOLERANCE = 0.01
+
+def resimulated(env: str) -> bool:
+    """Whether an uploaded run is played again on a stochastic engine: its score is then a new
+    sample, not a check of the uploaded one."""
+    return get_plugin(env).stochastic
 
 
 def upload_settings(env: str, flow: str, *, subset: str = "mini",
@@ -36,18 +34,18 @@ def upload_settings(env: str, flow: str, *, subset: str = "mini",
 
     Each recorded reply is one model call of the official flow, which asks for no regeneration:
     a reply without an action consumes its turn (no parse retries). A recorded model reads
-    nothing, so Football renders no frame for it (rendering is its costliest part, and it moves
-    the engine's random state: a seed then reproduces an episode only without it).
+    nothing, so a re-simulated environment renders no frame for it (rendering is its costliest
+    part, and it moves the engine's random state: a seed then reproduces an episode only without it).
     """
     fixed: dict[str, Any] = {"parse_retries": 0}
-    if env in RESIMULATED_ENVS:
+    if resimulated(env):
         fixed["observation_images"] = False
     return effective_settings(env, flow, {**fixed, **dict(overrides or {})}, subset=subset)
 
 
 def rescoring_label(env: str) -> str:
     """How an upload's runs are scored, in the words of its page and its board entry."""
-    return "re-simulated" if env in RESIMULATED_ENVS else "re-scored"
+    return "re-simulated" if resimulated(env) else "re-scored"
 
 
 def recorded_run(run: UploadedRun, *, env: str, flow: str) -> dict[str, Any]:
@@ -71,7 +69,7 @@ def agreement(env: str, claimed: float | None, score: float | None) -> bool | No
     """Whether a self-reported score matches the platform's within the environment's tolerance."""
     if claimed is None or score is None:
         return None
-    return not abs(float(claimed) - float(score)) > SELF_REPORT_TOLERANCE.get(env, _DEFAULT_TOLERANCE)
+    return not abs(float(claimed) - float(score)) > get_plugin(env).self_report_tolerance
 
 
 def self_report(env: str, recorded: Mapping[str, Any], score: float) -> dict[str, Any]:

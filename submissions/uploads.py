@@ -32,14 +32,12 @@ from typing import Any, Collection, Iterable
 
 from jsonschema import Draft202012Validator
 
-from evaluators.base import FLOW_GLOBAL, FLOWS
-from submissions.official_layout import (EVAL_FILE, GLOBAL_REPLY_FILE, ONLINE_REPLY_FILE, PAGE_FILES,
+from evaluators.base import FLOW_GLOBAL, FLOWS, all_plugins, get_plugin
+from submissions.official_layout import (EVAL_FILE, GLOBAL_REPLY_FILE, ONLINE_REPLY_FILE,
                                          online_reply_file, platform_score, result_problem)
 
 SCHEMA_PATH: Path = Path(__file__).resolve().parent.parent / "static" / "schemas" / "upload-jsonl-v1.schema.json"
 
-#: The environment whose runs are pages (code) rather than actions.
-WEBUI = "webui"
 #: Below this uncompressed size a high compression ratio is harmless (and common for logs).
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
 
@@ -140,6 +138,12 @@ class _Context:
             raise ValueError(f"unknown flow {flow!r}; known: {', '.join(FLOWS)}")
         self.env = env
         self.flow = flow
+        plugin = get_plugin(env)
+        self.title = plugin.title
+        #: The files a run may carry as code instead of replies (empty: replies or actions only).
+        self.code_files = plugin.code_files
+        #: Whether runs may be given as action names (environments with an action vocabulary).
+        self.accepts_actions = bool(plugin.ACTIONS)
         self.scenarios = frozenset(scenarios)
         self.max_repeats = max_repeats
         self.limits = limits
@@ -288,12 +292,14 @@ def _parse_line(line: str, number: int, context: _Context) -> UploadedRun | None
     scenario: str = value["scenario"]
     repeat = int(value["repeat"])
     ok = context.check_identity(where, scenario, repeat, place=f"on line {number}")
-    if "code" in value and context.env != WEBUI:
-        context.problems.add(f"{where}: code", f"code is only accepted for WebUI, not for {context.env}; "
+    if "code" in value and not context.code_files:
+        coded = " or ".join(plugin.title for plugin in all_plugins() if plugin.code_files)
+        context.problems.add(f"{where}: code", f"code is only accepted for {coded}, not for {context.env}; "
                                                f"give replies or actions")
         ok = False
-    if "actions" in value and context.env == WEBUI:
-        context.problems.add(f"{where}: actions", "actions are not accepted for WebUI; give code or replies")
+    if "actions" in value and not context.accepts_actions:
+        context.problems.add(f"{where}: actions",
+                             f"actions are not accepted for {context.title}; give code or replies")
         ok = False
     self_score = value.get("score")
     if self_score is not None and not _finite(self_score):
@@ -488,20 +494,20 @@ class _ZipReader:
         elif "replies.json" in folder.files:
             replies = self._read_strings(folder, "replies.json")
             reply_names = [f"{prefix}replies.json[{index}]" for index in range(len(replies))]
-        elif self.context.env != WEBUI and "actions.json" in folder.files:
+        elif self.context.accepts_actions and "actions.json" in folder.files:
             actions = self._read_strings(folder, "actions.json", action_names=True)
         elif official:
             texts = [self._read_text(folder, name) for name in official]
             replies = tuple(text for text in texts if text is not None)
             reply_names = [prefix + name for name in official]
-        elif self.context.env == WEBUI and any(name in folder.files for _, name in PAGE_FILES):
+        elif any(name in folder.files for _, name in self.context.code_files):
             code = {}
-            for key, filename in PAGE_FILES:
+            for key, filename in self.context.code_files:
                 if filename in folder.files:
                     text = self._read_text(folder, filename)
                     if text is not None:
                         code[key] = text
-        elif self.context.env == WEBUI and not self._other_flow_replies(folder):
+        elif self.context.code_files and not self._other_flow_replies(folder):
             # A run that generated no page (a blank reply) is the model's failure: it is replayed as
             # one empty reply, which the parser reports and AES scores 0, as officially.
             replies = ("",)
@@ -564,7 +570,7 @@ class _ZipReader:
                 return ("has output.txt, which the Global flow writes; this upload is for the Online flow, whose "
                         "replies are output_0.txt, output_1.txt, …")
             expected = "output_0.txt, output_1.txt, … (the Online flow's replies, one per model call)"
-        alternatives = "replies.json" if self.context.env == WEBUI else "replies.json or actions.json"
+        alternatives = "replies.json or actions.json" if self.context.accepts_actions else "replies.json"
         return f"missing the model's replies: {expected}, or {alternatives}"
 
     def _check_eval(self, where: str, report: Any) -> float | None:

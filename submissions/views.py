@@ -16,6 +16,7 @@ from accounts.selectors import (
     request_access,
     user_teams,
 )
+from evaluators.base import get_plugin
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -162,11 +163,16 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     _viewable(request_access(request), attempt.submission)
     trajectory = attempt_trajectory(attempt)
     artifacts = (trajectory or {}).get("artifacts") or {}
-    football = None
-    if isinstance(artifacts, dict) and artifacts.get("kind") == "football":
-        football = attempt_artifact(attempt, str(artifacts.get("file") or "football.json"))
-    return render(request, "submissions/replay.html",
-                  {"attempt": attempt, "trajectory": trajectory, "football": football})
+    panel = None
+    if isinstance(artifacts, dict):
+        try:
+            plugin = get_plugin(attempt.submission.environment_id)
+        except KeyError:  # an environment no longer configured: its attempts keep the shared timeline
+            plugin = None
+        if plugin is not None:
+            panel = plugin.replay_panel(artifacts, lambda name: attempt_artifact(attempt, name))
+    return render(request, "submissions/replay.html", {"attempt": attempt, "trajectory": trajectory,
+                                                        "replay_panel": panel, **(panel.context if panel else {})})
 
 
 def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileResponse:

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from evaluators.base import all_plugins
 from evaluators.endpoints.client import text_part
 
-#: Settings under which a submission is not scored the official way, with the value that is.
-OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "webui_exclude_unchanged": False,
-                                   "football_shot_held_until_received": False}
+#: Settings of every environment under which a submission is not scored the official way, with
+#: the value that is; each plug-in adds its own (``variant_settings``).
+OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0}
+
+
+def official_values() -> dict[str, Any]:
+    """Every setting that makes a run a labelled variant, with its official value."""
+    values = dict(OFFICIAL_VALUES)
+    for plugin in all_plugins():
+        values.update(plugin.variant_settings)
+    return values
 
 
 def non_official_settings(settings: Mapping[str, Any]) -> list[str]:
     """The names of settings that make a run a labelled variant rather than the official protocol."""
-    return sorted(name for name, value in OFFICIAL_VALUES.items()
+    return sorted(name for name, value in official_values().items()
                   if name in settings and settings[name] not in (None, value))
 
 

@@ -17,14 +17,6 @@ AGENTS = {
                                "WebUI: answers with the target page's own files", 1),
     "degraded": ("Degraded oracle", "WebUI: the target page with every style stripped", 1),
 }
-#: Agents that mean something per environment (the degraded oracle is a WebUI baseline only).
-AGENTS_FOR = {"sokoban": ("idle", "random", "oracle"), "webui": ("idle", "degraded", "oracle"),
-              "football": ("idle", "random")}
-#: Environments whose episodes are stochastic: every baseline runs the flow's default repeats there.
-STOCHASTIC_ENVS = ("football",)
-#: Agents that read no image, per environment where skipping the frames loses nothing: the Football
-#: replay draws the pitch from raw observations, while Sokoban frames are cheap and shown in replays.
-TEXT_ONLY = {"football": ("idle", "random")}
 
 
 class Command(BaseCommand):
@@ -50,7 +42,7 @@ class Command(BaseCommand):
         unknown = sorted(set(where) - set(AGENTS))
         if unknown:
             raise CommandError(f"unknown baseline agent(s): {', '.join(unknown)}; known: {', '.join(sorted(AGENTS))}")
-        chosen = agents or [a for a in sorted(where) if a in AGENTS_FOR.get(env, tuple(AGENTS))]
+        chosen = agents or [a for a in sorted(where) if a in plugin.baseline_agents]
         missing = [agent for agent in chosen if agent not in where]
         if missing:
             raise CommandError(f"no URL given for the {', '.join(missing)} agent")
@@ -59,9 +51,10 @@ class Command(BaseCommand):
             for agent in chosen:
                 name, description, repeats = AGENTS[agent]
                 settings: dict[str, object] = {}
-                if repeats and env not in STOCHASTIC_ENVS:
+                # Stochastic episodes: every baseline runs the flow's default repeats there.
+                if repeats and not plugin.stochastic:
                     settings["repeats"] = repeats
-                if agent in TEXT_ONLY.get(env, ()):
+                if agent in plugin.text_only_baselines:
                     settings["observation_images"] = False
                 # The team and the model are registered with their first submission, or not at all.
                 model = ModelSpec(team=BASELINE_TEAM, name=name, metadata={"organisation": "MageBench Leaderboard"},
