@@ -7,7 +7,8 @@ Needs the local PostgreSQL and Redis (127.0.0.1, as the tests do). Uses a databa
 (``magebench_bench_scale``, dropped and created, or BENCH_SCALE_DATABASE_URL) and Redis db 12
 (flushed before each round and at the end), imports the fixture scenarios as suite "fixture", and
 serves the baselines (the oracle with the fixture WebUI pages for Sokoban and WebUI, the seeded
-random agent for Football, where the oracle has no plan) on local OpenAI-compatible endpoints, a fresh one per board and round so no round reuses another's solutions.
+random agent for Football, where the oracle has no plan) on local OpenAI-compatible endpoints, a
+fresh one per board and round so no round reuses another's solutions.
 
 The mini set is one submission per board (Sokoban Global and Online at 256 px, WebUI Global,
 Football Online; repeats=1, other settings default). The report has four sections:
@@ -30,6 +31,7 @@ inspection (the next run drops it); ``--keep-data`` also keeps the worker logs a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import platform
@@ -42,10 +44,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, cast
 
 import psutil
 
@@ -191,16 +194,12 @@ class Worker:
                 self.process.wait(timeout=20)
         alive = [p for p in descendants if p.is_running()]
         for process in alive:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 process.terminate()
-            except psutil.NoSuchProcess:
-                pass
         _, still = psutil.wait_procs(alive, timeout=5)
         for process in still:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
-            except psutil.NoSuchProcess:
-                pass
 
     def output(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
@@ -295,10 +294,11 @@ def run_mini_set(label: str, workers: int, boards: list[tuple[str, str]], timeou
     submissions = list(Submission.objects.filter(id__in=ids))
     finished = all(not s.is_active for s in submissions)
     # The database's finishing time, not this loop's polling, ends the measurement.
-    wall = max(s.finished_at.timestamp() for s in submissions) - submitted_at if finished else None
-    rows = list(Attempt.objects.filter(submission_id__in=ids).values(
+    ends = [s.finished_at.timestamp() for s in submissions if s.finished_at is not None]
+    wall = max(ends) - submitted_at if finished else None
+    rows = cast(list[dict[str, Any]], list(Attempt.objects.filter(submission_id__in=ids).values(
         "id", "status", "score", "steps", "model_calls", "duration_seconds", "started_at", "finished_at", "tries",
-        "error_kind", "error_message", "worker", env=F("submission__environment_id"), flow=F("submission__flow")))
+        "error_kind", "error_message", "worker", env=F("submission__environment_id"), flow=F("submission__flow"))))
     return Round(label=label, workers=workers, submitted_at=submitted_at, finished=finished, wall=wall, load=load,
                  rows=rows, settings={(s.environment_id, s.flow): dict(s.settings) for s in submissions})
 
@@ -506,7 +506,8 @@ def run_board(submissions: int, attempts: int, data_dir: Path) -> tuple[list[str
 
 
 def table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+    lines = ["| " + " | ".join(headers) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
@@ -523,7 +524,8 @@ def first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:200]
 
 
-def report_header(boards: list[tuple[str, str]], counts: dict[tuple[str, str], int], reference: Round | None) -> list[str]:
+def report_header(boards: list[tuple[str, str]], counts: dict[tuple[str, str], int],
+                  reference: Round | None) -> list[str]:
     cores = os.cpu_count()
     physical = psutil.cpu_count(logical=False)
     lines = [
@@ -545,9 +547,10 @@ def report_header(boards: list[tuple[str, str]], counts: dict[tuple[str, str], i
         "`evaluators.baselines.server.start_server` over HTTP, a fresh server per board and round",
     ]
     if reference is not None:
+        shown = ("resolution", "max_loop", "max_image", "parse_retries", "repeats")
         lines.append("- frozen settings: " + "; ".join(
             f"{board_name(*b)}: " + ", ".join(f"{k}={v}" for k, v in sorted(reference.settings.get(b, {}).items())
-                                               if k in ("resolution", "max_loop", "max_image", "parse_retries", "repeats"))
+                                               if k in shown)
             for b in boards))
     return lines
 
@@ -702,8 +705,8 @@ def report_problems(rounds: list[Round], memory: Memory | None, bare: dict[tuple
         retried = [row for row in measured.rows if row["tries"] > 1]
         if retried:
             notes.append(f"round {measured.label}: {len(retried)} attempt(s) needed more than one try")
-    for board, measured in bare.items():
-        notes += [f"bare {board_name(*board)}: {failure}" for failure in measured.failures]
+    for board, bare_run in bare.items():
+        notes += [f"bare {board_name(*board)}: {failure}" for failure in bare_run.failures]
     if rounds:
         for board in boards:
             rows = rounds[0].by_board(board)

@@ -156,7 +156,7 @@ class Episode(abc.ABC):
         """Write environment-specific replay material beside the trajectory; return its index."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional: an episode that holds nothing keeps this)
         """Release what the episode holds (temporary folders, browser contexts)."""
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from django.db.models import Q
 
@@ -334,7 +335,8 @@ def _model_refs(rows: Iterable[BoardRow]) -> list[ModelRef]:
     for row in rows:
         names[row.model] += 1
     # The same model may sit on a board twice (another prompt version, a re-run): the id tells them apart.
-    return [ModelRef(submission_id=row.submission_id,
+    # A reported row (official suites) has no submission: its lookups by id below find nothing.
+    return [ModelRef(submission_id=row.submission_id,  # type: ignore[arg-type]
                      label=f"{row.model} #{row.submission_id}" if names[row.model] > 1 else row.model,
                      model=row.model, team=row.team, is_baseline=row.is_baseline, mean=row.mean) for row in rows]
 

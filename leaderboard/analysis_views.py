@@ -5,8 +5,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from evaluators.base import get_plugin
-from leaderboard.analysis import (ZONE_LANES, ZONE_THIRDS, board_analysis_get,
-                                  board_compare_get)
+from leaderboard.analysis import ZONE_LANES, ZONE_THIRDS, board_analysis_get, board_compare_get
 
 
 def _submission_param(request: HttpRequest, name: str) -> int | None:

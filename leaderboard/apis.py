@@ -12,7 +12,6 @@ from evaluators.base import environment_slugs
 from leaderboard.selectors import BoardFilter, board_get
 
 
-
 class BoardApi(APIView):
     @extend_schema_serializer(component_name="Board")
     class OutputSerializer(serializers.Serializer):

@@ -57,8 +57,8 @@ def scenario_means(scores: Iterable[tuple[object, float]]) -> dict[object, float
     return {scenario: sum(values) / len(values) for scenario, values in by_scenario.items()}
 
 
-def bootstrap_ci(means: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                 confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+def bootstrap_ci(means: Sequence[float] | np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
+                 seed: int = BOOTSTRAP_SEED, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean, resampling scenarios (their means) with replacement."""
     values = np.asarray(list(means), dtype=float)
     if len(values) < 2:

@@ -250,7 +250,8 @@ class SubmissionListCreateApi(APIView):
         data, team = _validated(self.InputSerializer, request)
         try:
             submission = submission_create_endpoint(
-                model=model_spec_from(team=team, data=data), env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
+                model=model_spec_from(team=team, data=data), env=data["env"], flow=data["flow"],
+                subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 settings=data["settings"], is_public=data["public"], enforce_quota=True)
         except SubmissionError:
@@ -305,7 +306,8 @@ class SubmissionDetailApi(APIView):
 
         @extend_schema_field(AttemptOutput(many=True))
         def get_attempts(self, submission: Submission) -> list[dict[str, Any]]:
-            return AttemptOutput(submission.attempts.select_related("scenario"), many=True).data
+            # many=True makes .data a list (ReturnList); the stubs type it as the single object's dict.
+            return AttemptOutput(submission.attempts.select_related("scenario"), many=True).data  # type: ignore[return-value]
 
     @extend_schema(responses={200: OutputSerializer, 404: ErrorOutput})
     def get(self, request, submission_id: int) -> Response:

@@ -25,9 +25,10 @@ import json
 import math
 import re
 import zipfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from evaluators.base import FLOW_GLOBAL, all_plugins, get_plugin
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from evaluators.agents.flows import FlowResult, ProgressCallback
 from evaluators.agents.replay import RecordedModel

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, cast
 
 from django.conf import settings
 from django.db.models import Avg, Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
@@ -96,7 +97,7 @@ def _board_seconds(boards: set[tuple[str, str, str]]) -> dict[tuple[str, str, st
         values = [v for v in SubmissionResult.objects
                   .filter(submission__environment_id=env, submission__flow=flow, submission__subset=subset,
                           mean_seconds__isnull=False)
-                  .order_by("-computed_at").values_list("mean_seconds", flat=True)[:ETA_HISTORY]]
+                  .order_by("-computed_at").values_list("mean_seconds", flat=True)[:ETA_HISTORY] if v is not None]
         if values:
             seconds[(env, flow, subset)] = sum(values) / len(values)
     return seconds
@@ -110,13 +111,14 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
     base = (Submission.objects.select_related("model", "team", "environment")
             .annotate(error_kind=Subquery(latest_error.values("error_kind")[:1]),
                       error_message=Subquery(latest_error.values("error_message")[:1])))
-    active = list(base.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]).order_by("created_at", "id"))
+    active = list(base.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+                  .order_by("created_at", "id"))
     recent = list(base.exclude(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
                   .order_by("-created_at")[:limit])
     submissions = active + recent
-    counts = {row.pop("submission_id"): row for row in
-              Attempt.objects.filter(submission_id__in=[s.id for s in submissions])
-              .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by()}
+    rows = cast(Iterable[dict[str, Any]], Attempt.objects.filter(submission_id__in=[s.id for s in submissions])
+                .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by())
+    counts = {row.pop("submission_id"): row for row in rows}
     empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None}
     items = [QueueItem(submission=s, progress=_progress(counts.get(s.id, empty)),
                        # Errors stored before URLs with credentials were refused may quote one.
@@ -201,7 +203,7 @@ def queue_loads() -> list[QueueLoad]:
     """Waiting and running attempts per queue, and how many workers have a fresh heartbeat on it."""
     from django.utils import timezone
 
-    fresh = timezone.now() - timezone.timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
+    fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     live = Attempt.objects.filter(status__in=Attempt.ACTIVE,
                                   submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
     counts: dict[str, dict[str, int]] = {q.name: {"waiting": 0, "running": 0} for q in settings.CELERY_TASK_QUEUES}
@@ -257,7 +259,8 @@ def scenario_rows(attempts: list[Attempt]) -> list[ScenarioRow]:
     """A submission's attempts grouped per scenario (in the order given), for its results table."""
     rows: dict[int, ScenarioRow] = {}
     for attempt in attempts:
-        rows.setdefault(attempt.scenario_id, ScenarioRow(key=attempt.scenario.key, attempts=[])).attempts.append(attempt)
+        row = rows.setdefault(attempt.scenario_id, ScenarioRow(key=attempt.scenario.key, attempts=[]))
+        row.attempts.append(attempt)
     return list(rows.values())
 
 

@@ -26,15 +26,22 @@ import re
 import stat
 import zipfile
 import zlib
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Collection, Iterable
+from typing import Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 
 from evaluators.base import FLOW_GLOBAL, FLOWS, all_plugins, get_plugin
-from submissions.official_layout import (EVAL_FILE, GLOBAL_REPLY_FILE, ONLINE_REPLY_FILE,
-                                         online_reply_file, platform_score, result_problem)
+from submissions.official_layout import (
+    EVAL_FILE,
+    GLOBAL_REPLY_FILE,
+    ONLINE_REPLY_FILE,
+    online_reply_file,
+    platform_score,
+    result_problem,
+)
 
 SCHEMA_PATH: Path = Path(__file__).resolve().parent.parent / "static" / "schemas" / "upload-jsonl-v1.schema.json"
 
@@ -199,9 +206,9 @@ def parse_jsonl(data: bytes, *, env: str, flow: str, scenarios: Collection[str],
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line_number = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise UploadError([Problem(f"line {line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
+        raise UploadError([Problem(f"line {line_number}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
                                                    f"{column})")]) from None
     text = text.removeprefix("\ufeff")  # editors on Windows write a byte-order mark
 
@@ -710,7 +717,7 @@ def _json_type(value: Any) -> str:
     return "an object"
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:

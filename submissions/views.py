@@ -64,7 +64,8 @@ def submit(request: HttpRequest) -> HttpResponse:
         except SubmissionError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Submission #{submission.id} queued with {submission.attempts.count()} attempts.")
+            messages.success(request,
+                             f"Submission #{submission.id} queued with {submission.attempts.count()} attempts.")
             return redirect("submission-detail", submission_id=submission.id)
     return render(request, "submissions/submit.html", {
         "form": form, "teams": teams, "quotas": [(team, quota_status(team)) for team in teams]})

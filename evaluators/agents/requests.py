@@ -8,7 +8,8 @@ endpoints only, so it sends what that client sends.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from evaluators.base import all_plugins
 from evaluators.endpoints.client import text_part

@@ -5,8 +5,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
-from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
-                             PromptSet, ScenarioSpec)
+from evaluators.base import (
+    FLOW_GLOBAL,
+    FLOW_ONLINE,
+    EnvironmentPlugin,
+    Episode,
+    ImportedScenario,
+    ParseResult,
+    PromptSet,
+    ScenarioSpec,
+)
 from evaluators.settings import EvaluationSettings
 from evaluators.sokoban import prompts
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from evaluators.base import FLOW_ONLINE, EnvironmentPlugin, Episode, ParseResult, PromptSet, ScenarioSpec
+from evaluators.settings import EvaluationSettings
 
 
 class TinyPlugin(EnvironmentPlugin):
@@ -14,7 +15,7 @@ class TinyPlugin(EnvironmentPlugin):
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {FLOW_ONLINE: {"repeats": 1}}
     queue: ClassVar[str | None] = "engine"
 
-    def new_episode(self, scenario: ScenarioSpec, settings: dict[str, Any]) -> Episode:
+    def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode:
         raise NotImplementedError("the registry's tests never play an episode")
 
     def prompts(self, flow: str) -> PromptSet:

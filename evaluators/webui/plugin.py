@@ -4,8 +4,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evaluators.base import (FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, ImportedScenario, ParseResult,
-                             PromptSet, ScenarioSpec)
+from evaluators.base import (
+    FLOW_GLOBAL,
+    FLOW_ONLINE,
+    EnvironmentPlugin,
+    Episode,
+    ImportedScenario,
+    ParseResult,
+    PromptSet,
+    ScenarioSpec,
+)
 from evaluators.settings import EvaluationSettings
 
 
