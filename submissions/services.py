@@ -151,13 +151,15 @@ def _quota_hold(team: Team, *, reviving: Submission | None = None) -> None:
 
 def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str,
                                endpoint_url: str, endpoint_model: str = "", api_key: str = "",
-                               suite: str | None = None, settings: dict[str, Any] | None = None,
+                               suite: str | None = None, settings: Mapping[str, Any] | None = None,
                                is_baseline: bool = False, is_public: bool = True,
                                enforce_quota: bool = False, endpoint_trusted: bool = False) -> Submission:
     """Register an endpoint submission, create its attempts and queue them.
 
     Public by default for the operators' commands; the site and the API ask the team (private by
     default) and enforce its quota. Everything is checked first; a refusal writes nothing.
+    ``settings`` are the submitter's values by name, as every way in receives them: they are
+    checked and frozen here, over the plug-in's defaults (``EvaluationSettings``).
     """
     _board_check(env, flow, subset)
     try:
