@@ -77,3 +77,25 @@ def test_a_rerun_is_a_new_submission_with_the_same_settings_and_the_old_one_is_k
     assert response.status_code == 302 and first.reruns.count() == 2
     page = client.get(f"/submissions/{first.id}/").content.decode()
     assert "Re-runs:" in page and f"#{rerun.id}" in page
+
+
+def _form(**fields):
+    from submissions.forms import EndpointSubmissionForm
+
+    team = model_entry_upsert(team=team_get_or_create(name="Form lab"), name="M").team
+    data = {"team": str(team.id), "model_name": "M", "env": "sokoban", "flow": "online", "subset": "mini",
+            "endpoint_url": "https://models.example/v1", **fields}
+    return EndpointSubmissionForm(data, teams=[team])
+
+
+def test_the_form_names_its_settings_as_the_services_read_them(db):
+    form = _form(repeats="2", temperature="", no_system_role="on", text_only="on")
+    assert form.is_valid(), form.errors
+    assert form.settings_values() == {"repeats": 2, "no_system_role": True, "observation_images": False}
+    blank = _form()
+    assert blank.is_valid() and blank.settings_values() == {}
+
+
+def test_the_form_refuses_a_value_out_of_the_settings_range_on_its_field(db):
+    form = _form(repeats="21", max_tokens="0")
+    assert not form.is_valid() and set(form.errors) == {"repeats", "max_tokens"}
