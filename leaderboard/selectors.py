@@ -6,13 +6,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q
 
 from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
 from evaluators.settings import declared_defaults
+from leaderboard.catalogue import default_suite
 from leaderboard.models import ReportedResult, Scenario
 from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
 from submissions.models import Submission, SubmissionResult
@@ -152,20 +152,6 @@ class BoardFilter:
             if row.team not in best or row.mean > (best[row.team].mean or 0.0):
                 best[row.team] = row
         return [row for row in kept if row.is_baseline or row.is_reported or best.get(row.team) is row]
-
-
-def default_suite(env: str) -> str:
-    """The official scenarios once imported, else the platform's fixtures."""
-    if settings.MAGEBENCH_DEFAULT_SUITE:
-        return settings.MAGEBENCH_DEFAULT_SUITE
-    if Scenario.objects.filter(environment_id=env, suite="official").exists():
-        return "official"
-    return "fixture"
-
-
-def suites_for(env: str) -> list[str]:
-    suites = Scenario.objects.filter(environment_id=env).values_list("suite", flat=True)
-    return list(suites.distinct().order_by("suite"))
 
 
 def _by_scenario(mapping: Any) -> dict[int, Any]:

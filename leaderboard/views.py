@@ -8,16 +8,15 @@ from django.shortcuts import render
 
 from accounts.selectors import request_access
 from evaluators.base import all_plugins, get_plugin
+from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.selectors import (
     SIZE_BUCKETS,
     UNKNOWN_SIZE,
     BoardFilter,
     board_get,
     board_organisations,
-    default_suite,
     metric_card,
     overview_get,
-    suites_for,
 )
 from submissions.csv_safe import write_csv
 

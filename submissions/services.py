@@ -23,8 +23,8 @@ from accounts.models import Team
 from accounts.services import team_get_or_create
 from evaluators.base import FLOWS, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
+from leaderboard.catalogue import default_suite
 from leaderboard.models import Environment, Scenario
-from leaderboard.selectors import default_suite
 from leaderboard.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluators.base import get_plugin
-from leaderboard.selectors import default_suite
+from leaderboard.catalogue import default_suite
 from submissions.models import Submission
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
 

@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
 from evaluators.base import FLOWS, ResourceError, ScenarioSpec, get_plugin
+from leaderboard.catalogue import suites_for
 from leaderboard.models import Scenario
-from leaderboard.selectors import suites_for
 from submissions.uploads import UploadedRun, UploadError, parse_upload
 
 

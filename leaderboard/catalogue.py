@@ -1,0 +1,24 @@
+"""Reads of the scenario catalogue: the suites an environment has, and the one its boards show.
+
+The catalogue sits below submissions (which take their scenarios from it); the boards in
+``leaderboard.selectors`` sit above them.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+
+from leaderboard.models import Scenario
+
+
+def default_suite(env: str) -> str:
+    """The official scenarios once imported, else the platform's fixtures."""
+    if settings.MAGEBENCH_DEFAULT_SUITE:
+        return settings.MAGEBENCH_DEFAULT_SUITE
+    if Scenario.objects.filter(environment_id=env, suite="official").exists():
+        return "official"
+    return "fixture"
+
+
+def suites_for(env: str) -> list[str]:
+    suites = Scenario.objects.filter(environment_id=env).values_list("suite", flat=True)
+    return list(suites.distinct().order_by("suite"))
