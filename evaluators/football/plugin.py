@@ -38,7 +38,7 @@ class FootballPlugin(EnvironmentPlugin):
     stochastic: ClassVar[bool] = True
     # The replay draws the pitch from raw observations, so a baseline that reads no frame loses nothing.
     text_only_baselines: ClassVar[tuple[str, ...]] = ("idle", "random")
-    replay_template: ClassVar[str | None] = "submissions/replay_football.html"
+    replay_template: ClassVar[str | None] = "football/replay.html"
     replay_scripts: ClassVar[tuple[str, ...]] = ("vendor/plotly.min.js", "js/replay_football.js")
     # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full
     # set's 108 scenarios are run 3 times.

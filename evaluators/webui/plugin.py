@@ -40,7 +40,7 @@ class WebUIPlugin(EnvironmentPlugin):
     #: One point of AES %.
     self_report_tolerance: ClassVar[float] = 1.0
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "degraded", "oracle")
-    replay_template: ClassVar[str | None] = "submissions/replay_webui.html"
+    replay_template: ClassVar[str | None] = "webui/replay.html"
     replay_scripts: ClassVar[tuple[str, ...]] = ("js/replay_webui.js",)
     # The official experiment scripts (reference §1): API models see up to 10 images.
     # webui_exclude_unchanged: False is the official metric (every target element in every state);
