@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.selectors import RANKED_STATUSES
 from submissions.models import Submission
 from submissions.services import submission_result_rebuild
 
@@ -16,7 +15,9 @@ class Command(BaseCommand):
                             help="only these submissions (default: all finished)")
 
     def handle(self, *args, submission_ids: list[int], **options) -> None:
-        queryset = Submission.objects.filter(status__in=RANKED_STATUSES)
+        # The statuses whose submissions have board numbers (a cancelled one has none).
+        queryset = Submission.objects.filter(status__in=[Submission.Status.COMPLETED,
+                                                         Submission.Status.INCOMPLETE])
         if submission_ids:
             queryset = queryset.filter(id__in=submission_ids)
         count = 0
