@@ -269,6 +269,14 @@ class EnvironmentPlugin(abc.ABC):
         """The score of an agent that does nothing, when it is known in closed form."""
         return None
 
+    def action_replies(self, flow: str, actions: Sequence[str]) -> list[str]:
+        """The replies an uploaded list of action names is played back as: text this environment's
+        parser reads exactly those actions from. The default is the official formats (Global: one
+        ``### Actions`` reply; Online: one ``# action`` reply per action)."""
+        if flow == FLOW_GLOBAL:
+            return ["### Actions\n" + ", ".join(actions)]
+        return [f"# action {action}" for action in actions]
+
     def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random) -> str | None:
         """What the baseline ``agent`` (idle, random or oracle) answers to a chat request of this
         environment, for a plug-in that plays the baselines itself; None leaves the request to the

@@ -253,16 +253,15 @@ def parse_zip(data: bytes, *, env: str, flow: str, scenarios: Collection[str], m
 def runs_to_replies(run: UploadedRun, *, env: str, flow: str) -> list[str]:
     """What the platform replays to the environment as model replies.
 
-    Replies as they are; actions as the replies the official parsers read them from (Global: one
-    ``### Actions`` reply; Online: one ``# action`` reply per action); code as one reply of fenced
-    ``html``, ``css`` and ``javascript`` blocks (only the parts present).
+    Replies as they are; actions as the replies the environment's parser reads them from
+    (``EnvironmentPlugin.action_replies``; officially, Global: one ``### Actions`` reply, Online: one
+    ``# action`` reply per action); code as one reply of fenced ``html``, ``css`` and ``javascript``
+    blocks (only the parts present).
     """
     if run.replies:
         return list(run.replies)
     if run.actions:
-        if flow == FLOW_GLOBAL:
-            return ["### Actions\n" + ", ".join(run.actions)]
-        return [f"# action {action}" for action in run.actions]
+        return get_plugin(env).action_replies(flow, run.actions)
     if run.code is not None:
         blocks = [f"```{fence}\n{run.code[key]}\n```" for key, fence in _CODE_FENCES if key in run.code]
         return ["\n\n".join(blocks)]

@@ -18,7 +18,7 @@ from evaluators.base import (
 )
 from evaluators.gridwalk import prompts
 from evaluators.gridwalk.grid import MOVES
-from evaluators.gridwalk.parsing import parse_move, parse_route
+from evaluators.gridwalk.parsing import format_move, format_route, parse_move, parse_route
 from evaluators.settings import EvaluationSettings
 
 
@@ -65,6 +65,11 @@ class GridWalkPlugin(EnvironmentPlugin):
         if flow == FLOW_ONLINE:
             return parse_move(reply, self.ACTIONS)
         raise ValueError(f"GridWalk has no flow {flow!r}")
+
+    def action_replies(self, flow: str, actions: Sequence[str]) -> list[str]:
+        if flow == FLOW_GLOBAL:
+            return [format_route(actions)]
+        return [format_move(action) for action in actions]
 
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         # Standing still keeps d_T = d_0.
