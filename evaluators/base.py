@@ -116,6 +116,28 @@ class ReplayPanel:
     scripts: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class StoredScenario:
+    """A scenario as the catalogue stores it, handed to an environment's import-time check."""
+
+    key: str
+    path: Path
+    content_hash: str
+    data: Mapping[str, Any]
+    tags: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ScenarioCheck:
+    """One scenario's import-time check: its record and status are stored with the scenario (in
+    ``data`` and ``tags``, under the plug-in's ``scenario_check``); ``message`` is its progress line."""
+
+    key: str
+    status: str
+    record: dict[str, Any]
+    message: str = ""
+
+
 class ResourceError(ValueError):
     """A resources directory that is missing files or holds malformed ones."""
 
@@ -197,6 +219,11 @@ class EnvironmentPlugin(abc.ABC):
     #: What this environment's workers do, in the words of the queue page.
     queue_work: ClassVar[str] = ""
 
+    # -- Import ----------------------------------------------------------------------------------
+    #: The name of a check an import runs on every scenario (e.g. whether a page can be evaluated as
+    #: intended), under which its result is stored with the scenario; None: no check.
+    scenario_check: ClassVar[str | None] = None
+
     # -- Boards and analysis --------------------------------------------------------------------
     #: Where the environment's boards, columns and links go (lowest first).
     position: ClassVar[int] = 9
@@ -256,6 +283,15 @@ class EnvironmentPlugin(abc.ABC):
 
         Raises ResourceError when the directory has none of this environment's files at all;
         returns an empty list only for an environment that does not import from resources.
+        """
+        return []
+
+    def check_scenarios(self, scenarios: Sequence[StoredScenario], *, workers: int, recheck: bool,
+                        store: Callable[[ScenarioCheck], None]) -> list[str]:
+        """Run :attr:`scenario_check` on these stored scenarios and return the report's lines.
+
+        ``store`` is called with each new result as it comes; a scenario whose stored check is
+        still valid keeps it unless ``recheck``. ``workers`` bounds the checks run at a time.
         """
         return []
 

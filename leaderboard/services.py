@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
 
-from evaluators.base import ImportedScenario, ResourceError, all_plugins, get_plugin
+from evaluators.base import ImportedScenario, ResourceError, ScenarioCheck, StoredScenario, all_plugins, get_plugin
 from leaderboard.models import Environment, Scenario
 
 
@@ -108,3 +109,28 @@ def _store(slug: str, suite: str, items: list[ImportedScenario], report: ImportR
             report.updated[slug] = report.updated.get(slug, 0) + 1
         if item.in_mini:
             report.mini[slug] = report.mini.get(slug, 0) + 1
+
+
+def scenarios_check(*, env: str, suite: str, workers: int = 2, recheck: bool = False,
+                    progress: Callable[[str], None] | None = None) -> list[str]:
+    """Run the environment's import-time check on the suite's scenarios and store each result with
+    its scenario (the record in ``data``, the status in ``tags``, under the check's name); returns
+    the report's lines ([] for an environment without a check)."""
+    plugin = get_plugin(env)
+    name = plugin.scenario_check
+    if name is None:
+        return []
+    scenarios = {s.key: s for s in Scenario.objects.filter(environment_id=env, suite=suite).order_by("key")}
+
+    def store(check: ScenarioCheck) -> None:
+        scenario = scenarios[check.key]
+        scenario.data = {**(scenario.data or {}), name: check.record}
+        scenario.tags = {**(scenario.tags or {}), name: check.status}
+        scenario.save(update_fields=["data", "tags"])
+        if progress is not None and check.message:
+            progress(check.message)
+
+    stored = [StoredScenario(key=s.key, path=Path(settings.SCENARIO_ROOT) / s.resource_path,
+                             content_hash=s.content_hash, data=s.data or {}, tags=s.tags or {})
+              for s in scenarios.values()]
+    return plugin.check_scenarios(stored, workers=workers, recheck=recheck, store=store)

@@ -1,6 +1,7 @@
 """The WebUI environment plug-in (reference §2.4): pages rebuilt from descriptions, scored by AES."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,7 +13,9 @@ from evaluators.base import (
     ImportedScenario,
     ParseResult,
     PromptSet,
+    ScenarioCheck,
     ScenarioSpec,
+    StoredScenario,
 )
 from evaluators.settings import EvaluationSettings
 
@@ -41,6 +44,8 @@ class WebUIPlugin(EnvironmentPlugin):
     self_report_tolerance: ClassVar[float] = 1.0
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "degraded", "oracle")
     replay_template: ClassVar[str | None] = "webui/replay.html"
+    #: Every imported page is run once (its scripted actions on the target, and a perfect copy).
+    scenario_check: ClassVar[str | None] = "page_check"
     replay_scripts: ClassVar[tuple[str, ...]] = ("js/replay_webui.js",)
     # The official experiment scripts (reference §1): API models see up to 10 images.
     # webui_exclude_unchanged: False is the official metric (every target element in every state);
@@ -88,6 +93,29 @@ class WebUIPlugin(EnvironmentPlugin):
 
             return run_webui_online
         return super().flow_runner(flow)
+
+    def check_scenarios(self, scenarios: Sequence[StoredScenario], *, workers: int, recheck: bool,
+                        store: Callable[[ScenarioCheck], None]) -> list[str]:
+        from evaluators.webui.page_check import CHECK_VERSION, PageCheck, check_pages, summary_lines
+
+        kept: list[PageCheck] = []
+        todo: list[tuple[str, Path, str]] = []
+        for scenario in scenarios:
+            stored = scenario.data.get("page_check")
+            # A page keeps an earlier check when its content and the check itself are unchanged.
+            if (not recheck and isinstance(stored, dict) and stored.get("content_hash") == scenario.content_hash
+                    and stored.get("version") == CHECK_VERSION and scenario.tags.get("page_check")):
+                kept.append(PageCheck.from_dict(stored))
+            else:
+                todo.append((scenario.key, scenario.path, scenario.content_hash))
+
+        def done(check: PageCheck) -> None:
+            store(ScenarioCheck(key=check.page, status=check.status, record=check.as_dict(),
+                                message=f"webui page check: {check.page} {check.status} ({check.seconds:.1f} s)"))
+
+        checked = check_pages(todo, workers=workers, progress=done)
+        order = {scenario.key: index for index, scenario in enumerate(scenarios)}
+        return summary_lines(sorted(kept + checked, key=lambda check: order[check.page]), reused=len(kept))
 
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         return 0.0

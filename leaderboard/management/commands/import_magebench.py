@@ -3,13 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluators.base import ResourceError
-from leaderboard.services import scenarios_import
-
-WEBUI = "webui"
+from evaluators.base import ResourceError, all_plugins
+from leaderboard.services import scenarios_check, scenarios_import
 
 
 class Command(BaseCommand):
@@ -39,45 +36,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         for line in report.lines():
             self.stdout.write(line)
-        webui_imported = any(WEBUI in counts for counts in (report.created, report.updated, report.unchanged))
-        if webui_imported and not no_page_check:
-            for line in check_webui_pages(suite, workers=page_check_workers, recheck=recheck_pages,
-                                          progress=self._progress):
-                self.stdout.write(line)
+        imported = {env for counts in (report.created, report.updated, report.unchanged) for env in counts}
+        if no_page_check:
+            return
+        for plugin in all_plugins():
+            if plugin.slug in imported and plugin.scenario_check:
+                for line in scenarios_check(env=plugin.slug, suite=suite, workers=page_check_workers,
+                                            recheck=recheck_pages, progress=self._progress):
+                    self.stdout.write(line)
 
     def _progress(self, text: str) -> None:
         self.stderr.write(text)
-
-
-def check_webui_pages(suite: str, *, workers: int = 2, recheck: bool = False,
-                      progress: Any = None) -> list[str]:
-    """Run the page check on the suite's WebUI scenarios and store each result with its scenario:
-    the full check in ``data["page_check"]``, "ok"/"flagged" in ``tags["page_check"]``.
-
-    A page keeps an earlier check when its content and the check itself are unchanged.
-    """
-    from evaluators.webui.page_check import CHECK_VERSION, PageCheck, check_pages, summary_lines
-    from leaderboard.models import Scenario
-
-    scenarios = {s.key: s for s in Scenario.objects.filter(environment_id=WEBUI, suite=suite).order_by("key")}
-    kept: list[PageCheck] = []
-    todo: list[tuple[str, Path, str]] = []
-    for key, scenario in scenarios.items():
-        stored = (scenario.data or {}).get("page_check")
-        if (not recheck and isinstance(stored, dict) and stored.get("content_hash") == scenario.content_hash
-                and stored.get("version") == CHECK_VERSION and scenario.tags.get("page_check")):
-            kept.append(PageCheck.from_dict(stored))
-        else:
-            todo.append((key, Path(settings.SCENARIO_ROOT) / scenario.resource_path, scenario.content_hash))
-
-    def store(check: PageCheck) -> None:
-        scenario = scenarios[check.page]
-        scenario.data = {**(scenario.data or {}), "page_check": check.as_dict()}
-        scenario.tags = {**(scenario.tags or {}), "page_check": check.status}
-        scenario.save(update_fields=["data", "tags"])
-        if progress is not None:
-            progress(f"webui page check: {check.page} {check.status} ({check.seconds:.1f} s)")
-
-    checked = check_pages(todo, workers=workers, progress=store)
-    order = {key: index for index, key in enumerate(scenarios)}
-    return summary_lines(sorted(kept + checked, key=lambda c: order[c.page]), reused=len(kept))
