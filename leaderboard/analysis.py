@@ -209,7 +209,7 @@ class BoardComparison:
     only_a: int = 0
     only_b: int = 0
     fail_threshold: float | None = None
-    #: "fixed" (an absolute threshold, WebUI's AES) or "median" (the board's median per-scenario mean).
+    #: "fixed" (the plug-in's absolute ``fail_threshold``) or "median" (the board's median per-scenario mean).
     fail_rule: str = "median"
 
     @property

@@ -50,7 +50,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
     return render(request, "leaderboard/board.html", {
         "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
         "organisations": organisations,
-        # Only the environment's own flows get a tab (Football has no Global flow).
+        # Only the environment's own flows get a tab (an environment may have one flow only).
         "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
     })
 

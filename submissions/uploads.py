@@ -6,11 +6,13 @@ Two formats are accepted:
   (``submissions.official_layout``): one ``<scenario>_r<repeat>/`` folder per run, optionally
   wrapped in one top-level folder, each with an ``eval.json`` and the model's replies
   (``output.txt`` or ``output_<k>.txt``); the platform's own ``replies.json`` / ``actions.json``
-  and, for WebUI, the generated page files are accepted in their place;
+  and, where the plug-in declares ``code_files`` (the files a model writes), those files are
+  accepted in their place;
 * JSONL, one object per run, described by ``static/schemas/upload-jsonl-v1.schema.json``.
 
-Self-reported scores are returned on the platform's scale: an official WebUI ``result`` (a
-fraction) is converted; JSONL ``score`` values are on the platform's scale already.
+Self-reported scores are returned on the platform's scale: an official ``result`` on another
+scale (the plug-in's ``result_scale``) is converted; JSONL ``score`` values are on the platform's
+scale already.
 
 Every problem of a file is collected before anything is returned: the caller gets either all the
 runs or an :class:`UploadError` listing everything to fix, never a partial result.
@@ -86,7 +88,7 @@ class UploadError(ValueError):
 
 @dataclass(frozen=True)
 class UploadedRun:
-    """The model outputs of one (scenario, repeat): replies, action names or WebUI code."""
+    """The model outputs of one (scenario, repeat): replies, action names or the code it wrote."""
 
     scenario: str
     repeat: int
