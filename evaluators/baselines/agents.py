@@ -143,9 +143,14 @@ def register_environment(profile: EnvironmentProfile) -> EnvironmentProfile:
 def plugin_reply(agent: str, messages: Sequence[Message], rng: random.Random) -> str | None:
     """The reply of a plug-in that plays the baselines of its environment itself; None when no
     plug-in claims the request."""
-    from evaluators.base import all_plugins
+    from evaluators.base import PluginConfigurationError, all_plugins
 
-    for plugin in all_plugins():
+    try:
+        plugins = all_plugins()
+    except PluginConfigurationError:
+        # A plain-Python caller that loaded no environments still gets the built-in policies.
+        return None
+    for plugin in plugins:
         reply = plugin.baseline_reply(agent, messages, rng)
         if reply is not None:
             return reply

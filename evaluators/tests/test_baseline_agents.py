@@ -4,6 +4,9 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -494,3 +497,15 @@ def test_the_oracle_solves_a_level_move_by_move_in_the_online_flow_from_jpeg_fra
             if _all_boxes_on_targets(env):
                 break
     assert _all_boxes_on_targets(env), name
+
+
+def test_the_baselines_answer_with_their_own_policies_where_no_environments_are_loaded() -> None:
+    # Plain Python, no Django: the registry is empty, so no plug-in is asked.
+    script = ("from evaluators.baselines.agents import make_agent; "
+              "print(make_agent('random', seed=1).reply([{'role': 'system', 'content': 'You are playing Sokoban.'}, "
+              "{'role': 'user', 'content': '# action'}]))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2],
+                          env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert parse_online_action(done.stdout.strip(), SOKOBAN_ACTIONS).ok
