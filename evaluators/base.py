@@ -225,6 +225,8 @@ class EnvironmentPlugin(abc.ABC):
     scenario_check: ClassVar[str | None] = None
 
     # -- Boards and analysis --------------------------------------------------------------------
+    #: How the score reads in the overview's legend; empty: ``score_label``.
+    score_hint: ClassVar[str] = ""
     #: Where the environment's boards, columns and links go (lowest first).
     position: ClassVar[int] = 9
     #: Scenario tags the analysis page breaks scores down by: (tag name, heading); "key" is the

@@ -33,6 +33,7 @@ class FootballPlugin(EnvironmentPlugin):
     queue: ClassVar[str | None] = "engine"
     queue_work: ClassVar[str] = "the Football engine"
     position: ClassVar[int] = 2
+    score_hint: ClassVar[str] = "dense reward"
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("category", "Category"),)
     self_report_tolerance: ClassVar[float] = 0.5
     stochastic: ClassVar[bool] = True

@@ -27,6 +27,7 @@ class SokobanPlugin(EnvironmentPlugin):
     score_label: ClassVar[str] = "Reward score"
     ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
     position: ClassVar[int] = 1
+    score_hint: ClassVar[str] = "reward score (100 = optimal)"
     queue_work: ClassVar[str] = "Sokoban"
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("variant", "Variant"), ("boxes", "Boxes"))
     #: Scores move in steps of 0.5: anything further off is another trajectory.

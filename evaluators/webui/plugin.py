@@ -30,6 +30,7 @@ class WebUIPlugin(EnvironmentPlugin):
     queue: ClassVar[str | None] = "browser"
     queue_work: ClassVar[str] = "WebUI pages in Chromium"
     position: ClassVar[int] = 0
+    score_hint: ClassVar[str] = "AES %"
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("key", "Page"),)
     #: AES has an absolute meaning: a page under half the maximum score is failed.
     fail_threshold: ClassVar[float | None] = 50.0
