@@ -20,7 +20,8 @@ AGENTS = {
 
 
 class Command(BaseCommand):
-    help = ("Queue the platform's baseline agents (" + "; ".join(f"{k}: {v[1]}" for k, v in AGENTS.items()) + "), served by serve_baseline_agent, on every flow of an environment. "
+    help = ("Queue the platform's baseline agents (" + "; ".join(f"{k}: {v[1]}" for k, v in AGENTS.items())
+            + "), served by serve_baseline_agent, on every flow of an environment. "
             "Skips boards that already have that baseline, so it can run at every start.")
 
     def add_arguments(self, parser) -> None:
