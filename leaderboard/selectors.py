@@ -83,8 +83,8 @@ class Board:
     has_action_diagnostics: bool = True
     breakdown_keys: tuple[str, ...] = ()
     rows: list[BoardRow] = field(default_factory=list)
-    #: Scenarios of the board run by an import-time check (WebUI's page check), and the keys of
-    #: those the check flagged as not evaluable as intended.
+    #: Scenarios of the board run by the plug-in's import-time check (``scenario_check``), and the
+    #: keys of those the check flagged as not evaluable as intended.
     checked_scenarios: int = 0
     flagged_scenarios: list[str] = field(default_factory=list)
 
@@ -232,7 +232,8 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     _mark_ties(rows)
     shown = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
                  .order_by("key").values_list("key", "tags"))
-    checks = {key: tags.get("page_check") for key, tags in shown if isinstance(tags, dict) and tags.get("page_check")}
+    check = plugin.scenario_check
+    checks = {key: tags.get(check) for key, tags in shown if check and isinstance(tags, dict) and tags.get(check)}
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
                  scenario_count=len(shown), has_action_diagnostics=plugin.has_action_diagnostics,
                  breakdown_keys=plugin.breakdown_keys, rows=rows, checked_scenarios=len(checks),
