@@ -150,7 +150,7 @@ class AttemptOutcome:
     score: float | None
     invalid_action: bool = False
     repeating_action: bool = False
-    #: WebUI's lost-score parts for this attempt (fractions of the maximum score), if any.
+    #: The lost-score parts of this attempt (the plug-in's ``breakdown_keys``, fractions of the maximum score), if any.
     breakdown: Mapping[str, float] | None = None
     #: Wall time of the attempt's last try.
     seconds: float | None = None

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from evaluators.base import FLOWS, ResourceError, ScenarioSpec, get_plugin
+from evaluators.base import FLOWS, ResourceError, ScenarioSpec, environment_slugs, get_plugin
 from leaderboard.catalogue import suites_for
 from leaderboard.models import Scenario
 from submissions.uploads import UploadedRun, UploadError, parse_upload
@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", help="the .zip or .jsonl file")
-        parser.add_argument("--env", required=True, help="environment slug: sokoban, football, webui")
+        parser.add_argument("--env", required=True, help="environment slug: " + ", ".join(environment_slugs()))
         parser.add_argument("--flow", required=True, choices=FLOWS)
         parser.add_argument("--subset", default="full", choices=("mini", "full"))
         parser.add_argument("--suite", help="scenario suite in the database (needed when there are several)")
