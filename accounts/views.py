@@ -15,14 +15,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.models import ApiToken, Membership, Team
 from accounts.selectors import user_role
-from accounts.services import (
-    AccountError,
-    member_add,
-    member_remove,
-    team_create,
-    token_create,
-    token_revoke,
-)
+from accounts.services import AccountError, member_add, member_remove, team_create, token_create, token_revoke
 from submissions.selectors import quota_status
 
 

@@ -2,11 +2,7 @@
 import pytest
 
 from accounts.services import team_get_or_create
-from submissions.services import (
-    SubmissionError,
-    model_entry_upsert,
-    submission_create_endpoint,
-)
+from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint
 
 
 @pytest.fixture
