@@ -4,15 +4,12 @@ from __future__ import annotations
 import base64
 import email.utils
 import io
-import json
 import logging
 import pickle
 import socket
-import threading
 import time
 import traceback
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -38,6 +35,7 @@ from evaluators.endpoints import (
     text_part,
 )
 from evaluators.sokoban.prompts import ONLINE
+from evaluators.tests.scripted_server import ScriptedServer
 
 SECRET = "sk-test-9f8e7d6c5b4a39281706"
 
@@ -62,71 +60,6 @@ def _closed_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-class ScriptedServer:
-    """Answers each request with the next scripted ``(status, body, headers)``; records requests.
-
-    The last answer repeats. A body given as a dict is sent as JSON; ``{auth}`` in a bytes body is
-    replaced by the request's Authorization header, to play an endpoint that echoes it.
-    """
-
-    def __init__(self, answers: list[tuple[int, Any, dict[str, str]]]) -> None:
-        self.answers = answers
-        self.requests: list[dict[str, Any]] = []
-        script = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                script.requests.append(
-                    {
-                        "method": self.command,
-                        "path": self.path,
-                        "headers": dict(self.headers),
-                        "json": json.loads(raw) if raw else None,
-                    }
-                )
-                index = min(len(script.requests), len(script.answers)) - 1
-                status, body, headers = script.answers[index]
-                if isinstance(body, (dict, list)):
-                    data = json.dumps(body).encode()
-                else:
-                    auth = self.headers.get("Authorization", "")
-                    data = body.replace(b"{auth}", auth.encode())
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = _serve
-            do_POST = _serve
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 def _chat(content: Any, **extra: Any) -> dict[str, Any]:

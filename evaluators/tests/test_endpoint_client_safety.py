@@ -8,7 +8,6 @@ import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -25,6 +24,7 @@ from evaluators.endpoints import (
     text_part,
 )
 from evaluators.endpoints.address import AddressPolicy
+from evaluators.tests.scripted_server import ScriptedServer
 
 SECRET = "sk-live-4f3e2d1c0b9a8877"
 MESSAGES = [{"role": "user", "content": [text_part("# action?")]}]
@@ -33,56 +33,6 @@ STRICT = AddressPolicy.parse(allow_private=False)
 
 def _ask(client: ChatClient) -> Any:
     return client.complete(MESSAGES, temperature=0.1, max_tokens=10)
-
-
-class CountingServer:
-    """An HTTP server that answers every request with one scripted response and counts the requests."""
-
-    def __init__(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-                 reason: str | None = None) -> None:
-        self.hits = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                outer.hits += 1
-                self.send_response(status, reason)
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = _serve
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> CountingServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 class TricklingServer:
@@ -142,23 +92,16 @@ class TricklingServer:
 # --- one deadline for the whole request ----------------------------------------------------------
 
 
-def test_a_body_trickled_one_byte_at_a_time_fails_within_the_deadline() -> None:
-    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+@pytest.mark.parametrize(("head", "body_bytes", "pause", "trickle_head"), [
+    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n",
+                 40, 0.5, False, id="a body trickled one byte at a time"),
+    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"a" * 60 + b"\r\n\r\n",
+                 0, 0.3, True, id="headers trickled one byte at a time"),
+])
+def test_an_answer_trickled_one_byte_at_a_time_fails_within_the_deadline(
+        head: bytes, body_bytes: int, pause: float, trickle_head: bool) -> None:
     timeout = 1.5
-    with TricklingServer(head=head, body_bytes=40, pause=0.5) as server:
-        client = ChatClient(server.url, "m", timeout=timeout, max_retries=0)
-        started = time.monotonic()
-        with pytest.raises(InfraError) as caught:
-            _ask(client)
-        elapsed = time.monotonic() - started
-    assert caught.value.kind == REQUEST_TIMEOUT
-    assert elapsed < timeout + 1.0, f"held for {elapsed:.1f}s with a {timeout}s deadline"
-
-
-def test_headers_trickled_one_byte_at_a_time_fail_within_the_deadline() -> None:
-    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"a" * 60 + b"\r\n\r\n"
-    timeout = 1.5
-    with TricklingServer(head=head, body_bytes=0, pause=0.3, trickle_head=True) as server:
+    with TricklingServer(head=head, body_bytes=body_bytes, pause=pause, trickle_head=trickle_head) as server:
         client = ChatClient(server.url, "m", timeout=timeout, max_retries=0)
         started = time.monotonic()
         with pytest.raises(InfraError) as caught:
@@ -171,7 +114,7 @@ def test_headers_trickled_one_byte_at_a_time_fail_within_the_deadline() -> None:
 def test_a_body_larger_than_the_cap_is_refused_before_it_is_read() -> None:
     announced = b"x" * 5000
     with (
-        CountingServer(200, announced, {"Content-Type": "application/json"}) as server,
+        ScriptedServer([(200, announced, {"Content-Type": "application/json"})]) as server,
         pytest.raises(InfraError) as caught,
     ):
         _ask(ChatClient(server.url, "m", max_retries=0, max_response_bytes=1000))
@@ -183,9 +126,9 @@ def test_a_body_larger_than_the_cap_is_refused_before_it_is_read() -> None:
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_a_redirect_is_reported_and_never_followed(status: int) -> None:
-    with CountingServer(200, b"{}") as target:
+    with ScriptedServer([(200, b"{}", {})]) as target:
         location = f"http://127.0.0.1:{target.port}/v1/chat/completions"
-        with CountingServer(status, b"", {"Location": location}) as redirecting:
+        with ScriptedServer([(status, b"", {"Location": location})]) as redirecting:
             with pytest.raises(InfraError) as caught:
                 _ask(ChatClient(redirecting.url, "m", max_retries=2))
             assert redirecting.hits == 1
@@ -230,7 +173,7 @@ def test_an_html_error_page_is_never_quoted() -> None:
     page = (b"<html><body><h1>502 from internal-gateway.corp</h1><pre>DB_PASSWORD=hunter2\n"
             b"Traceback (most recent call last): /srv/app/secret_settings.py</pre></body></html>")
     with (
-        CountingServer(502, page, {"Content-Type": "text/html"}, reason="Bad Gateway at 10.1.2.3") as server,
+        ScriptedServer([(502, page, {"Content-Type": "text/html"})], reason="Bad Gateway at 10.1.2.3") as server,
         pytest.raises(InfraError) as caught,
     ):
         _ask(ChatClient(server.url, "m", max_retries=0))
@@ -242,7 +185,7 @@ def test_an_html_error_page_is_never_quoted() -> None:
 
 def test_a_non_json_success_body_is_never_quoted() -> None:
     with (
-        CountingServer(200, b"<html>welcome to the admin console of intranet.corp</html>") as server,
+        ScriptedServer([(200, b"<html>welcome to the admin console of intranet.corp</html>", {})]) as server,
         pytest.raises(InfraError) as caught,
     ):
         _ask(ChatClient(server.url, "m", max_retries=0))
@@ -253,7 +196,7 @@ def test_an_openai_error_message_is_kept_short_and_clean() -> None:
     message = "model \x1b[31mgpt-x\x1b[0m <b>not found</b>\r\nInjected: line " + "z" * 400
     body = json.dumps({"error": {"message": message, "type": "invalid_request_error"}}).encode()
     with (
-        CountingServer(404, body, {"Content-Type": "application/json"}) as server,
+        ScriptedServer([(404, body, {"Content-Type": "application/json"})]) as server,
         pytest.raises(InfraError) as caught,
     ):
         _ask(ChatClient(server.url, "m", max_retries=0))
@@ -266,7 +209,7 @@ def test_an_openai_error_message_is_kept_short_and_clean() -> None:
 def test_a_fragment_of_the_api_key_echoed_by_the_endpoint_is_not_repeated() -> None:
     body = json.dumps({"error": {"message": f"Incorrect API key provided: {SECRET[:14]}****"}}).encode()
     with (
-        CountingServer(401, body, {"Content-Type": "application/json"}) as server,
+        ScriptedServer([(401, body, {"Content-Type": "application/json"})]) as server,
         pytest.raises(InfraError) as caught,
     ):
         _ask(ChatClient(server.url, "m", SECRET, max_retries=0))
