@@ -45,8 +45,8 @@ def scripted_sleep(actions_file: Path) -> float:
 
 def evaluate(page: Path) -> float:
     from evaluators.base import ScenarioSpec
-    from evaluators.baselines.webui import page_files
     from evaluators.settings import EvaluationSettings
+    from evaluators.webui.baselines import page_files
     from evaluators.webui.env import WebUIEpisode
     from evaluators.webui.parsing import CodeKind, CodeWrite
 

@@ -33,7 +33,7 @@ _ID = re.compile(r"""\bid=(["'])""")
 
 
 def reply_files(page: Path, reply: str) -> dict[str, str]:
-    from evaluators.baselines.webui import page_files
+    from evaluators.webui.baselines import page_files
 
     files = page_files(page, degrade=reply == "degraded")
     if reply == "renamed ids":

@@ -182,6 +182,19 @@ class Episode(abc.ABC):
         """Release what the episode holds (temporary folders, browser contexts)."""
 
 
+@dataclass(frozen=True)
+class BaselineOptions:
+    """How a baseline agent was built (``evaluators.baselines.make_agent``), handed to the plug-ins
+    that play it, so an agent's parameters reach the environment that uses them."""
+
+    #: The random agent's longest Global plan.
+    max_plan: int = 50
+    #: Folders of pages the oracles may read their answers from (WebUI's targets).
+    pages: tuple[Path, ...] = ()
+    #: Per environment slug, a planner that replaces the oracle's own (tests fix the plan with it).
+    planners: Mapping[str, Any] = field(default_factory=dict)
+
+
 class EnvironmentPlugin(abc.ABC):
     """One environment of the benchmark.
 
@@ -315,13 +328,14 @@ class EnvironmentPlugin(abc.ABC):
             return ["### Actions\n" + ", ".join(actions)]
         return [f"# action {action}" for action in actions]
 
-    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random) -> str | None:
-        """What the baseline ``agent`` (idle, random or oracle) answers to a chat request of this
-        environment, for a plug-in that plays the baselines itself; None leaves the request to the
-        baselines' own policies (evaluators.baselines.agents asks every plug-in first).
+    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
+                       options: BaselineOptions) -> str | None:
+        """What the baseline ``agent`` (idle, random, oracle or degraded) answers to a chat request of
+        this environment; None when the request is not this environment's (evaluators.baselines.agents
+        asks every plug-in, and answers what none claims without acting).
 
         Like the baselines, it reads only what a model reads: the request's messages. ``rng`` is
-        the agent's seeded generator.
+        the agent's seeded generator; ``options`` is how the agent was built.
         """
         return None
 
@@ -341,6 +355,9 @@ class EnvironmentPlugin(abc.ABC):
 class PluginConfigurationError(ValueError):
     """A module named as an environment that cannot be imported or holds no plug-in."""
 
+
+#: The modules the MAGEBENCH_ENVIRONMENTS setting loads unless told otherwise: the benchmark's own.
+DEFAULT_ENVIRONMENTS = ("evaluators.football", "evaluators.sokoban", "evaluators.webui")
 
 _REGISTRY: dict[str, EnvironmentPlugin] = {}
 _loaded_once = False

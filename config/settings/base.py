@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+from evaluators.base import DEFAULT_ENVIRONMENTS
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -254,8 +255,7 @@ CELERY_TASK_QUEUES = [Queue("light"), Queue("browser"), Queue("engine")]
 MAGEBENCH_QUEUE_ROUTES = dict(item.split("=", 1) for item in env_list("MAGEBENCH_QUEUE_ROUTES", []) if "=" in item)
 # The environments: the modules whose ``plugin`` is an evaluators.base.EnvironmentPlugin. A new
 # environment is its package and one more entry here.
-MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS",
-                                  ["evaluators.football", "evaluators.sokoban", "evaluators.webui"])
+MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS", list(DEFAULT_ENVIRONMENTS))
 CELERY_BEAT_SCHEDULE = {
     "watchdog": {"task": "submissions.watchdog", "schedule": env_float("MAGEBENCH_WATCHDOG_EVERY_SECONDS", 60.0)},
 }

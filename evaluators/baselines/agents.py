@@ -1,41 +1,36 @@
-"""Baseline policies that answer chat-completions requests like a model would.
+"""Baseline agents that answer chat-completions requests like a model would.
 
-They read only what a model reads: the request's messages. The flow is recognised from the
-reply format the prompt asks for, the environment from the prompt's wording (a small registry,
-so other environments can be added beside Sokoban), and the oracle sees the board only through
-the last image in the request. An environment plug-in may play the baselines itself
-(``EnvironmentPlugin.baseline_reply``); it is asked first, so a new environment needs no change here.
+They read only what a model reads: the request's messages. Each environment's plug-in plays them
+(``EnvironmentPlugin.baseline_reply``): it recognises its own requests and answers them, mostly
+through the shared policies here for environments whose replies are actions (the flow recognised
+from the reply format the prompt asks for, the oracle seeing the board only through the last
+image). A request no plug-in claims gets a reply without any action.
 """
 from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import io
-import logging
 import random
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PIL import Image, UnidentifiedImageError
 
 from evaluators.agents.parsing import GLOBAL_MARKER, ONLINE_MARKER
-from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE
-from evaluators.football.env import ACCEPTED_ACTIONS as FOOTBALL_ACTIONS
+from evaluators.base import DEFAULT_ENVIRONMENTS, FLOW_GLOBAL, FLOW_ONLINE, BaselineOptions
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evaluators.sokoban.levels import Level
-
-logger = logging.getLogger(__name__)
+    from evaluators.base import EnvironmentPlugin
 
 Message = Mapping[str, Any]
 
 #: The random agent's Global plans are this long at most: longer than most optimal solutions of
 #: the benchmark's levels, short enough to stay far from any max_tokens limit.
-RANDOM_MAX_PLAN = 50
+RANDOM_MAX_PLAN = BaselineOptions().max_plan
 
 
 class BaselineAgent(Protocol):
@@ -121,9 +116,37 @@ def last_image(messages: Sequence[Message]) -> Image.Image | None:
 # --------------------------------------------------------------------------------------------
 
 
+def plugin_reply(agent: str, messages: Sequence[Message], rng: random.Random, options: BaselineOptions) -> str | None:
+    """The reply of the plug-in whose environment the request is; None when no plug-in claims it."""
+    for plugin in _plugins():
+        reply = plugin.baseline_reply(agent, messages, rng, options)
+        if reply is not None:
+            return reply
+    return None
+
+
+def detect_environment(messages: Sequence[Message]) -> EnvironmentPlugin | None:
+    """The plug-in whose environment the request is: the one that answers it for the idle agent."""
+    for plugin in _plugins():
+        if plugin.baseline_reply("idle", messages, random.Random(0), BaselineOptions()) is not None:
+            return plugin
+    return None
+
+
+def _plugins() -> list[EnvironmentPlugin]:
+    from evaluators.base import PluginConfigurationError, all_plugins, plugin_from_module
+
+    try:
+        return all_plugins()
+    except PluginConfigurationError:
+        # A plain-Python caller that loaded no environments plays the benchmark's own, without
+        # filling the registry it chose to leave empty.
+        return [plugin_from_module(path) for path in DEFAULT_ENVIRONMENTS]
+
+
 @dataclass(frozen=True)
 class EnvironmentProfile:
-    """How a baseline recognises an environment and what it may answer there."""
+    """What the shared action policies need of an environment: its actions and how to know it."""
 
     slug: str
     actions: tuple[str, ...]
@@ -132,49 +155,38 @@ class EnvironmentProfile:
     idle_action: str | None = None
 
 
-_ENVIRONMENTS: dict[str, EnvironmentProfile] = {}
-
-
-def register_environment(profile: EnvironmentProfile) -> EnvironmentProfile:
-    _ENVIRONMENTS[profile.slug] = profile
-    return profile
-
-
-def plugin_reply(agent: str, messages: Sequence[Message], rng: random.Random) -> str | None:
-    """The reply of a plug-in that plays the baselines of its environment itself; None when no
-    plug-in claims the request."""
-    from evaluators.base import PluginConfigurationError, all_plugins
-
-    try:
-        plugins = all_plugins()
-    except PluginConfigurationError:
-        # A plain-Python caller that loaded no environments still gets the built-in policies.
+def play_actions(profile: EnvironmentProfile, agent: str, messages: Sequence[Message], rng: random.Random,
+                 options: BaselineOptions, planner: Planner | None = None) -> str | None:
+    """The idle, random and oracle policies of an environment whose replies are actions in the
+    official formats; None when the request is not ``profile``'s or asks for no known format."""
+    flow = detect_flow(messages)
+    if flow is None or not profile.matches(prompt_text(messages)):
         return None
-    for plugin in plugins:
-        reply = plugin.baseline_reply(agent, messages, rng)
-        if reply is not None:
-            return reply
-    return None
+    if agent == "random":
+        if flow == FLOW_ONLINE:
+            actions = [rng.choice(profile.actions)]
+        else:
+            length = rng.randint(1, options.max_plan)
+            actions = [rng.choice(profile.actions) for _ in range(length)]
+        return format_reply(flow, "I pick my moves at random.", actions)
+    if agent == "oracle":
+        return _play_plan(flow, messages, options.planners.get(profile.slug, planner))
+    # idle, and the degraded oracle, which has nothing to degrade where replies are actions.
+    idle = [profile.idle_action] if profile.idle_action and flow == FLOW_ONLINE else []
+    return format_reply(flow, "I prefer to stay where I am.", idle)
 
 
-def detect_environment(messages: Sequence[Message]) -> EnvironmentProfile | None:
-    text = prompt_text(messages)
-    for profile in _ENVIRONMENTS.values():
-        if profile.matches(text):
-            return profile
-    return None
-
-
-SOKOBAN_ACTIONS = ("Up", "Down", "Left", "Right")
-SOKOBAN = register_environment(
-    EnvironmentProfile("sokoban", SOKOBAN_ACTIONS, lambda text: "Sokoban" in text)
-)
-# A reply without an action consumes an Online turn without moving the game clock, so a silent
-# agent would never finish a Football episode; action_release_sprint, with no sprint on, stands still.
-FOOTBALL = register_environment(
-    EnvironmentProfile("football", FOOTBALL_ACTIONS, lambda text: "football game" in text.lower(),
-                       idle_action="action_release_sprint")
-)
+def _play_plan(flow: str, messages: Sequence[Message], planner: Planner | None) -> str:
+    if planner is None:
+        return cannot_interpret(flow, "I have no solver for this game")
+    image = last_image(messages)
+    if image is None:
+        return cannot_interpret(flow, "the request carries no image I can decode")
+    plan = planner.plan(image)
+    if plan is None:
+        return cannot_interpret(flow, "I could not read the board in the image")
+    actions = list(plan.actions) if flow == FLOW_GLOBAL else list(plan.actions[:1])
+    return format_reply(flow, plan.note, actions)
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,54 +216,6 @@ def cannot_interpret(flow: str | None, reason: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class IdleAgent:
-    """Never acts: the format is right, the action list is empty (or the environment's no-op)."""
-
-    name = "idle"
-
-    def reply(self, messages: Sequence[Message]) -> str:
-        claimed = plugin_reply(self.name, messages, random.Random(0))
-        if claimed is not None:
-            return claimed
-        flow = detect_flow(messages)
-        if flow is None:
-            return cannot_interpret(None, "the prompt asks for no reply format I know")
-        env = detect_environment(messages)
-        idle = [env.idle_action] if env is not None and env.idle_action and flow == FLOW_ONLINE else []
-        return format_reply(flow, "I prefer to stay where I am.", idle)
-
-
-class RandomAgent:
-    """Uniformly random actions; a seed makes a whole session reproducible, not every reply equal."""
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None, *, max_plan: int = RANDOM_MAX_PLAN) -> None:
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-        self.max_plan = max_plan
-
-    def reply(self, messages: Sequence[Message]) -> str:
-        with self._lock:
-            claimed = plugin_reply(self.name, messages, self._rng)
-        if claimed is not None:
-            return claimed
-        flow = detect_flow(messages)
-        if flow is None:
-            return cannot_interpret(None, "the prompt asks for no reply format I know")
-        env = detect_environment(messages)
-        if env is None:
-            return cannot_interpret(flow, "I do not recognise the game")
-        # The server answers from several threads; one generator keeps the seeded sequence.
-        with self._lock:
-            if flow == FLOW_ONLINE:
-                actions = [self._rng.choice(env.actions)]
-            else:
-                length = self._rng.randint(1, self.max_plan)
-                actions = [self._rng.choice(env.actions) for _ in range(length)]
-        return format_reply(flow, "I pick my moves at random.", actions)
-
-
 @dataclass(frozen=True)
 class Plan:
     """What a planner makes of one frame: the moves from there, and a sentence about them.
@@ -269,171 +233,73 @@ class Planner(Protocol):
         """A plan for the position in ``image``, or None when the image cannot be read."""
 
 
-class OracleAgent:
-    """Reads the board from the image, solves it, and plays the solution."""
+class _PluginAgent:
+    """A baseline that the environments' plug-ins play; what none claims gets no action."""
 
-    name = "oracle"
-
-    def __init__(self, planners: Mapping[str, Planner] | None = None) -> None:
-        self.planners: dict[str, Planner] = (
-            dict(planners) if planners is not None else {"sokoban": SokobanPlanner()}
-        )
+    name: str
+    options: BaselineOptions
 
     def reply(self, messages: Sequence[Message]) -> str:
-        claimed = plugin_reply(self.name, messages, random.Random(0))
-        if claimed is not None:
-            return claimed
+        claimed = plugin_reply(self.name, messages, random.Random(0), self.options)
+        return claimed if claimed is not None else self.unclaimed(messages)
+
+    def unclaimed(self, messages: Sequence[Message]) -> str:
         flow = detect_flow(messages)
         if flow is None:
             return cannot_interpret(None, "the prompt asks for no reply format I know")
-        env = detect_environment(messages)
-        planner = self.planners.get(env.slug) if env is not None else None
-        if planner is None:
-            return cannot_interpret(flow, "I have no solver for this game")
-        image = last_image(messages)
-        if image is None:
-            return cannot_interpret(flow, "the request carries no image I can decode")
-        plan = planner.plan(image)
-        if plan is None:
-            return cannot_interpret(flow, "I could not read the board in the image")
-        actions = list(plan.actions) if flow == FLOW_GLOBAL else list(plan.actions[:1])
-        return format_reply(flow, plan.note, actions)
+        return format_reply(flow, "I prefer to stay where I am.", [])
 
 
-# --------------------------------------------------------------------------------------------
-# Sokoban oracle
-# --------------------------------------------------------------------------------------------
+class IdleAgent(_PluginAgent):
+    """Never acts: the format is right, the action list is empty (or the environment's no-op)."""
 
-_STEPS = {"Up": (-1, 0), "Down": (1, 0), "Left": (0, -1), "Right": (0, 1)}
+    def __init__(self, *, name: str = "idle") -> None:
+        # The degraded oracle is idle wherever its environment has no degraded answer of its own.
+        self.name = name
+        self.options = BaselineOptions()
 
 
-class SokobanPlanner:
-    """Sokoban through :func:`read_grid` and :func:`solve_grid`, with solutions cached by grid.
+class RandomAgent(_PluginAgent):
+    """Uniformly random actions; a seed makes a whole session reproducible, not every reply equal."""
 
-    ``reader`` replaces :func:`read_grid` (the board must still come from the image alone).
+    name = "random"
 
-    Every grid along a solution is cached with the rest of the solution, so the Online flow,
-    which sends a new frame for each move, solves a level once rather than once per move.
+    def __init__(self, seed: int | None = None, *, max_plan: int = RANDOM_MAX_PLAN) -> None:
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self.max_plan = max_plan
+        self.options = BaselineOptions(max_plan=max_plan)
+
+    def reply(self, messages: Sequence[Message]) -> str:
+        # The server answers from several threads; one generator keeps the seeded sequence.
+        with self._lock:
+            claimed = plugin_reply(self.name, messages, self._rng, self.options)
+        return claimed if claimed is not None else self.unclaimed(messages)
+
+    def unclaimed(self, messages: Sequence[Message]) -> str:
+        flow = detect_flow(messages)
+        if flow is None:
+            return cannot_interpret(None, "the prompt asks for no reply format I know")
+        return cannot_interpret(flow, "I do not recognise the game")
+
+
+class OracleAgent(_PluginAgent):
+    """Reads the board from the image, solves it, and plays the solution.
+
+    ``planners`` replace, per environment slug, the planner its plug-in would use.
     """
 
-    def __init__(
-        self,
-        *,
-        time_budget: float | None = 30.0,
-        max_states: int | None = None,
-        cache_size: int = 4096,
-        reader: Callable[[Image.Image], str] | None = None,
-    ) -> None:
-        self._reader = reader
-        self.time_budget = time_budget
-        self.max_states = max_states
-        self.cache_size = cache_size
-        self._cache: OrderedDict[str, Plan] = OrderedDict()
-        self._lock = threading.Lock()
+    name = "oracle"
 
-    def plan(self, image: Image.Image) -> Plan | None:
-        from evaluators.sokoban.levels import format_grid, parse_grid
+    def __init__(self, planners: Mapping[str, Planner] | None = None, *, pages: Sequence[Path] = ()) -> None:
+        self.planners: dict[str, Planner] = dict(planners) if planners is not None else {}
+        self.options = BaselineOptions(pages=tuple(pages), planners=self.planners)
 
-        try:
-            level = parse_grid(self._read(image))
-        except Exception:  # noqa: BLE001 - any failure to read is "the image is not a board"
-            logger.info("the oracle could not read a Sokoban board", exc_info=True)
-            return None
-        # Keyed by the canonical text so grids read from frames and grids stepped along a
-        # solution agree.
-        grid = format_grid(level)
-        cached = self._cached(grid)
-        if cached is not None:
-            return cached
-        plan = self._solve(level, grid)
-        entries = [(grid, plan)]
-        if plan.solves:
-            entries.extend(_positions_along(level, plan))
-        self._remember(entries)
-        return plan
-
-    def _read(self, image: Image.Image) -> str:
-        if self._reader is not None:
-            return self._reader(image)
-        from evaluators.sokoban.vision import read_grid
-
-        return read_grid(image)
-
-    def _solve(self, level: Level, grid: str) -> Plan:
-        from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable, solve_grid
-
-        if level.is_solved():
-            # Checked here because the solver, modelling gym-sokoban, still plans one step to
-            # collect the completion reward on such a board; the frame shows a finished level.
-            return _fallback(level, "Every box is already on a target.")
-        try:
-            solution = solve_grid(grid, max_states=self.max_states, time_budget=self.time_budget)
-        except Unsolvable:
-            return _fallback(level, "This position cannot be solved any more.")
-        except SolverBudgetExceeded:
-            return _fallback(level, "I could not find a solution in time.")
-        actions = tuple(solution.actions)
-        return Plan(actions, f"I found a solution in {len(actions)} moves.", solves=True)
-
-    def _cached(self, grid: str) -> Plan | None:
-        with self._lock:
-            plan = self._cache.get(grid)
-            if plan is not None:
-                self._cache.move_to_end(grid)
-            return plan
-
-    def _remember(self, entries: list[tuple[str, Plan]]) -> None:
-        with self._lock:
-            for key, value in entries:
-                self._cache[key] = value
-                self._cache.move_to_end(key)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-
-
-def _fallback(level: Level, note: str) -> Plan:
-    # A single move that pushes nothing: the reply stays well-formed without making things
-    # worse, which is all a player can sensibly do when there is nothing left to win.
-    return Plan((_harmless_move(level),), f"{note} I make one harmless move.")
-
-
-def _positions_along(level: Level, plan: Plan) -> list[tuple[str, Plan]]:
-    """The grid after each move of ``plan`` with the moves left from there."""
-    from evaluators.sokoban.levels import format_grid
-
-    entries: list[tuple[str, Plan]] = []
-    for index, move in enumerate(plan.actions[:-1]):
-        level = _moved(level, move)
-        rest = plan.actions[index + 1 :]
-        note = f"I follow my solution: {len(rest)} moves to go."
-        entries.append((format_grid(level), Plan(rest, note, solves=True)))
-    return entries
-
-
-def _moved(level: Level, move: str) -> Level:
-    """The level after ``move`` by gym-sokoban's rules (a blocked move changes nothing)."""
-    dr, dc = _STEPS[move]
-    r, c = level.player
-    ahead = (r + dr, c + dc)
-    if ahead in level.walls:
-        return level
-    boxes = level.boxes
-    if ahead in boxes:
-        beyond = (r + 2 * dr, c + 2 * dc)
-        if beyond in level.walls or beyond in boxes:
-            return level
-        boxes = (boxes - {ahead}) | {beyond}
-    return dataclasses.replace(level, boxes=boxes, player=ahead)
-
-
-def _harmless_move(level: Level) -> str:
-    """A move that pushes no box (Up when every side is blocked)."""
-    r, c = level.player
-    for move, (dr, dc) in _STEPS.items():
-        ahead = (r + dr, c + dc)
-        if ahead not in level.walls and ahead not in level.boxes:
-            return move
-    return SOKOBAN_ACTIONS[0]
+    def unclaimed(self, messages: Sequence[Message]) -> str:
+        flow = detect_flow(messages)
+        if flow is None:
+            return cannot_interpret(None, "the prompt asks for no reply format I know")
+        return cannot_interpret(flow, "I have no solver for this game")
 
 
 # --------------------------------------------------------------------------------------------
@@ -443,37 +309,16 @@ def _harmless_move(level: Level) -> str:
 AGENT_NAMES = ("idle", "random", "oracle", "degraded")
 
 
-class WithWebUI:
-    """Answers WebUI requests with a page policy and everything else with the action agent."""
-
-    def __init__(self, name: str, actions: BaselineAgent, webui: Any) -> None:
-        self.name = name
-        self.actions = actions
-        self.webui = webui
-
-    def reply(self, messages: Sequence[Message]) -> str:
-        from evaluators.baselines.webui import is_webui
-
-        text = prompt_text(messages)
-        if is_webui(text):
-            return self.webui.reply(text)
-        return self.actions.reply(messages)
-
-
 def make_agent(name: str, *, seed: int | None = None, pages: Sequence[Any] = ()) -> BaselineAgent:
     """A baseline by name. ``pages`` are WebUI page roots the oracles may read (the targets)."""
-    from evaluators.baselines.webui import PageIndex, WebUIPolicy
-
     if name not in AGENT_NAMES:
         raise ValueError(f"unknown baseline agent {name!r}; choose one of {', '.join(AGENT_NAMES)}")
-    actions: BaselineAgent
     if name == "random":
-        actions = RandomAgent(seed)
-    elif name == "oracle":
-        actions = OracleAgent()
-    else:
-        # idle plays nothing anywhere; the degraded oracle exists for WebUI only.
-        actions = IdleAgent()
-    index = PageIndex(list(pages)) if pages and name in {"oracle", "degraded"} else None
-    webui_mode = name if name in {"oracle", "degraded"} else "idle"
-    return WithWebUI(name, actions, WebUIPolicy(webui_mode, index))
+        return RandomAgent(seed)
+    roots = tuple(Path(root) for root in pages)
+    if name == "oracle":
+        return OracleAgent(pages=roots)
+    agent = IdleAgent(name=name)
+    if name == "degraded":
+        agent.options = BaselineOptions(pages=roots)
+    return agent

@@ -1,13 +1,15 @@
 """The Football environment plug-in (reference §2.3): gfootball scenarios, official dense reward."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import random
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.agents.parsing import parse_online_action
 from evaluators.base import (
     FLOW_ONLINE,
+    BaselineOptions,
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
@@ -88,3 +90,9 @@ class FootballPlugin(EnvironmentPlugin):
         # The pitch is drawn from the engine log; without it the panel says so and loads no script.
         log = read_artifact(str(artifacts.get("file") or ARTIFACT_NAME))
         return ReplayPanel(template=panel.template, context={"football": log}, scripts=panel.scripts if log else ())
+
+    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
+                       options: BaselineOptions) -> str | None:
+        from evaluators.football.baselines import baseline_reply
+
+        return baseline_reply(agent, messages, rng, options)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
+    BaselineOptions,
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
@@ -75,7 +76,8 @@ class GridWalkPlugin(EnvironmentPlugin):
         # Standing still keeps d_T = d_0.
         return 0.0
 
-    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random) -> str | None:
+    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
+                       options: BaselineOptions) -> str | None:
         from evaluators.gridwalk.baselines import baseline_reply
 
         return baseline_reply(agent, messages, rng)

@@ -1,6 +1,8 @@
 """The Sokoban environment plug-in (reference §2.2): gym-sokoban levels, reward-score metric."""
 from __future__ import annotations
 
+import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -8,6 +10,7 @@ from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
+    BaselineOptions,
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
@@ -79,3 +82,9 @@ class SokobanPlugin(EnvironmentPlugin):
             return None
         # Zero actions leave B at B_0 = 0 (the same rounding as SokobanEpisode.score).
         return round(100.0 - 5.0 * upper_bound, 6)
+
+    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
+                       options: BaselineOptions) -> str | None:
+        from evaluators.sokoban.baselines import baseline_reply
+
+        return baseline_reply(agent, messages, rng, options)

@@ -15,30 +15,32 @@ import pytest
 import requests
 from PIL import Image
 
+from evaluators import base
 from evaluators.agents.parsing import (
     ERR_NO_ACTIONS,
     ERR_NOT_AN_ACTION,
     parse_global_actions,
     parse_online_action,
 )
-from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet, get_plugin
-from evaluators.baselines import agents as agents_module
+from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, BaselineOptions, PromptSet, get_plugin
 from evaluators.baselines.agents import (
     RANDOM_MAX_PLAN,
-    SOKOBAN_ACTIONS,
     EnvironmentProfile,
     IdleAgent,
     OracleAgent,
     Plan,
     RandomAgent,
-    SokobanPlanner,
     detect_environment,
     detect_flow,
     last_image,
     make_agent,
+    play_actions,
 )
 from evaluators.baselines.server import FAULT_MODES, RAMBLING_REPLY, Fault, start_server
 from evaluators.endpoints import ChatClient, InfraError, image_part, text_part
+from evaluators.sokoban import baselines as sokoban_baselines
+from evaluators.sokoban.baselines import SokobanPlanner
+from evaluators.sokoban.plugin import ACTIONS as SOKOBAN_ACTIONS
 from evaluators.sokoban.prompts import GLOBAL, ONLINE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "Sokoban"
@@ -106,12 +108,18 @@ def test_the_environment_is_recognised_from_the_prompt() -> None:
 
 def test_new_environments_can_be_registered_for_the_baselines(monkeypatch: pytest.MonkeyPatch) -> None:
     football = EnvironmentProfile("football", ("shot", "long_pass"), lambda text: "football" in text.lower())
-    monkeypatch.setitem(agents_module._ENVIRONMENTS, "football", football)
+
+    class FootballPlugin(type(get_plugin("football"))):  # type: ignore[misc]
+        def baseline_reply(self, agent: str, messages: Any, rng: Any, options: BaselineOptions) -> str | None:
+            return play_actions(football, agent, messages, rng, options)
+
+    plugin = FootballPlugin()
+    monkeypatch.setitem(base._REGISTRY, "football", plugin)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You control a Football team."},
         {"role": "user", "content": ONLINE.format_instruction},
     ]
-    assert detect_environment(messages) is football
+    assert detect_environment(messages) is plugin
     reply = RandomAgent(seed=3).reply(messages)
     assert parse_online_action(reply, football.actions).actions[0] in football.actions
 
@@ -310,7 +318,7 @@ def test_the_sokoban_planner_makes_one_harmless_move_on_a_solved_or_hopeless_boa
     assert "cannot be solved" in on_hopeless.note
     from evaluators.sokoban.levels import parse_grid
 
-    assert agents_module._harmless_move(parse_grid(cornered)) == "Up"
+    assert sokoban_baselines._harmless_move(parse_grid(cornered)) == "Up"
 
 
 def test_the_sokoban_planner_treats_an_unreadable_board_as_no_board() -> None:

@@ -9,9 +9,9 @@ import pytest
 from evaluators.base import ScenarioSpec
 from evaluators.baselines.agents import make_agent
 from evaluators.baselines.server import start_server
-from evaluators.baselines.webui import page_files
 from evaluators.endpoints.client import ChatClient, Completion
 from evaluators.runner import effective_settings, run_attempt
+from evaluators.webui.baselines import page_files
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.baselines.webui import page_files
 from evaluators.webui.aes import score_page
+from evaluators.webui.baselines import page_files
 from evaluators.webui.elements import PageState
 from evaluators.webui.render import PageRenderer, RenderResult
 from evaluators.webui.selenium_compat import load_actions

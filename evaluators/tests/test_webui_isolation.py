@@ -19,9 +19,9 @@ import pytest
 
 from evaluators import browser
 from evaluators.base import ScenarioSpec
-from evaluators.baselines.webui import page_files
 from evaluators.endpoints.client import Completion
 from evaluators.runner import effective_settings, run_attempt
+from evaluators.webui.baselines import page_files
 from evaluators.webui.render import PageRenderer, RenderResult, shared_playwright
 from evaluators.webui.selenium_compat import CompatDriver
 

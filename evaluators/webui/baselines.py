@@ -7,10 +7,14 @@ structure and text match, the looks do not, which lands it between idle and the 
 """
 from __future__ import annotations
 
+import functools
+import random
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from evaluators.base import BaselineOptions
 from evaluators.webui.tasks import IMAGE_LINK
 
 WEBUI_MARKER = "index.html, style.css and script.js"
@@ -85,3 +89,23 @@ class WebUIPolicy:
         files = page_files(folder, degrade=self.mode == "degraded")
         note = "The page as written by its authors" + (", without its styles." if self.mode == "degraded" else ".")
         return format_code_reply(files, online=online, analysis=note)
+
+
+@functools.lru_cache(maxsize=16)
+def _page_index(roots: tuple[Path, ...]) -> PageIndex:
+    # Read once per set of roots: the pages of a running server do not change under it.
+    return PageIndex(list(roots))
+
+
+def baseline_reply(agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
+                   options: BaselineOptions) -> str | None:
+    """The reply of baseline ``agent`` to a WebUI request; None for any other request."""
+    from evaluators.baselines.agents import prompt_text
+
+    text = prompt_text(messages)
+    if not is_webui(text):
+        return None
+    # The random agent has no random page to write: it writes none, like idle.
+    mode = agent if agent in {"oracle", "degraded"} else "idle"
+    index = _page_index(options.pages) if options.pages and mode != "idle" else None
+    return WebUIPolicy(mode, index).reply(text)

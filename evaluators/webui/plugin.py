@@ -1,13 +1,15 @@
 """The WebUI environment plug-in (reference §2.4): pages rebuilt from descriptions, scored by AES."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
+    BaselineOptions,
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
@@ -120,3 +122,9 @@ class WebUIPlugin(EnvironmentPlugin):
 
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         return 0.0
+
+    def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
+                       options: BaselineOptions) -> str | None:
+        from evaluators.webui.baselines import baseline_reply
+
+        return baseline_reply(agent, messages, rng, options)

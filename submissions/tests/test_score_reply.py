@@ -61,7 +61,7 @@ def test_it_explains_bad_input(fixture_scenarios, tmp_path):
 @pytest.mark.integration
 def test_it_renders_and_scores_a_webui_reply_with_its_states_and_breakdown(fixture_scenarios, tmp_path):
     from conftest import FIXTURE_RESOURCES
-    from evaluators.baselines.webui import format_code_reply, page_files
+    from evaluators.webui.baselines import format_code_reply, page_files
 
     page = FIXTURE_RESOURCES / "WebUI" / "step-counter"
     reply = tmp_path / "reply.md"
