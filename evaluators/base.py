@@ -3,8 +3,8 @@
 An environment is one package (``evaluators/<env>/`` for the built-in ones) whose module-level
 ``plugin`` is an :class:`EnvironmentPlugin`. Everything the platform knows about an environment is
 declared on its plug-in: flows, queue, board order, analysis tags, upload formats and scales,
-replay panel, variant settings. The rest of the code asks the registry (:func:`get_plugin`,
-:func:`all_plugins`) and never names an environment.
+replay panel, its own settings and which of them make a labelled variant. The rest of the code
+asks the registry (:func:`get_plugin`, :func:`all_plugins`) and never names an environment.
 
 The registry holds exactly the plug-ins it was given by :func:`load_plugins`; the site loads the
 ``MAGEBENCH_ENVIRONMENTS`` setting at start-up (``leaderboard/apps.py``), and plain-Python callers
@@ -30,6 +30,28 @@ if TYPE_CHECKING:
 FLOW_GLOBAL = "global"
 FLOW_ONLINE = "online"
 FLOWS = (FLOW_GLOBAL, FLOW_ONLINE)
+
+#: The value of a plug-in's own setting.
+OptionValue = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class SettingOption:
+    """A setting one environment adds to the platform's (``EnvironmentPlugin.setting_options``).
+
+    ``evaluators.settings.EvaluationSettings`` checks it like the platform's own settings and stores
+    it under its name beside them, so submitters, stored rows and the boards see one flat mapping.
+    """
+
+    kind: type[bool] | type[int] | type[float] | type[str]
+    #: The value of a run that does not set it (and the official one when ``variant`` is set).
+    default: OptionValue
+    low: float | None = None
+    high: float | None = None
+    #: Set by the platform itself, never by a submitter.
+    platform_only: bool = False
+    #: Any other value than ``default`` makes the run a labelled variant rather than the official protocol.
+    variant: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,9 +242,10 @@ class EnvironmentPlugin(abc.ABC):
     #: The action vocabulary the parser accepts; empty for environments whose replies are code.
     #: Uploads accept action names (``actions``) only where it is not empty.
     ACTIONS: ClassVar[tuple[str, ...]] = ()
-    #: Settings that turn a submission into a labelled variant, each with the value that scores
-    #: the official way (``evaluators.agents.requests.non_official_settings``).
-    variant_settings: ClassVar[Mapping[str, Any]] = {}
+    #: The settings only this environment reads, by name, in the order a stored row lists them. Its
+    #: own folder reads their values through a typed accessor over ``EvaluationSettings.options``;
+    #: those declared ``variant`` label a run (``evaluators.agents.requests.non_official_settings``).
+    setting_options: ClassVar[Mapping[str, SettingOption]] = {}
 
     # -- Workers ------------------------------------------------------------------------------------
     #: The kind of work an attempt is, which names its Celery queue ("browser", "engine"); None is

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.agents.requests import non_official_settings
-from evaluators.base import EnvironmentPlugin, get_plugin
+from evaluators.base import EnvironmentPlugin, OptionValue, SettingOption, all_plugins, get_plugin
 
 #: A plug-in's default for one setting: a value, or a value per subset ({"mini": 10, "full": 3}).
 DefaultValue = int | float | bool | str | Mapping[str, int]
@@ -82,21 +82,18 @@ class EvaluationSettings:
     max_tokens: int = field(metadata=_rule(int, 1, 65536))
     #: False declares an endpoint that reads no images: it gets the text alone and no frame is rendered.
     observation_images: bool = field(default=True, metadata=_rule(bool))
-    #: Football's auto-rendering (the official decision rhythm); false plays one engine step per decision.
-    auto_render: bool = field(default=True, metadata=_rule(bool))
-    #: WebUI's labelled variant that leaves out target elements an action left unchanged (what the
-    #: official code intends; its own test never succeeds, see evaluators.webui.aes). The official
-    #: metric scores every element in every state.
-    webui_exclude_unchanged: bool = field(default=False, metadata=_rule(bool))
-    #: Football's labelled reward variant in which a keeper's save after a shot is not a stolen ball.
-    football_shot_held_until_received: bool = field(default=False, metadata=_rule(bool))
     #: The version of the prompts the flow sends, recorded so a submission keeps what its model saw.
     prompt_version: str = field(metadata=_rule(str, platform_only=True))
-    #: Football's engine seed, for benches and offline re-scoring; None draws one per episode.
+    #: The engine seed of an environment with a seeded engine, for benches and offline re-scoring;
+    #: None draws one per episode.
     seed: int | None = field(default=None, metadata=_rule(int, platform_only=True))
-    #: WebUI records a Playwright trace of the page's evaluation.
+    #: An environment that evaluates in a browser records a trace of the evaluation.
     trace: bool = field(default=True, metadata=_rule(bool, platform_only=True))
-    #: The names frozen with a submission (see the module's docstring), in field order.
+    #: The plug-in's own settings (``EnvironmentPlugin.setting_options``), every one of them, with
+    #: its default where the run did not set it. Read through the plug-in folder's typed accessor.
+    options: Mapping[str, OptionValue] = field(default_factory=dict, hash=False)
+    #: The names frozen with a submission (see the module's docstring), in field order; the plug-in's
+    #: own come just before ``prompt_version``, in their declared order, as they did when they were fields.
     recorded: tuple[str, ...] = field(default=(), repr=False)
 
     @classmethod
@@ -114,17 +111,18 @@ class EvaluationSettings:
         an upload's replay settings, the commands that score offline. It admits the platform-only
         names and skips the ranges, so that a stored row stays readable after a range is narrowed.
         """
-        base = cls.defaults(plugin, flow, subset=subset)
-        given = validated_values(raw, platform=platform)
-        return dataclasses.replace(base, **given, recorded=_in_field_order(base.recorded + tuple(given)))
+        resolved = get_plugin(plugin) if isinstance(plugin, str) else plugin
+        base = cls.defaults(resolved, flow, subset=subset)
+        given = validated_values(raw, resolved, platform=platform)
+        return _with(base, given, resolved)
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form, read back by ``from_mapping(..., platform=True)``."""
-        return {name: getattr(self, name) for name in self.recorded}
+        return {name: self.options[name] if name in self.options else getattr(self, name) for name in self.recorded}
 
     def variant_names(self) -> list[str]:
         """The settings that make a run a labelled variant rather than the official protocol."""
-        return non_official_settings({name: getattr(self, name) for name in _RULES})
+        return non_official_settings({**{name: getattr(self, name) for name in _RULES}, **self.options})
 
 
 #: The names every run records: the official request settings and the prompt version.
@@ -133,8 +131,20 @@ ALWAYS_RECORDED = ("temperature", "top_p", "frequency_penalty", "parse_retries",
 _RULES: dict[str, _Rule] = {f.name: f.metadata["rule"] for f in dataclasses.fields(EvaluationSettings)
                             if "rule" in f.metadata}
 _ORDER = {name: index for index, name in enumerate(_RULES)}
-#: What a submitter may set, for the error that lists them.
+#: What a submitter may set in every environment.
 SUBMITTED_NAMES = tuple(sorted(name for name, rule in _RULES.items() if not rule.platform_only))
+
+
+def _option_rule(option: SettingOption) -> _Rule:
+    return _Rule(option.kind, option.low, option.high, option.platform_only)
+
+
+def _rules_of(plugin: EnvironmentPlugin | None) -> dict[str, _Rule]:
+    # Without a plug-in (a value checked before its environment is known), any plug-in's own
+    # setting is a name; from_mapping checks the values again against the environment's.
+    plugins = all_plugins() if plugin is None else [plugin]
+    options = {name: _option_rule(option) for each in plugins for name, option in each.setting_options.items()}
+    return {**_RULES, **options}
 
 
 def setting_range(name: str) -> tuple[float, float]:
@@ -145,15 +155,19 @@ def setting_range(name: str) -> tuple[float, float]:
     return (rule.low, rule.high) if rule.kind is float else (int(rule.low), int(rule.high))
 
 
-def validated_values(raw: Mapping[str, Any], *, platform: bool = False) -> dict[str, Any]:
-    """The values in ``raw`` read by their rules; blank ones (None, "") are left out."""
+def validated_values(raw: Mapping[str, Any], plugin: EnvironmentPlugin | None = None, *,
+                     platform: bool = False) -> dict[str, Any]:
+    """The values in ``raw`` read by their rules (the platform's and ``plugin``'s own; every plug-in's
+    when None); blank ones (None, "") are left out."""
+    rules = _rules_of(plugin)
     clean: dict[str, Any] = {}
     for name, value in raw.items():
         if value is None or (isinstance(value, str) and value == ""):
             continue
-        rule = _RULES.get(name)
+        rule = rules.get(name)
         if rule is None or (rule.platform_only and not platform):
-            raise SettingsError(f"unknown setting {name!r}; the settings are {', '.join(SUBMITTED_NAMES)}")
+            names = sorted(known for known, each in rules.items() if not each.platform_only)
+            raise SettingsError(f"unknown setting {name!r}; the settings are {', '.join(names)}")
         clean[name] = _read(name, value, rule, ranges=not platform)
     return clean
 
@@ -203,9 +217,20 @@ def _defaults(plugin: EnvironmentPlugin, flow: str, subset: str) -> EvaluationSe
         declared = plugin.default_settings[flow]
     except KeyError:
         raise SettingsError(f"{plugin.title} has no flow {flow!r}") from None
-    values = validated_values({name: _for_subset(value, subset) for name, value in declared.items()})
+    values = validated_values({name: _for_subset(value, subset) for name, value in declared.items()}, plugin)
     values["prompt_version"] = plugin.prompts(flow).version
-    return EvaluationSettings(**values, recorded=_in_field_order(ALWAYS_RECORDED + tuple(values)))
+    own = {name: option.default for name, option in plugin.setting_options.items()}
+    core = {name: value for name, value in values.items() if name not in own}
+    bare = EvaluationSettings(**core, options=own, recorded=_in_field_order(ALWAYS_RECORDED, plugin))
+    return _with(bare, values, plugin)
+
+
+def _with(base: EvaluationSettings, given: Mapping[str, Any], plugin: EnvironmentPlugin) -> EvaluationSettings:
+    """``base`` with the checked values in ``given`` applied, each recorded."""
+    own = {name: value for name, value in given.items() if name in plugin.setting_options}
+    core = {name: value for name, value in given.items() if name not in own}
+    return dataclasses.replace(base, **core, options={**base.options, **own},
+                               recorded=_in_field_order(base.recorded + tuple(given), plugin))
 
 
 def _for_subset(value: DefaultValue, subset: str) -> Any:
@@ -217,8 +242,15 @@ def _for_subset(value: DefaultValue, subset: str) -> Any:
     return value
 
 
-def _in_field_order(names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(set(names), key=_ORDER.__getitem__))
+def _in_field_order(names: tuple[str, ...], plugin: EnvironmentPlugin) -> tuple[str, ...]:
+    declared = list(plugin.setting_options)
+
+    def position(name: str) -> tuple[float, int]:
+        if name in _ORDER:
+            return _ORDER[name], 0
+        return _ORDER["prompt_version"] - 0.5, declared.index(name)
+
+    return tuple(sorted(set(names), key=position))
 
 
 def declared_defaults(plugin: EnvironmentPlugin, flow: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from evaluators.base import all_plugins
 from evaluators.endpoints.client import text_part
 
 #: Settings of every environment under which a submission is not scored the official way, with
-#: the value that is; each plug-in adds its own (``variant_settings``).
+#: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).
 OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0}
 
 
@@ -23,7 +23,7 @@ def official_values() -> dict[str, Any]:
     """Every setting that makes a run a labelled variant, with its official value."""
     values = dict(OFFICIAL_VALUES)
     for plugin in all_plugins():
-        values.update(plugin.variant_settings)
+        values.update({name: option.default for name, option in plugin.setting_options.items() if option.variant})
     return values
 
 

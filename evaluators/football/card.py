@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from evaluators.agents.diagnostics import RA_MAX_NGRAM, RA_MAX_NOOP_DECISIONS, RA_MIN_PASS_ONLY, RA_MIN_TAIL_REPEATS
-from evaluators.football.env import ACCEPTED_ACTIONS, MAX_AUTO_STEPS, MOVE_MIN_DISTANCE, SHOT_HELD_SETTING
+from evaluators.football.env import ACCEPTED_ACTIONS, MAX_AUTO_STEPS, MOVE_MIN_DISTANCE
+from evaluators.football.options import SHOT_HELD_SETTING
 from evaluators.football.reward import (
     LAMBDA_MOVE,
     LAMBDA_OPPONENTS,

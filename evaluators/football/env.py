@@ -33,6 +33,7 @@ from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.football.engine import ACTION_CODES, ACTION_NAMES, BUILTIN_AI, Engine, colour_fix
+from evaluators.football.options import FootballOptions
 from evaluators.football.reward import (
     OFFICIAL,
     PASS_ACTIONS,
@@ -54,8 +55,6 @@ FIELD_X = 1.0
 FIELD_Y = 0.42
 DEFAULT_RESOLUTION = 1280
 OBSERVATION_TEXT = "Current game scene:"
-#: The submission setting that selects the labelled, non-default reward variant (false: official).
-SHOT_HELD_SETTING = "football_shot_held_until_received"
 ARTIFACT_NAME = "football.json"
 
 MOVE_ACTIONS = frozenset(range(1, 9))
@@ -173,13 +172,14 @@ class FootballEpisode(Episode):
     @classmethod
     def from_scenario(cls, scenario: ScenarioSpec, settings: EvaluationSettings) -> FootballEpisode:
         seed = settings.seed
+        options = FootballOptions.of(settings)
         return cls(
             scenario=scenario.data["scenario"],
             seed=seed if seed is not None else random.SystemRandom().randrange(2_000_000_000),
             resolution=settings.resolution,
             render_observations=settings.observation_images,
-            auto_render=settings.auto_render,
-            reward_variant=SHOT_HELD_UNTIL_RECEIVED if settings.football_shot_held_until_received else OFFICIAL,
+            auto_render=options.auto_render,
+            reward_variant=SHOT_HELD_UNTIL_RECEIVED if options.shot_held_until_received else OFFICIAL,
         )
 
     # -- Episode interface --------------------------------------------------------------------

@@ -17,8 +17,10 @@ from evaluators.base import (
     PromptSet,
     ReplayPanel,
     ScenarioSpec,
+    SettingOption,
 )
 from evaluators.football.env import ACCEPTED_ACTIONS, ARTIFACT_NAME
+from evaluators.football.options import OPTIONS, SHOT_HELD_SETTING
 from evaluators.settings import EvaluationSettings
 
 
@@ -31,7 +33,7 @@ class FootballPlugin(EnvironmentPlugin):
     ACTIONS: ClassVar[tuple[str, ...]] = ACCEPTED_ACTIONS
     #: A trajectory made only of these is RA (evaluators.agents.diagnostics).
     PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset({"action_long_pass", "action_high_pass", "action_short_pass"})
-    variant_settings: ClassVar[dict[str, Any]] = {"football_shot_held_until_received": False}
+    setting_options: ClassVar[Mapping[str, SettingOption]] = OPTIONS
     queue: ClassVar[str | None] = "engine"
     queue_work: ClassVar[str] = "the Football engine"
     position: ClassVar[int] = 2
@@ -49,9 +51,8 @@ class FootballPlugin(EnvironmentPlugin):
         FLOW_ONLINE: {
             "resolution": 1280, "max_image": 1, "max_memory": 5, "max_loop": 400,
             "repeats": {"mini": 10, "full": 3}, "max_tokens": 1000, "observation_images": True,
-            # True selects the labelled reward variant in which a keeper's save after a shot is not a
-            # stolen ball (evaluators/football/reward.py); false is the official rule.
-            "football_shot_held_until_received": False,
+            # Recorded with every submission, so its page states the reward rule it was scored by.
+            SHOT_HELD_SETTING: False,
         },
     }
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import pytest
 
 from evaluators.base import get_plugin
+from evaluators.football.options import FootballOptions
 from evaluators.settings import EvaluationSettings, SettingsError, declared_defaults, validated_values
+from evaluators.webui.options import WebUIOptions
 
 REQUEST = {"temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "parse_retries": 0, "no_system_role": False}
 
@@ -37,8 +39,22 @@ def test_the_stored_form_holds_the_declared_names_and_nothing_the_flow_does_not_
 
 def test_names_a_plugin_leaves_out_keep_the_platforms_built_in_behaviour():
     sokoban = EvaluationSettings.defaults("sokoban", "global")
-    assert sokoban.observation_images is True and sokoban.auto_render is True and sokoban.trace is True
-    assert sokoban.seed is None and not sokoban.webui_exclude_unchanged
+    assert sokoban.observation_images is True and sokoban.trace is True
+    assert sokoban.seed is None and sokoban.options == {} and not WebUIOptions.of(sokoban).exclude_unchanged
+    assert FootballOptions.of(EvaluationSettings.defaults("football", "online")).auto_render is True
+
+
+def test_a_plugins_own_settings_are_stored_flat_beside_the_platforms_and_read_through_its_accessor():
+    settings = EvaluationSettings.from_mapping({"auto_render": "false"}, "football", "online")
+    assert settings.options == {"auto_render": False, "football_shot_held_until_received": False}
+    assert list(settings.to_dict())[-3:] == ["auto_render", "football_shot_held_until_received", "prompt_version"]
+    assert FootballOptions.of(settings).auto_render is False
+
+
+def test_another_environments_own_setting_is_refused_with_the_names_this_one_accepts():
+    with pytest.raises(SettingsError, match="unknown setting 'auto_render'; the settings are frequency_penalty, "
+                                            "max_image, max_loop, max_memory, max_tokens, no_system_role"):
+        EvaluationSettings.from_mapping({"auto_render": False}, "webui", "online")
 
 
 def test_football_runs_ten_repeats_on_the_mini_set_and_three_on_the_full_set():
@@ -67,7 +83,7 @@ def test_submitted_values_are_read_by_type_and_recorded_with_the_defaults():
     ({"temperature": "hot"}, "temperature must be a number"),
     ({"max_loop": 0}, "max_loop must be between 1 and 1000"),
     ({"frequency_penalty": 3}, r"frequency_penalty must be between -2\.0 and 2\.0"),
-    ({"warp_speed": 9}, "unknown setting 'warp_speed'; the settings are auto_render, football_shot_held_until"),
+    ({"warp_speed": 9}, "unknown setting 'warp_speed'; the settings are frequency_penalty, max_image, max_loop"),
     ({"seed": 3}, "unknown setting 'seed'"),
     ({"prompt_version": "mine"}, "unknown setting 'prompt_version'"),
 ])

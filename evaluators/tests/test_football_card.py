@@ -3,7 +3,7 @@ remaining deviations from the official code, each with its measured effect."""
 from typing import Any, cast
 
 from evaluators.football.card import METRIC_CARD
-from evaluators.football.env import SHOT_HELD_SETTING
+from evaluators.football.options import SHOT_HELD_SETTING
 
 
 def _text(section: str) -> str:

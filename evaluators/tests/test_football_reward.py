@@ -289,7 +289,8 @@ def test_a_move_check_looks_the_holder_up_in_our_team_even_when_an_opponent_hold
 
 def test_the_shot_held_setting_selects_the_variant_and_makes_the_entry_a_labelled_variant():
     from evaluators.base import ScenarioSpec
-    from evaluators.football.env import SHOT_HELD_SETTING, FootballEpisode
+    from evaluators.football.env import FootballEpisode
+    from evaluators.football.options import SHOT_HELD_SETTING
     from evaluators.runner import effective_settings
 
     spec = ScenarioSpec(env="football", key="R1_P_1", data={"scenario": {}})

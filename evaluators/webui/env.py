@@ -22,6 +22,7 @@ from PIL import Image
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.aes import score_page
+from evaluators.webui.options import WebUIOptions
 from evaluators.webui.parsing import CodeWrite
 from evaluators.webui.tasks import task_parts
 from evaluators.webui.trace import write_public_trace
@@ -134,7 +135,7 @@ class WebUIEpisode(Episode):
         self.source = scenario.resource_path
         self.resolution = settings.resolution
         self.trace = settings.trace
-        self.exclude_unchanged = settings.webui_exclude_unchanged
+        self.exclude_unchanged = WebUIOptions.of(settings).exclude_unchanged
         self._tmp = Path(tempfile.mkdtemp(prefix="magebench-webui-"))
         self.work = self._tmp / "page"
         shutil.copytree(self.source, self.work)

@@ -17,9 +17,11 @@ from evaluators.base import (
     PromptSet,
     ScenarioCheck,
     ScenarioSpec,
+    SettingOption,
     StoredScenario,
 )
 from evaluators.settings import EvaluationSettings
+from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, OPTIONS
 
 
 class WebUIPlugin(EnvironmentPlugin):
@@ -28,7 +30,7 @@ class WebUIPlugin(EnvironmentPlugin):
     score_label: ClassVar[str] = "AES %"
     has_action_diagnostics: ClassVar[bool] = False
     breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
-    variant_settings: ClassVar[dict[str, Any]] = {"webui_exclude_unchanged": False}
+    setting_options: ClassVar[Mapping[str, SettingOption]] = OPTIONS
     queue: ClassVar[str | None] = "browser"
     queue_work: ClassVar[str] = "WebUI pages in Chromium"
     position: ClassVar[int] = 0
@@ -51,13 +53,12 @@ class WebUIPlugin(EnvironmentPlugin):
     scenario_check: ClassVar[str | None] = "page_check"
     replay_scripts: ClassVar[tuple[str, ...]] = ("js/replay_webui.js",)
     # The official experiment scripts (reference §1): API models see up to 10 images.
-    # webui_exclude_unchanged: False is the official metric (every target element in every state);
-    # True is the labelled variant that leaves out elements an action did not change.
+    # The metric variant is recorded with every submission, so its page states the metric it was scored by.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
         FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, "max_tokens": 4000,
-                      "webui_exclude_unchanged": False},
+                      EXCLUDE_UNCHANGED_SETTING: False},
         FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, "max_tokens": 4000,
-                      "webui_exclude_unchanged": False},
+                      EXCLUDE_UNCHANGED_SETTING: False},
     }
 
     @property
