@@ -287,12 +287,20 @@ class EnvironmentPlugin(abc.ABC):
     #: Episodes are stochastic: an uploaded run is played again on the engine (a new sample, not a
     #: check of the uploaded score), and baselines run the flow's full repeats.
     stochastic: ClassVar[bool] = False
+    #: How the platform re-scores this environment's uploaded runs, as a clause of the upload page's
+    #: sentence ("the code that scores live runs: …"); empty leaves the environment out of it.
+    upload_note: ClassVar[str] = ""
+    #: A model that reads no images can play: with ``observation_images`` false the episode sends
+    #: the text alone and renders no frame (the form names the environments where this holds).
+    text_only_runs: ClassVar[bool] = True
 
     # -- Baselines ------------------------------------------------------------------------------
     #: The baseline agents (``evaluators.baselines``) that mean something here.
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "random")
     #: Baselines that read no image here, where skipping the frames loses nothing.
     text_only_baselines: ClassVar[tuple[str, ...]] = ()
+    #: What a baseline agent does here, where that needs saying (``submit_baselines``' help).
+    baseline_notes: ClassVar[Mapping[str, str]] = {}
 
     # -- Replay -----------------------------------------------------------------------------------
     #: The template of the environment's own replay panel, included in the replay page above the

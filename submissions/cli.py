@@ -394,7 +394,7 @@ def submission_options() -> argparse.ArgumentParser:
     """What an endpoint submission and an upload both describe: the model, the board and who submits."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--model", required=True, help="model name shown on the board")
-    parser.add_argument("--env", required=True, help="environment: sokoban, football or webui")
+    parser.add_argument("--env", required=True, help="environment slug, as listed by the site")
     parser.add_argument("--flow", required=True, choices=["global", "online"])
     parser.add_argument("--subset", required=True, choices=["mini", "full"])
     parser.add_argument("--suite", help="scenario suite (the site's default when left out)")

@@ -13,6 +13,10 @@ def _env_choices() -> list[tuple[str, str]]:
     return [(p.slug, p.title) for p in all_plugins()]
 
 
+def _titles(titles: Sequence[str]) -> str:
+    return titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+
+
 def _bounds(setting: str) -> dict[str, Any]:
     """A setting's range as a field's bounds, so the page points at the field the services would refuse."""
     low, high = setting_range(setting)
@@ -55,9 +59,14 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
     temperature = forms.FloatField(required=False, **_bounds("temperature"))
     max_tokens = forms.IntegerField(required=False, **_bounds("max_tokens"))
     no_system_role = forms.BooleanField(required=False, label="Model has no system role")
-    text_only = forms.BooleanField(required=False, label="Model reads no images",
-                                   help_text="Observations are sent as text alone and no frame is rendered "
-                                             "(Football and Sokoban).")
+    text_only = forms.BooleanField(required=False, label="Model reads no images")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Built per form: the registry is the site's configured environments, loaded after import.
+        where = [plugin for plugin in all_plugins() if plugin.text_only_runs]
+        self.fields["text_only"].help_text = ("Observations are sent as text alone and no frame is rendered"
+                                              + (f" ({_titles([p.title for p in where])})." if where else "."))
 
     def settings_values(self) -> dict[str, Any]:
         """The evaluation settings the form asks for, by their names (``text_only`` declares

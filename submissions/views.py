@@ -16,7 +16,7 @@ from accounts.selectors import (
     request_access,
     user_teams,
 )
-from evaluators.base import get_plugin
+from evaluators.base import all_plugins, get_plugin
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -93,8 +93,12 @@ def upload(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Upload #{submission.id} accepted: {submission.attempts.count()} runs "
                                       "queued for re-scoring.")
             return redirect("submission-detail", submission_id=submission.id)
+    plugins = sorted(all_plugins(), key=lambda plugin: plugin.position)
     return render(request, "submissions/upload.html", {
-        "form": form, "teams": teams, "problems": problems, "quotas": [(t, quota_status(t)) for t in teams]})
+        "form": form, "teams": teams, "problems": problems, "quotas": [(t, quota_status(t)) for t in teams],
+        "upload_notes": [plugin.upload_note for plugin in plugins if plugin.upload_note],
+        "code_uploads": [(plugin.title, [name for _, name in plugin.code_files]) for plugin in plugins
+                         if plugin.code_files]})
 
 
 def queue(request: HttpRequest) -> HttpResponse:

@@ -43,6 +43,11 @@ class FootballPlugin(EnvironmentPlugin):
     stochastic: ClassVar[bool] = True
     # The replay draws the pitch from raw observations, so a baseline that reads no frame loses nothing.
     text_only_baselines: ClassVar[tuple[str, ...]] = ("idle", "random")
+    baseline_notes: ClassVar[Mapping[str, str]] = {
+        "idle": "action_release_sprint, a no-op, as no idle action is accepted",
+    }
+    upload_note: ClassVar[str] = ("Football runs are played again on the engine, which is stochastic, so those rows "
+                                  "are marked re-simulated")
     replay_template: ClassVar[str | None] = "football/replay.html"
     replay_scripts: ClassVar[tuple[str, ...]] = ("vendor/plotly.min.js", "js/replay_football.js")
     # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full

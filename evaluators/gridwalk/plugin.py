@@ -31,6 +31,7 @@ class GridWalkPlugin(EnvironmentPlugin):
     queue_work: ClassVar[str] = "GridWalk"
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("size", "Grid size"), ("route", "Route"))
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "random", "oracle")
+    upload_note: ClassVar[str] = "GridWalk replies are parsed and played"
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
         FLOW_GLOBAL: {"resolution": 320, "max_image": 1, "repeats": 2, "max_tokens": 400},
         FLOW_ONLINE: {"resolution": 320, "max_image": 1, "max_memory": 5, "max_loop": 30, "repeats": 2,

@@ -36,6 +36,10 @@ class SokobanPlugin(EnvironmentPlugin):
     #: Scores move in steps of 0.5: anything further off is another trajectory.
     self_report_tolerance: ClassVar[float] = 0.01
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "random", "oracle")
+    baseline_notes: ClassVar[Mapping[str, str]] = {
+        "oracle": "reads the level from the image and plays an optimal solution",
+    }
+    upload_note: ClassVar[str] = "Sokoban replies are parsed and played"
     # The official experiment scripts' settings (reference §1); every flow sends the official
     # request settings, EvaluationSettings' own defaults.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {

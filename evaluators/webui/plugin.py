@@ -48,6 +48,14 @@ class WebUIPlugin(EnvironmentPlugin):
     #: One point of AES %.
     self_report_tolerance: ClassVar[float] = 1.0
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "degraded", "oracle")
+    baseline_notes: ClassVar[Mapping[str, str]] = {
+        "oracle": "answers with the target page's own files",
+        "degraded": "the target page with every style stripped",
+    }
+    upload_note: ClassVar[str] = ("WebUI code is rendered in Chromium and scored with AES (an official result of 0.8 "
+                                  "is 80 %)")
+    # The task is a page to rebuild: its images are the task itself, not a rendering to skip.
+    text_only_runs: ClassVar[bool] = False
     replay_template: ClassVar[str | None] = "webui/replay.html"
     #: Every imported page is run once (its scripted actions on the target, and a perfect copy).
     scenario_check: ClassVar[str | None] = "page_check"

@@ -91,3 +91,33 @@ def test_submit_baselines_queues_each_board_once(fixture_scenarios):
     assert Submission.objects.filter(is_baseline=True).count() == 8
     with pytest.raises(CommandError, match="unknown baseline agent"):
         call_command("submit_baselines", "--url", "genius=http://127.0.0.1:1/v1")
+
+
+def test_the_upload_page_explains_each_environments_re_scoring_in_its_plugins_words(lab):
+    from evaluators.base import all_plugins
+
+    page = lab.client.get(reverse("upload")).content.decode()
+    for plugin in all_plugins():
+        assert plugin.upload_note.replace("'", "&#x27;") in page
+    assert "WebUI runs may\n    carry the generated <code>index.html</code>, <code>style.css</code> and " \
+           "<code>script.js</code> instead." in page
+
+
+def test_the_text_only_box_names_the_environments_that_can_skip_their_frames():
+    from submissions.forms import EndpointSubmissionForm
+
+    help_text = EndpointSubmissionForm().fields["text_only"].help_text
+    assert help_text == "Observations are sent as text alone and no frame is rendered (Football and Sokoban)."
+
+
+def test_submit_baselines_help_says_what_each_agent_does_in_each_environment():
+    from io import StringIO
+
+    from submissions.management.commands.submit_baselines import Command
+
+    out = StringIO()
+    Command(stdout=out).create_parser("manage.py", "submit_baselines").print_help(out)
+    text = " ".join(out.getvalue().split())
+    assert "Football: action_release_sprint, a no-op, as no idle action is accepted" in text
+    assert "Sokoban: reads the level from the image and plays an optimal solution" in text
+    assert "WebUI: the target page with every style stripped" in text

@@ -1,28 +1,38 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
 
-from evaluators.base import get_plugin
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from evaluators.base import all_plugins, get_plugin
 from leaderboard.catalogue import default_suite
 from submissions.models import Submission
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
 
 BASELINE_TEAM = "MageBench baselines"
-#: name, what it does (shown in the command's help), repeats (None: the flow's default)
+#: name, what it does everywhere (the plug-ins' ``baseline_notes`` say what it does in each
+#: environment), repeats (None: the flow's default)
 AGENTS = {
-    "idle": ("Idle agent", "replies with no action (Football: action_release_sprint, a no-op, as no idle action is "
-                           "accepted)", 1),
+    "idle": ("Idle agent", "replies with no action", 1),
     "random": ("Random agent", "uniformly random actions", None),
-    "oracle": ("Oracle agent", "Sokoban: reads the level from the image and plays an optimal solution; "
-                               "WebUI: answers with the target page's own files", 1),
-    "degraded": ("Degraded oracle", "WebUI: the target page with every style stripped", 1),
+    "oracle": ("Oracle agent", "plays from the scenario's own answer", 1),
+    "degraded": ("Degraded oracle", "the oracle's answer made worse", 1),
 }
 
 
+def _agent_help(agent: str) -> str:
+    notes = [f"{plugin.title}: {plugin.baseline_notes[agent]}" for plugin in all_plugins()
+             if agent in plugin.baseline_notes]
+    return f"{agent}: {AGENTS[agent][1]}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
 class Command(BaseCommand):
-    help = ("Queue the platform's baseline agents (" + "; ".join(f"{k}: {v[1]}" for k, v in AGENTS.items())
-            + "), served by serve_baseline_agent, on every flow of an environment. "
-            "Skips boards that already have that baseline, so it can run at every start.")
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        # The notes come from the configured environments, which are loaded after this module is imported.
+        self.help = ("Queue the platform's baseline agents (" + "; ".join(_agent_help(agent) for agent in AGENTS)
+                     + "), served by serve_baseline_agent, on every flow of an environment. "
+                     "Skips boards that already have that baseline, so it can run at every start.")
+        return super().create_parser(prog_name, subcommand, **kwargs)
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--env", default="sokoban")
