@@ -253,10 +253,10 @@ class _PluginAgent:
 class IdleAgent(_PluginAgent):
     """Never acts: the format is right, the action list is empty (or the environment's no-op)."""
 
-    def __init__(self, *, name: str = "idle") -> None:
+    def __init__(self, *, name: str = "idle", pages: Sequence[Path] = ()) -> None:
         # The degraded oracle is idle wherever its environment has no degraded answer of its own.
         self.name = name
-        self.options = BaselineOptions()
+        self.options = BaselineOptions(pages=tuple(pages))
 
 
 class RandomAgent(_PluginAgent):
@@ -318,7 +318,4 @@ def make_agent(name: str, *, seed: int | None = None, pages: Sequence[Any] = ())
     roots = tuple(Path(root) for root in pages)
     if name == "oracle":
         return OracleAgent(pages=roots)
-    agent = IdleAgent(name=name)
-    if name == "degraded":
-        agent.options = BaselineOptions(pages=roots)
-    return agent
+    return IdleAgent(name=name, pages=roots if name == "degraded" else ())
