@@ -332,20 +332,23 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
     live = Submission.objects.exclude(status=Submission.Status.CANCELLED).filter(id=submission_id)
     missing = Submission.objects.filter(id=submission_id).values_list("missing_scenarios", flat=True).first()
     if counts["active"] == 0:
-        if missing:
-            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            finished = live.update(status=Submission.Status.INCOMPLETE, finished_at=timezone.now(),
-                                   status_reason=f"the upload has no run for {len(missing)} scenario(s): {shown}")
-        elif counts["failed"] or counts["cancelled"]:
-            kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
-                     .values("error_kind").annotate(n=Count("id")).order_by("-n"))
-            reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
-            finished = live.update(status=Submission.Status.INCOMPLETE,
-                                   status_reason=reason or "attempts were cancelled", finished_at=timezone.now())
-        else:
-            finished = live.update(status=Submission.Status.COMPLETED, status_reason="", finished_at=timezone.now())
-        if finished:
-            submission_result_rebuild(submission_id=submission_id)
+        # The finished status and the stored board numbers land together: a reader that sees the
+        # submission finished also finds its result, and a failed summary leaves it unfinished.
+        with transaction.atomic():
+            if missing:
+                shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+                finished = live.update(status=Submission.Status.INCOMPLETE, finished_at=timezone.now(),
+                                       status_reason=f"the upload has no run for {len(missing)} scenario(s): {shown}")
+            elif counts["failed"] or counts["cancelled"]:
+                kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
+                         .values("error_kind").annotate(n=Count("id")).order_by("-n"))
+                reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
+                finished = live.update(status=Submission.Status.INCOMPLETE,
+                                       status_reason=reason or "attempts were cancelled", finished_at=timezone.now())
+            else:
+                finished = live.update(status=Submission.Status.COMPLETED, status_reason="", finished_at=timezone.now())
+            if finished:
+                submission_result_rebuild(submission_id=submission_id)
     return Submission.objects.get(id=submission_id)
 
 

@@ -295,3 +295,30 @@ def test_an_endpoint_at_its_concurrency_limit_makes_attempts_wait_without_using_
     assert attempt_run(attempt_id=waiting.id) is None
     waiting.refresh_from_db()
     assert waiting.status == Attempt.Status.SCORED and waiting.tries == 1
+
+
+@pytest.mark.django_db
+def test_a_submission_is_marked_finished_only_together_with_its_stored_result(fixture_scenarios, baseline_endpoint,
+                                                                               monkeypatch):
+    import submissions.services as services
+    from submissions.models import SubmissionResult
+
+    server = baseline_endpoint("oracle")
+    submission = _submit(server.url)
+    real_rebuild = services.submission_result_rebuild
+
+    def failing_rebuild(*, submission_id: int) -> Any:
+        raise RuntimeError("the summary could not be written")
+
+    monkeypatch.setattr(services, "submission_result_rebuild", failing_rebuild)
+    with pytest.raises(RuntimeError):
+        _run_all(submission)
+    submission.refresh_from_db()
+    assert submission.is_active and submission.finished_at is None
+    assert not SubmissionResult.objects.filter(submission=submission).exists()
+
+    monkeypatch.setattr(services, "submission_result_rebuild", real_rebuild)
+    services.submission_refresh_status(submission_id=submission.id)
+    submission.refresh_from_db()
+    assert submission.status == Submission.Status.COMPLETED
+    assert SubmissionResult.objects.get(submission=submission).n_scored == submission.attempts.count()
