@@ -68,5 +68,6 @@ def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSettin
         "details": result.details,
         "diagnostics": result.diagnostics.as_dict(),
         "model_calls": result.model_calls,
+        "endpoint_retries": result.endpoint_retries,
     })
     return result

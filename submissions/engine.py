@@ -203,6 +203,7 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
             model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
             repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
             details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
+                     "endpoint_retries": result.endpoint_retries,
                      **self_report(submission.environment_id, attempt.recorded or {}, result.score)},
             error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens, trajectory_path=str(relative),

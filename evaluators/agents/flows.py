@@ -57,6 +57,9 @@ class FlowResult:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Requests the endpoint client sent again after a transient failure (a timeout, a 5xx): the
+    #: endpoint saw ``model_calls + endpoint_retries`` requests for this attempt.
+    endpoint_retries: int = 0
 
 
 class _Session:
@@ -69,6 +72,7 @@ class _Session:
         self.recorder = recorder
         self.progress = progress
         self.calls = 0
+        self.endpoint_retries = 0
         self.prompt_tokens: int | None = None
         self.completion_tokens: int | None = None
         self.diagnostics = DiagnosticsTracker(
@@ -95,6 +99,7 @@ class _Session:
             self.model_exhausted = True
             raise
         self.calls += 1
+        self.endpoint_retries += max(0, completion.attempts - 1)
         if completion.prompt_tokens is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + completion.prompt_tokens
         if completion.completion_tokens is not None:
@@ -339,6 +344,7 @@ def _finish(episode: Episode, session: _Session, outcome: str | None) -> FlowRes
         score=float(episode.score()),
         steps=session.steps,
         model_calls=session.calls,
+        endpoint_retries=session.endpoint_retries,
         outcome=outcome,
         details=details,
         diagnostics=session.diagnostics,

@@ -147,6 +147,9 @@ def test_a_transient_failure_is_absorbed_and_scored_normally(fixture_scenarios, 
     attempt_run(attempt_id=attempt.id)
     attempt.refresh_from_db()
     assert attempt.status == Attempt.Status.SCORED and attempt.score == pytest.approx(100.0) and attempt.tries == 1
+    # The two failed requests are the endpoint's retries, not model calls.
+    assert attempt.details["endpoint_retries"] == 2
+    assert server.chat_requests == attempt.model_calls + 2
 
 
 @pytest.mark.django_db

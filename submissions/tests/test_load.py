@@ -68,11 +68,15 @@ def test_fifty_concurrent_submissions_each_end_every_attempt_exactly_once(
     media = Path(django_settings.MEDIA_ROOT)
     for attempt in attempts:
         assert [p.name for p in (media / attempt.trajectory_path).parent.iterdir()] == ["try-1"]
-    # Each endpoint answered exactly the calls that were recorded, never more than the limit at once.
-    assert sum(s.chat_requests for s in servers) == sum(a.model_calls for a in attempts)
-    assert max(s.most_in_flight for s in servers) <= PER_ENDPOINT_LIMIT
+    # Each endpoint answered exactly the calls that were recorded plus the requests the client sent
+    # again (a request slower than the client's timeout on a loaded machine is abandoned and resent),
+    # and never more than the limit at once, but for an abandoned request still being answered.
+    retries = sum(a.details["endpoint_retries"] for a in attempts)
+    assert sum(s.chat_requests for s in servers) == sum(a.model_calls for a in attempts) + retries
+    assert max(s.most_in_flight for s in servers) <= PER_ENDPOINT_LIMIT + retries
     results = SubmissionResult.objects.filter(submission_id__in=ids)
     assert results.count() == SUBMISSIONS and {r.n_scored for r in results} == {per_submission}
     board = requests.get(f"{live_server.url}/api/v1/boards/sokoban/global/mini/?suite=fixture", timeout=60).json()
     assert sum(1 for row in board["rows"] if row["model"].startswith("Load model")) == SUBMISSIONS
-    print(f"\n{SUBMISSIONS} submissions × {per_submission} attempts on 2 workers × 2 processes: {elapsed:.1f} s")
+    print(f"\n{SUBMISSIONS} submissions × {per_submission} attempts on 2 workers × 2 processes: {elapsed:.1f} s, "
+          f"{retries} endpoint retries")
