@@ -17,6 +17,7 @@ from accounts.selectors import (
     user_teams,
 )
 from evaluators.base import all_plugins, get_plugin
+from evaluators.trajectory import REPLAY_PAGE, document_page
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -168,6 +169,9 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     _viewable(request_access(request), attempt.submission)
     trajectory = attempt_trajectory(attempt)
     artifacts = (trajectory or {}).get("artifacts") or {}
+    if trajectory is not None:
+        # The first steps and model calls only: the page's script fetches the others from the API.
+        trajectory = document_page(trajectory, ("steps", "calls"), offset=0, limit=REPLAY_PAGE)
     panel = None
     if isinstance(artifacts, dict):
         try:
