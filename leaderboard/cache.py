@@ -11,6 +11,7 @@ Nothing that differs per visitor otherwise (log-in state, CSRF tokens, messages)
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from django.db.models import F
 from django.utils.safestring import SafeString, mark_safe
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "boards:generation"
 
@@ -61,9 +63,12 @@ def generation() -> tuple[int, int]:
 
 def _bump_cache() -> None:
     try:
-        cache.incr(GENERATION_KEY)
-    except ValueError:  # not there (any more): a new one from the clock is past every earlier one
-        cache.set(GENERATION_KEY, time.time_ns(), timeout=None)
+        try:
+            cache.incr(GENERATION_KEY)
+        except ValueError:  # not there (any more): a new one from the clock is past every earlier one
+            cache.set(GENERATION_KEY, time.time_ns(), timeout=None)
+    except Exception:  # noqa: BLE001 - a cache that cannot be reached must not undo the write
+        logger.warning("could not move the boards' cache generation on", exc_info=True)
 
 
 def _bump_database() -> None:
@@ -88,7 +93,8 @@ def boards_changed() -> None:
         _bump_cache()
         _bump_database()
 
-    transaction.on_commit(committed)
+    # robust: the write is committed whatever happens to the counters.
+    transaction.on_commit(committed, robust=True)
 
 
 def cache_key(name: str, parts: tuple[Hashable, ...], *, at: tuple[int, int]) -> str:
@@ -107,14 +113,21 @@ def cached(name: str, parts: tuple[Hashable, ...], compute: Callable[[], T],
     timeout = _timeout()
     if timeout <= 0:
         return compute()
-    at = generation()
-    key = cache_key(name, parts, at=at)
-    hit = cache.get(key, _MISSING)
+    try:
+        at = generation()
+        key = cache_key(name, parts, at=at)
+        hit = cache.get(key, _MISSING)
+    except Exception:  # noqa: BLE001 - without its cache (Redis down) the site still serves, uncached
+        logger.warning("board cache unavailable", exc_info=True)
+        return compute()
     if hit is not _MISSING:
         return hit
     value = compute()
-    if (keep is None or keep(value)) and generation() == at:
-        cache.set(key, value, timeout=timeout)
+    try:
+        if (keep is None or keep(value)) and generation() == at:
+            cache.set(key, value, timeout=timeout)
+    except Exception:  # noqa: BLE001 - as above
+        logger.warning("board cache unavailable", exc_info=True)
     return value
 
 

@@ -167,3 +167,21 @@ def test_the_board_cache_is_off_when_its_lifetime_is_zero(client, board, setting
     _shown(client)
     Submission.objects.filter(id=board["b"].id).update(hidden=True, hidden_reason="gone")  # no invalidation at all
     assert "Beta model" not in _shown(client)
+
+
+def test_without_its_cache_the_site_serves_boards_and_writes_still_commit(client, board, monkeypatch):
+    from django.core.cache import cache
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("the cache is down")
+
+    for method in ("get", "set", "add", "incr"):
+        monkeypatch.setattr(cache, method, unreachable)
+    with pytest.raises(ConnectionError):
+        cache.get("anything")
+    assert "Alpha model" in _shown(client) and "Alpha model" in _shown(client, reverse("home"))
+    private = _entry(Team.objects.create(name="Shy lab", slug="shy-lab"), "Quiet model", [50.0, 50.0, 50.0],
+                     is_public=False)
+    submission_publish(submission=private)
+    assert Submission.objects.get(id=private.id).is_public
+    assert "Quiet model" in _shown(client)
