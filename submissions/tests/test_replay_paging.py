@@ -156,3 +156,24 @@ def test_a_visitor_of_a_long_replay_gets_every_step_as_its_pages_arrive(live_ser
     assert page.locator("#football-step").inner_text() == f"Step {STEPS} / {STEPS}"
     assert page.locator("#football-segments li").count() == STEPS
     assert errors == []
+
+
+@pytest.mark.django_db
+def test_a_finished_replay_is_read_from_disk_once_until_its_trajectory_is_written_again(client, media_root,
+                                                                                        monkeypatch):
+    import os
+
+    from submissions import views
+
+    attempt = long_football_attempt(media_root)
+    reads = []
+    read = views.attempt_trajectory
+    monkeypatch.setattr(views, "attempt_trajectory", lambda a: reads.append(a.id) or read(a))
+    url = reverse("attempt-replay", args=[attempt.id])
+    first = client.get(url).content
+    assert client.get(url).content == first and len(reads) == 1
+    index = media_root / attempt.trajectory_path / "trajectory.json"
+    stat = index.stat()
+    os.utime(index, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    client.get(url)
+    assert len(reads) == 2
