@@ -7,6 +7,8 @@ import io
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.management import call_command
 from django.db import connection
 from django.db.models import F
@@ -133,6 +135,8 @@ def test_a_cached_board_never_shows_a_teams_private_rows_to_a_visitor(client, bo
 
 
 def test_a_board_cached_by_one_process_is_rebuilt_once_another_process_commits_a_change(client, board):
+    if not isinstance(caches["default"], LocMemCache):
+        pytest.skip("a shared cache (Redis) hears every process's writes through its own counter")
     private = _entry(Team.objects.create(name="Late lab", slug="late-lab"), "Late model", [70.0, 70.0, 70.0],
                      is_public=False)
     assert "Late model" not in _shown(client)
