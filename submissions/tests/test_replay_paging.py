@@ -166,9 +166,14 @@ def test_a_finished_replay_is_read_from_disk_once_until_its_trajectory_is_writte
     from submissions import views
 
     attempt = long_football_attempt(media_root)
-    reads = []
+    reads: list[int] = []
     read = views.attempt_trajectory
-    monkeypatch.setattr(views, "attempt_trajectory", lambda a: reads.append(a.id) or read(a))
+
+    def counted(attempt_read: Attempt) -> dict[str, Any] | None:
+        reads.append(attempt_read.id)
+        return read(attempt_read)
+
+    monkeypatch.setattr(views, "attempt_trajectory", counted)
     url = reverse("attempt-replay", args=[attempt.id])
     first = client.get(url).content
     assert client.get(url).content == first and len(reads) == 1
