@@ -20,6 +20,15 @@ ROOT = Path(__file__).resolve().parent
 FIXTURE_RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
 
 
+@pytest.fixture(autouse=True)
+def empty_cache() -> None:
+    """Every test starts with an empty cache: the test settings' cache lives in the process, and a
+    board (or a throttle count) an earlier test left in it must not reach the next one."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def fixture_scenarios(db):
     """The project's own Sokoban levels, imported like an official resources/ directory."""

@@ -686,8 +686,9 @@ def report_board(board: tuple[list[str], float, int] | None, submissions: int, a
     output, seconds, code = board
     lines += [f"`bench/board_latency.py --submissions {submissions} --attempts {attempts}` run as a subprocess "
               f"on its own database (`magebench_bench`) in {seconds:.0f} s (seeding included), exit code {code}. "
-              "Its output, less the seeding progress lines (p50/p95 of 20 requests through Django's test "
-              "client, SQL queries per request):", "", "```", *output, "```"]
+              "Its output, less the seeding progress lines (p50/p95 through Django's test client of 5 cold "
+              "requests, each the first after the boards changed, and of 20 warm ones served from the board "
+              "cache; SQL queries of a warm request):", "", "```", *output, "```"]
     return lines
 
 

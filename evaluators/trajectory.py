@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,22 @@ class TrajectoryRecorder:
 def load_trajectory(directory: Path) -> dict[str, Any]:
     # Indexes written before paths were made relative are rewritten as they are read.
     return json.loads(shown((directory / INDEX_NAME).read_text()))
+
+
+#: Steps (and model calls) a replay page embeds; its script fetches the rest, a page at a time, from
+#: the trajectory API. A long Football attack has hundreds of engine steps of 22 players each.
+REPLAY_PAGE = 50
+
+
+def document_page(document: Mapping[str, Any], keys: Sequence[str], *, offset: int, limit: int) -> dict[str, Any]:
+    """``document`` with each list under ``keys`` cut to ``[offset, offset + limit)``; ``page`` says
+    which part it is and how long each whole list is, so that a reader knows what is left to fetch."""
+    page = dict(document)
+    totals = {}
+    for key in keys:
+        items = document.get(key)
+        if isinstance(items, list):
+            page[key] = items[offset:offset + limit]
+            totals[key] = len(items)
+    page["page"] = {"offset": offset, "limit": limit, "totals": totals}
+    return page

@@ -1,11 +1,18 @@
-"""Server-rendered analysis and comparison pages of one board."""
+"""Server-rendered analysis and comparison pages of one board.
+
+Both are built from finished submissions only (public ones and baselines, the same for every
+visitor): their content is kept in the board cache until a write changes the board.
+"""
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from evaluators.base import get_plugin
 from leaderboard.analysis import ZONE_LANES, ZONE_THIRDS, board_analysis_get, board_compare_get
+from leaderboard.cache import CachedPage, cached, page_cached
+from leaderboard.selectors import board_get
 
 
 def _submission_param(request: HttpRequest, name: str) -> int | None:
@@ -19,24 +26,59 @@ def _nav(env: str) -> dict[str, object]:
     return {"flows": get_plugin(env).flows, "subsets": ("mini", "full")}
 
 
+def _title(kind: str, env: str, flow: str, subset: str) -> str:
+    return f"{kind}: {get_plugin(env).title} {flow} {subset}"
+
+
 def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    try:
-        analysis = board_analysis_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite") or None)
-    except (KeyError, ValueError):
-        raise Http404("no such board") from None
-    return render(request, "leaderboard/analysis/analysis.html", {
-        "board": analysis.board, "analysis": analysis, "chart_data": analysis.chart_data(),
-        "zone_lanes": ZONE_LANES, "zone_thirds": ZONE_THIRDS, "page": "analysis", **_nav(env),
-    })
+    suite = request.GET.get("suite") or None
+
+    def build() -> CachedPage:
+        try:
+            analysis = board_analysis_get(env=env, flow=flow, subset=subset, suite=suite)
+        except (KeyError, ValueError):
+            raise Http404("no such board") from None
+        content = render_to_string("leaderboard/analysis/_analysis_content.html", {
+            "board": analysis.board, "analysis": analysis, "chart_data": analysis.chart_data(),
+            "zone_lanes": ZONE_LANES, "zone_thirds": ZONE_THIRDS, "page": "analysis", **_nav(env),
+        })
+        return CachedPage(title=_title("Analysis", env, flow, subset), content=content,
+                          charts=bool(analysis.models), cacheable=bool(analysis.board.scenario_count))
+
+    page = page_cached("analysis", (env, flow, subset, suite or ""), build)
+    return render(request, "leaderboard/analysis/analysis.html", {"page": page})
+
+
+def _entries(env: str, flow: str, subset: str, suite: str | None) -> tuple[int, ...]:
+    """The submissions on the board: a comparison naming anything else is computed, never cached."""
+    def build() -> tuple[int, ...]:
+        try:
+            board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+        except (KeyError, ValueError):
+            raise Http404("no such board") from None
+        return tuple(row.submission_id for row in board.rows if row.submission_id is not None)
+
+    return cached("board-entries", (env, flow, subset, suite or ""), build)
 
 
 def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    try:
-        comparison = board_compare_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite") or None,
-                                       a=_submission_param(request, "a"), b=_submission_param(request, "b"))
-    except (KeyError, ValueError):
-        raise Http404("no such board") from None
-    return render(request, "leaderboard/analysis/compare.html", {
-        "board": comparison.board, "cmp": comparison, "chart_data": comparison.chart_data(),
-        "fixed_threshold": get_plugin(env).fail_threshold, "page": "compare", **_nav(env),
-    })
+    suite = request.GET.get("suite") or None
+    a, b = _submission_param(request, "a"), _submission_param(request, "b")
+
+    def build() -> CachedPage:
+        try:
+            comparison = board_compare_get(env=env, flow=flow, subset=subset, suite=suite, a=a, b=b)
+        except (KeyError, ValueError):
+            raise Http404("no such board") from None
+        content = render_to_string("leaderboard/analysis/_compare_content.html", {
+            "board": comparison.board, "cmp": comparison, "chart_data": comparison.chart_data(),
+            "fixed_threshold": get_plugin(env).fail_threshold, "page": "compare", **_nav(env),
+        })
+        entries = _entries(env, flow, subset, suite)
+        return CachedPage(title=_title("Compare", env, flow, subset), content=content,
+                          charts=bool(comparison.test and comparison.test.n_shared),
+                          cacheable=bool(comparison.board.scenario_count) and all(
+                              ref is None or ref in entries for ref in (a, b)))
+
+    page = page_cached("compare", (env, flow, subset, suite or "", a, b), build)
+    return render(request, "leaderboard/analysis/compare.html", {"page": page})

@@ -1,15 +1,18 @@
 """REST API for boards."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.selectors import request_access
 from evaluators.base import environment_slugs
+from leaderboard.cache import cached
 from leaderboard.selectors import BoardFilter, board_get
+from leaderboard.views import board_key, board_storable
 
 
 class BoardApi(APIView):
@@ -36,12 +39,18 @@ class BoardApi(APIView):
             ("reported", "1: rank published results too"))],
         responses={200: OutputSerializer})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
-        try:
-            board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"),
-                              filters=BoardFilter.from_query(request.query_params),
-                              viewer_team_ids=request_access(request).team_ids)
-        except (KeyError, ValueError):
-            raise Http404("no such board") from None
-        return Response({"env": env, "flow": flow, "subset": subset, "suite": board.suite,
-                         "scenarios": board.scenario_count, "score_label": board.score_label,
-                         "rows": [row.as_dict() for row in board.rows]})
+        filters = BoardFilter.from_query(request.query_params)
+        key = board_key(request, env, flow, subset)
+
+        def build() -> tuple[dict[str, Any], bool]:
+            try:
+                board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"),
+                                  filters=filters, viewer_team_ids=key[-1])
+            except (KeyError, ValueError):
+                raise Http404("no such board") from None
+            return ({"env": env, "flow": flow, "subset": subset, "suite": board.suite,
+                     "scenarios": board.scenario_count, "score_label": board.score_label,
+                     "rows": [row.as_dict() for row in board.rows]}, board_storable(board, filters))
+
+        payload, _ = cached("board-api", key, build, keep=lambda built: built[1])
+        return Response(payload)

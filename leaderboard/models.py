@@ -85,3 +85,14 @@ class ReportedResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} ({self.environment_id}/{self.flow}/{self.subset}, reported)"
+
+
+class BoardsGeneration(models.Model):
+    """One row: moved on after every write that changes a board. The cached boards are keyed by it
+    when the cache is each process's own memory, where a worker's finished submission must still
+    reach the web process's cache (``leaderboard.cache``)."""
+
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "boards generation"

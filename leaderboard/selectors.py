@@ -5,6 +5,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from django.db.models import Q
 
@@ -129,6 +130,13 @@ class BoardFilter:
     @property
     def active(self) -> bool:
         return self != BoardFilter()
+
+    def query(self, *, suite: str) -> str:
+        """The query string that selects this filter on ``suite``'s board (``from_query`` reads it back)."""
+        params = {"suite": suite, "open": "1" if self.open_weights else "", "size": self.size, "org": self.organisation,
+                  "best": "1" if self.best_per_team else "", "reported": "1" if self.rank_reported else "",
+                  "verified": "1" if self.verified_only else ""}
+        return urlencode({name: value for name, value in params.items() if value})
 
     def keeps(self, row: BoardRow) -> bool:
         if row.is_baseline:

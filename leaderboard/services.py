@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 
 from evaluators.base import ImportedScenario, ResourceError, ScenarioCheck, StoredScenario, all_plugins, get_plugin
+from leaderboard.cache import boards_changed
 from leaderboard.models import Environment, Scenario
 
 
@@ -19,6 +20,7 @@ def environment_ensure(slug: str) -> Environment:
         slug=plugin.slug,
         defaults={"title": plugin.title, "score_label": plugin.score_label, "position": plugin.position},
     )
+    boards_changed()
     return environment
 
 
@@ -75,6 +77,7 @@ def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | N
     with transaction.atomic():
         for slug, items in found.items():
             _store(slug, suite, items, report)
+        boards_changed()  # boards count their scenarios, and an official import changes the default suite
     return report
 
 
@@ -133,4 +136,7 @@ def scenarios_check(*, env: str, suite: str, workers: int = 2, recheck: bool = F
     stored = [StoredScenario(key=s.key, path=Path(settings.SCENARIO_ROOT) / s.resource_path,
                              content_hash=s.content_hash, data=s.data or {}, tags=s.tags or {})
               for s in scenarios.values()]
-    return plugin.check_scenarios(stored, workers=workers, recheck=recheck, store=store)
+    try:
+        return plugin.check_scenarios(stored, workers=workers, recheck=recheck, store=store)
+    finally:
+        boards_changed()  # boards show which scenarios the check flagged

@@ -1,17 +1,25 @@
-"""Server-rendered board and metric-card pages."""
+"""Server-rendered board and metric-card pages.
+
+Boards, exports and the home page are built from finished submissions only: they are kept in the
+board cache (``leaderboard.cache``) until a write changes a board.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from accounts.selectors import request_access
 from evaluators.base import all_plugins, get_plugin
+from leaderboard.cache import CachedPage, cached, page_cached
 from leaderboard.catalogue import default_suite, suites_for
+from leaderboard.context_processors import environments
 from leaderboard.selectors import (
     SIZE_BUCKETS,
     UNKNOWN_SIZE,
+    Board,
     BoardFilter,
     board_get,
     board_organisations,
@@ -21,54 +29,97 @@ from leaderboard.selectors import (
 from submissions.csv_safe import write_csv
 
 
-def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filters: BoardFilter | None = None):
+def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filters: BoardFilter | None = None,
+                  viewer_team_ids: tuple[int, ...] = ()) -> Board:
     try:
         return board_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"), filters=filters,
-                         viewer_team_ids=request_access(request).team_ids)
+                         viewer_team_ids=viewer_team_ids)
     except (KeyError, ValueError):
         raise Http404("no such board") from None
 
 
+def board_key(request: HttpRequest, env: str, flow: str, subset: str) -> tuple[Any, ...]:
+    """What a board depends on: the board, the visitor's filters and the teams whose private rows
+    the visitor sees (none for most visitors, who then share one entry)."""
+    return (env, flow, subset, request.GET.get("suite") or "", BoardFilter.from_query(request.GET),
+            tuple(sorted(request_access(request).team_ids)))
+
+
+def board_storable(board: Board, filters: BoardFilter, organisations: list[str] | None = None) -> bool:
+    """Whether a board built for a query may be cached: a suite with no scenarios, or an organisation
+    no entry has, is computed for each request instead, so that made-up queries cannot fill the cache."""
+    if not board.scenario_count:
+        return False
+    if not filters.organisation:
+        return True
+    known = organisations if organisations is not None else board_organisations(
+        env=board.env, flow=board.flow, subset=board.subset, suite=board.suite)
+    return filters.organisation.casefold() in {name.casefold() for name in known}
+
+
 def home(request: HttpRequest) -> HttpResponse:
-    sections: list[dict[str, Any]] = []
-    for plugin in all_plugins():
-        suite = default_suite(plugin.slug)
-        boards = [board_get(env=plugin.slug, flow=flow, subset=subset, suite=suite)
-                  for subset in ("mini", "full") for flow in plugin.flows]
-        sections.append({"plugin": plugin, "suite": suite, "boards": boards})
     subset = request.GET.get("overview", "mini")
-    # The sections already built every board of the default suites: the overview reuses them.
-    overview = overview_get(subset=subset if subset in ("mini", "full") else "mini",
-                            boards=[board for section in sections for board in section["boards"]])
-    return render(request, "leaderboard/home.html", {"sections": sections, "overview": overview})
+    subset = subset if subset in ("mini", "full") else "mini"
+
+    def build() -> CachedPage:
+        sections: list[dict[str, Any]] = []
+        for plugin in all_plugins():
+            suite = default_suite(plugin.slug)
+            boards = [board_get(env=plugin.slug, flow=flow, subset=board_subset, suite=suite)
+                      for board_subset in ("mini", "full") for flow in plugin.flows]
+            sections.append({"plugin": plugin, "suite": suite, "boards": boards})
+        # The sections already built every board of the default suites: the overview reuses them.
+        overview = overview_get(subset=subset, boards=[board for section in sections for board in section["boards"]])
+        content = render_to_string("leaderboard/_home_content.html", {
+            "sections": sections, "overview": overview, **environments(request)})
+        return CachedPage(title="MageBench Leaderboard", content=content)
+
+    page = page_cached("home", (subset,), build)
+    return render(request, "leaderboard/home.html", {"page": page})
 
 
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     filters = BoardFilter.from_query(request.GET)
-    data = _board_or_404(request, env, flow, subset, filters)
-    organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
-    return render(request, "leaderboard/board.html", {
-        "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
-        "organisations": organisations,
-        # Only the environment's own flows get a tab (an environment may have one flow only).
-        "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
-    })
+    key = board_key(request, env, flow, subset)
+
+    def build() -> CachedPage:
+        data = _board_or_404(request, env, flow, subset, filters, viewer_team_ids=key[-1])
+        organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
+        content = render_to_string("leaderboard/_board_content.html", {
+            "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
+            "organisations": organisations, "export_query": filters.query(suite=data.suite),
+            # Only the environment's own flows get a tab (an environment may have one flow only).
+            "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
+        })
+        return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
+                          cacheable=board_storable(data, filters, organisations))
+
+    page = page_cached("board", key, build)
+    return render(request, "leaderboard/board.html", {"page": page})
 
 
 def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
         raise Http404("a board is exported as csv or json")
-    data = _board_or_404(request, env, flow, subset, BoardFilter.from_query(request.GET))
-    rows = [row.as_dict() for row in data.rows]
+    filters = BoardFilter.from_query(request.GET)
+    key = board_key(request, env, flow, subset)
+
+    def build() -> tuple[str, bytes, bool]:
+        data = _board_or_404(request, env, flow, subset, filters, viewer_team_ids=key[-1])
+        rows = [row.as_dict() for row in data.rows]
+        response: HttpResponse
+        if fmt == "json":
+            response = JsonResponse({"env": env, "flow": flow, "subset": subset, "suite": data.suite, "rows": rows})
+        else:
+            response = HttpResponse(content_type="text/csv; charset=utf-8")
+            write_csv(response, list(rows[0]) if rows else ["rank", "model", "mean", "se"], rows)
+        return data.suite, response.content, board_storable(data, filters)
+
+    suite, body, _ = cached(f"export-{fmt}", key, build, keep=lambda built: built[2])
+    response = (HttpResponse(body, content_type="application/json") if fmt == "json"
+                else HttpResponse(body, content_type="text/csv; charset=utf-8"))
     # Every part is a slug (the URL's and board_get's patterns): nothing to escape in the header.
-    name = f"magebench-{env}-{flow}-{subset}-{data.suite}"
-    response: HttpResponse
-    if fmt == "json":
-        response = JsonResponse({"env": env, "flow": flow, "subset": subset, "suite": data.suite, "rows": rows})
-    else:
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        write_csv(response, list(rows[0]) if rows else ["rank", "model", "mean", "se"], rows)
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="magebench-{env}-{flow}-{subset}-{suite}.{fmt}"'
     return response
 
 

@@ -2,11 +2,14 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from leaderboard.admin import BoardsChangedAdmin
+from leaderboard.cache import boards_changed
 from submissions.models import Submission
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(BoardsChangedAdmin):
+    # Hiding (``hidden`` with its reason), publishing and deleting are done in the change form.
     list_display = ("id", "model", "team", "environment", "flow", "subset", "status", "is_public", "verified", "hidden",
                     "created_at")
     list_filter = ("environment", "flow", "subset", "status", "verified", "hidden", "is_public", "is_baseline",
@@ -19,7 +22,9 @@ class SubmissionAdmin(admin.ModelAdmin):
     @admin.action(description="Mark as verified")
     def mark_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         queryset.update(verified=True)
+        boards_changed()
 
     @admin.action(description="Remove the verified mark")
     def clear_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         queryset.update(verified=False)
+        boards_changed()

@@ -32,10 +32,12 @@ from accounts.selectors import (
 )
 from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
+from evaluators.trajectory import REPLAY_PAGE, document_page
 from leaderboard.selectors import visible_entries
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import (
     QueueItem,
+    attempt_artifact,
     attempt_trajectory,
     queue_item,
     queue_seen_by,
@@ -339,17 +341,57 @@ class SubmissionActionApi(APIView):
         return Response(SubmissionOutput(submission).data)
 
 
+#: The most steps (and calls) one page of a trajectory holds.
+PAGE_MAX = 500
+
+
 class AttemptTrajectoryApi(APIView):
-    @extend_schema(responses={200: inline_serializer("AttemptTrajectory", {
-        "attempt": AttemptOutput(), "trajectory": serializers.DictField()}), 404: ErrorOutput})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("offset", int, description="with limit: the first step (and model call) to return"),
+            OpenApiParameter("limit", int, description=f"with offset: how many steps and calls (at most {PAGE_MAX})"),
+            OpenApiParameter("artifact", str, description="a JSON document stored with the trajectory (e.g. "
+                             "football.json, the engine log) instead of the trajectory; offset and limit page "
+                             "its steps"),
+        ],
+        responses={200: inline_serializer("AttemptTrajectory", {
+            "attempt": AttemptOutput(),
+            "trajectory": serializers.DictField(help_text="with offset and limit, its steps and calls cut to that "
+                                                          "window, and page: the window and each list's length"),
+            "artifact": serializers.DictField(required=False)}), 400: ErrorOutput, 404: ErrorOutput})
     def get(self, request, attempt_id: int) -> Response:
         attempt = Attempt.objects.select_related("scenario", "submission").filter(id=attempt_id).first()
         if attempt is None or not can_view_submission(request_access(request), attempt.submission):
             raise exceptions.NotFound("no such attempt")
+        window = _window(request)
+        name = request.query_params.get("artifact")
+        if name is not None:
+            document = attempt_artifact(attempt, name)
+            if document is None:
+                raise exceptions.NotFound("this attempt has no such artifact")
+            if window is not None:
+                document = document_page(document, ("steps",), offset=window[0], limit=window[1])
+            return Response({"attempt": AttemptOutput(attempt).data, "artifact": document})
         trajectory = attempt_trajectory(attempt)
         if trajectory is None:
             return Response({"message": "this attempt has no stored trajectory", "extra": {}}, status=404)
+        if window is not None:
+            trajectory = document_page(trajectory, ("steps", "calls"), offset=window[0], limit=window[1])
         return Response({"attempt": AttemptOutput(attempt).data, "trajectory": trajectory})
+
+
+def _window(request: Any) -> tuple[int, int] | None:
+    """(offset, limit) when the caller pages a long trajectory; None for the whole of it."""
+    if "offset" not in request.query_params and "limit" not in request.query_params:
+        return None
+    try:
+        offset = int(request.query_params.get("offset", 0))
+        limit = int(request.query_params.get("limit", REPLAY_PAGE))
+    except (TypeError, ValueError):
+        raise exceptions.ValidationError({"detail": "limit and offset are whole numbers"}) from None
+    if offset < 0 or not 1 <= limit <= PAGE_MAX:
+        raise exceptions.ValidationError({"detail": f"offset is 0 or more, limit 1 to {PAGE_MAX}"})
+    return offset, limit
 
 
 class ModelListCreateApi(APIView):

@@ -23,6 +23,7 @@ from accounts.models import Team
 from accounts.services import team_get_or_create
 from evaluators.base import FLOWS, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
+from leaderboard.cache import boards_changed
 from leaderboard.catalogue import default_suite
 from leaderboard.models import Environment, Scenario
 from leaderboard.stats import summarise_entry
@@ -50,7 +51,10 @@ def model_entry_upsert(*, team: Team, name: str, is_baseline: bool | None = None
     passed clears it. Nothing is written unless every value is valid.
     """
     changes = _model_changes(team=team, name=name, metadata=metadata, is_baseline=is_baseline)
-    entry, _ = ModelEntry.objects.update_or_create(team=team, name=name.strip(), defaults=changes)
+    before = ModelEntry.objects.filter(team=team, name=name.strip()).values(*changes).first() if team.pk else None
+    entry, created = ModelEntry.objects.update_or_create(team=team, name=name.strip(), defaults=changes)
+    if not created and before != changes:
+        boards_changed()  # boards show the model's metadata beside its entries
     return entry
 
 
@@ -365,12 +369,15 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     result = SubmissionResult(submission_id=submission_id, computed_at=timezone.now(), **numbers)
     SubmissionResult.objects.bulk_create([result], update_conflicts=True, unique_fields=["submission"],
                                          update_fields=[*numbers, "computed_at"])
+    # Finishing (``submission_refresh_status``) and re-scoring both end here.
+    boards_changed()
     return result
 
 
 def submission_publish(*, submission: Submission) -> Submission:
     Submission.objects.filter(id=submission.id).update(is_public=True)
     submission.is_public = True
+    boards_changed()
     return submission
 
 
@@ -435,5 +442,7 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False) ->
             Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",
                                                                finished_at=None)
             attempts_enqueue_on_commit(ids)
+            if finished:
+                boards_changed()  # a finished submission queued again leaves its board until it finishes
     submission.refresh_from_db()
     return submission

@@ -1,6 +1,8 @@
 """Server-rendered pages: submit, queue, submission, replay."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -16,7 +18,9 @@ from accounts.selectors import (
     request_access,
     user_teams,
 )
-from evaluators.base import all_plugins, get_plugin
+from evaluators.base import ReplayPanel, all_plugins, get_plugin
+from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
+from leaderboard.cache import cached
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -31,6 +35,7 @@ from submissions.selectors import (
     scenario_rows,
     submission_attempts,
     submission_progress,
+    trajectory_dir,
 )
 from submissions.services import (
     SubmissionError,
@@ -163,11 +168,30 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
     return redirect("submission-detail", submission_id=submission.id)
 
 
-def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
-    attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
-    _viewable(request_access(request), attempt.submission)
+def _replay_parts(attempt: Attempt) -> tuple[dict[str, Any] | None, ReplayPanel | None]:
+    """The trajectory's first page and the environment's panel: read and parsed once per stored
+    trajectory (a long one is megabytes of JSON), then kept in the cache under the index's own
+    modification time and size, which a re-written trajectory changes."""
+    directory = trajectory_dir(attempt)
+    index = directory / INDEX_NAME if directory is not None else None
+    stamp = None
+    if index is not None:
+        try:
+            stored = index.stat()
+            stamp = (stored.st_mtime_ns, stored.st_size)
+        except OSError:
+            pass
+    if stamp is None or attempt.is_active:
+        return _replay_read(attempt)
+    return cached("replay", (attempt.id, attempt.trajectory_path, stamp), lambda: _replay_read(attempt))
+
+
+def _replay_read(attempt: Attempt) -> tuple[dict[str, Any] | None, ReplayPanel | None]:
     trajectory = attempt_trajectory(attempt)
     artifacts = (trajectory or {}).get("artifacts") or {}
+    if trajectory is not None:
+        # The first steps and model calls only: the page's script fetches the others from the API.
+        trajectory = document_page(trajectory, ("steps", "calls"), offset=0, limit=REPLAY_PAGE)
     panel = None
     if isinstance(artifacts, dict):
         try:
@@ -176,6 +200,13 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
             plugin = None
         if plugin is not None:
             panel = plugin.replay_panel(artifacts, lambda name: attempt_artifact(attempt, name))
+    return trajectory, panel
+
+
+def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
+    _viewable(request_access(request), attempt.submission)
+    trajectory, panel = _replay_parts(attempt)
     return render(request, "submissions/replay.html", {"attempt": attempt, "trajectory": trajectory,
                                                         "replay_panel": panel, **(panel.context if panel else {})})
 

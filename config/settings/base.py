@@ -129,16 +129,26 @@ STATICFILES_FINDERS = [
     "config.staticfinders.PlotlyFinder",
     "config.pluginfiles.PluginStaticFinder",
 ]
+# Static files collected by collectstatic, compressed (gzip) and named by a hash of their content:
+# WhiteNoise serves them compressed, with a year-long immutable Cache-Control (plotly.js alone is
+# 4.8 MB). Production and the demo collect them; development without collectstatic, and the tests,
+# serve the source folders under plain names instead.
+MAGEBENCH_STATIC_MANIFEST = env_bool("MAGEBENCH_STATIC_MANIFEST", PRODUCTION)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
-            "whitenoise.storage.CompressedManifestStaticFilesStorage"
-            if PRODUCTION
+            "config.staticstorage.CollectedStaticStorage"
+            if MAGEBENCH_STATIC_MANIFEST
             else "django.contrib.staticfiles.storage.StaticFilesStorage"
         )
     },
 }
+if MAGEBENCH_STATIC_MANIFEST:
+    # Only what collectstatic wrote (with its compressed copies) is served, read once at start;
+    # development's default (DEBUG) would look files up in the source folders at every request.
+    WHITENOISE_USE_FINDERS = False
+    WHITENOISE_AUTOREFRESH = False
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MAGEBENCH_MEDIA_ROOT", str(DATA_DIR / "media")))
 # Scenario resources (pickled levels, pages) live outside MEDIA_ROOT: they are never served.
@@ -201,6 +211,10 @@ elif _cache_url in ("", "locmem://"):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 else:
     raise ImproperlyConfigured(f"CACHE_URL must be redis://…, rediss://…, unix://… or locmem://, not {_cache_url!r}")
+# Boards, exports, the home page and the analysis pages are kept in that cache for this long; any
+# write that changes a board (a submission finishing, published, hidden, re-scored) drops them at
+# once. 0 turns the cache off.
+MAGEBENCH_BOARD_CACHE_SECONDS = env_int("MAGEBENCH_BOARD_CACHE_SECONDS", 24 * 3600)
 
 # Content-Security-Policy of every response (config/security.py): scripts and styles from the
 # site itself, images also as data: URLs (charts), no plugins, no framing, forms post to the site.

@@ -22,6 +22,7 @@ from evaluators.base import (
 from evaluators.football.env import ACCEPTED_ACTIONS, ARTIFACT_NAME
 from evaluators.football.options import OPTIONS, SHOT_HELD_SETTING
 from evaluators.settings import EvaluationSettings
+from evaluators.trajectory import REPLAY_PAGE, document_page
 
 
 class FootballPlugin(EnvironmentPlugin):
@@ -95,6 +96,9 @@ class FootballPlugin(EnvironmentPlugin):
             return None
         # The pitch is drawn from the engine log; without it the panel says so and loads no script.
         log = read_artifact(str(artifacts.get("file") or ARTIFACT_NAME))
+        if log:
+            # The first engine steps only: the page's script fetches the others from the trajectory API.
+            log = document_page(log, ("steps",), offset=0, limit=REPLAY_PAGE)
         return ReplayPanel(template=panel.template, context={"football": log}, scripts=panel.scripts if log else ())
 
     def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,

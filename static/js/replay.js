@@ -1,4 +1,5 @@
-// Step-by-step replay viewer: the trajectory JSON is embedded in the page, frames are fetched by name.
+// Step-by-step replay viewer: the trajectory's first page is embedded in the page, the others are
+// fetched from the trajectory API, frames by name.
 (function () {
   "use strict";
   const dataNode = document.getElementById("trajectory-data");
@@ -8,29 +9,35 @@
   const frameBase = root.dataset.frameBase.replace("frame_0000.png", "");
   const calls = t.calls || [];
   const steps = t.steps || [];
+  const totals = (t.page || {}).totals || {};
   // One timeline of model calls and environment steps: a reply that could not be parsed gets an
   // entry of its own (it moved nothing, so the previous frame stays), then the steps it produced.
-  const items = [{ label: "start", frame: t.initial_frame, step: null, call: null }];
-  const byCall = new Map();
-  steps.forEach((s) => { if (!byCall.has(s.call)) byCall.set(s.call, []); byCall.get(s.call).push(s); });
-  let lastFrame = t.initial_frame;
-  function pushSteps(list) {
-    list.forEach((s) => {
-      if (s.frame) lastFrame = s.frame;
-      items.push({ label: s.index + ". " + s.action, frame: s.frame, step: s, call: calls[s.call] || null });
-    });
-  }
-  calls.forEach((c, i) => {
-    if (c.parse_error) {
-      const where = c.decision ? "decision " + c.decision : "reply";
-      items.push({ label: "✗ " + where + (c.retry ? " (retry " + c.retry + ")" : "") + ": not parsed",
-        frame: lastFrame, step: null, call: c, failed: true });
+  // Rebuilt whenever another page of a long trajectory arrives.
+  let items = [];
+  function timeline() {
+    const built = [{ label: "start", frame: t.initial_frame, step: null, call: null }];
+    const byCall = new Map();
+    steps.forEach((s) => { if (!byCall.has(s.call)) byCall.set(s.call, []); byCall.get(s.call).push(s); });
+    let lastFrame = t.initial_frame;
+    function pushSteps(list) {
+      list.forEach((s) => {
+        if (s.frame) lastFrame = s.frame;
+        built.push({ label: s.index + ". " + s.action, frame: s.frame, step: s, call: calls[s.call] || null });
+      });
     }
-    pushSteps(byCall.get(i) || []);
-    byCall.delete(i);
-  });
-  byCall.forEach(pushSteps);  // steps whose call was not recorded still belong on the timeline
-  const stepCount = steps.length;
+    calls.forEach((c, i) => {
+      if (c.parse_error) {
+        const where = c.decision ? "decision " + c.decision : "reply";
+        built.push({ label: "✗ " + where + (c.retry ? " (retry " + c.retry + ")" : "") + ": not parsed",
+          frame: lastFrame, step: null, call: c, failed: true });
+      }
+      pushSteps(byCall.get(i) || []);
+      byCall.delete(i);
+    });
+    byCall.forEach(pushSteps);  // steps whose call was not recorded still belong on the timeline
+    return built;
+  }
+  const stepCount = typeof totals.steps === "number" ? totals.steps : steps.length;
   const list = document.getElementById("step-list");
   const img = document.getElementById("frame");
   const caption = document.getElementById("frame-caption");
@@ -39,14 +46,19 @@
   const requestBox = document.getElementById("request");
   let current = 0;
 
-  items.forEach((item, i) => {
-    const li = document.createElement("li");
-    li.textContent = item.label;
-    if (item.failed) li.classList.add("failed");
-    li.tabIndex = -1;
-    li.addEventListener("click", () => show(i));
-    list.appendChild(li);
-  });
+  function fillList() {
+    items = timeline();
+    list.replaceChildren();
+    items.forEach((item, i) => {
+      const li = document.createElement("li");
+      li.textContent = item.label;
+      if (item.failed) li.classList.add("failed");
+      li.tabIndex = -1;
+      li.addEventListener("click", () => show(i));
+      list.appendChild(li);
+    });
+  }
+  fillList();
 
   function row(name, value) {
     const tr = document.createElement("tr");
@@ -115,4 +127,48 @@
     else if (e.key === "End") { show(items.length - 1); e.preventDefault(); }
   });
   show(0);
+
+  // A long trajectory arrives a page at a time: its steps and calls join the timeline, its calls the table.
+  const callRows = document.getElementById("call-rows");
+  function callRow(c) {
+    const tr = document.createElement("tr");
+    const usage = c.usage || {};
+    [c.index, c.decision || "–", c.retry, (c.parsed || []).join(", ").slice(0, 120), c.parse_error || "",
+      c.latency, (usage.prompt === undefined ? "?" : usage.prompt) + "/" + (usage.completion === undefined ? "?" : usage.completion),
+    ].forEach((value, i) => {
+      const td = document.createElement("td");
+      if (i >= 5) td.className = "num";
+      td.textContent = value === undefined || value === null ? "" : String(value);
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  async function fetchRest() {
+    const pageSize = (t.page || {}).limit || 50;
+    let offset = pageSize;
+    while ((totals.steps || 0) > steps.length || (totals.calls || 0) > calls.length) {
+      const response = await fetch(root.dataset.pages + "?offset=" + offset + "&limit=" + pageSize,
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error("trajectory page " + offset + ": HTTP " + response.status);
+      const page = (await response.json()).trajectory || {};
+      const moreSteps = page.steps || [];
+      const moreCalls = page.calls || [];
+      if (!moreSteps.length && !moreCalls.length) break;
+      steps.push(...moreSteps);
+      calls.push(...moreCalls);
+      if (callRows) moreCalls.forEach((c) => callRows.appendChild(callRow(c)));
+      offset += pageSize;
+      fillList();
+      // Marked only: showing it again would scroll the page while the visitor reads elsewhere.
+      if (list.children[current]) list.children[current].classList.add("active");
+    }
+    const loading = document.getElementById("replay-loading");
+    if (loading) loading.hidden = true;
+  }
+  if (t.page && root.dataset.pages) {
+    fetchRest().catch((error) => {
+      const loading = document.getElementById("replay-loading");
+      if (loading) loading.textContent = "The rest of this replay could not be loaded: " + error.message;
+    });
+  }
 })();

@@ -11,7 +11,9 @@
 
   const steps = Array.isArray(data.steps) ? data.steps : [];
   const segments = Array.isArray(data.segments) ? data.segments : [];
-  const total = steps.length;
+  // A long attack arrives a page of engine steps at a time (see fetchRest): total is all of them.
+  const totals = (data.page || {}).totals || {};
+  const total = typeof totals.steps === "number" ? totals.steps : steps.length;
   const termNames = Array.isArray(data.term_names) && data.term_names.length
     ? data.term_names : Object.keys((steps[0] || {}).terms || {});
   const decisions = Array.isArray(trajectory.steps) ? trajectory.steps : [];
@@ -280,11 +282,13 @@
   }
 
   function go(t) {
-    position = Math.max(0, Math.min(total, Math.round(t)));
+    position = Math.max(0, Math.min(steps.length, Math.round(t)));
     render();
   }
 
-  segments.forEach((seg) => {
+  function fillSegments() {
+   segmentList.replaceChildren();
+   segments.forEach((seg) => {
     const li = document.createElement("li");
     li.dataset.decision = String(seg.decision);
     let autoSteps = 0;
@@ -307,12 +311,15 @@
     li.title = "Jump to engine step " + seg.first_step;
     li.addEventListener("click", () => { pause(); go(seg.first_step); });
     segmentList.appendChild(li);
-  });
+   });
+  }
+  fillSegments();
 
   // --- playback --------------------------------------------------------------------------------
   function tick(now) {
     if (!playing) return;
-    position = Math.min(total, position + ((now - lastTick) / 1000) * ENGINE_STEPS_PER_SECOND * speed);
+    // Past the steps fetched so far, playing waits for the next page.
+    position = Math.min(steps.length, position + ((now - lastTick) / 1000) * ENGINE_STEPS_PER_SECOND * speed);
     lastTick = now;
     render();
     if (position >= total) { pause(); return; }
@@ -420,4 +427,24 @@
   resize();
   go(0);
   buildChart();
+
+  async function fetchRest() {
+    const pageSize = (data.page || {}).limit || 50;
+    while (steps.length < total) {
+      const response = await fetch(root.dataset.pages + "&offset=" + steps.length + "&limit=" + pageSize,
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error("engine log page " + steps.length + ": HTTP " + response.status);
+      const more = ((await response.json()).artifact || {}).steps || [];
+      if (!more.length) break;
+      steps.push(...more);
+    }
+    fillSegments();
+    segmentList.querySelectorAll("li").forEach((li) => {
+      li.classList.toggle("active", Number(li.dataset.decision) === decisionAt(shownStep));
+    });
+    buildChart();
+  }
+  if (steps.length < total && root.dataset.pages) {
+    fetchRest().catch((error) => { chart.textContent = "The rest of this replay could not be loaded: " + error.message; });
+  }
 })();
