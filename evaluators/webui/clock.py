@@ -1,0 +1,195 @@
+"""The time a WebUI page lives in while it is rendered: the browser's virtual clock, or the wall clock.
+
+The official protocol waits for animations and timers by sleeping (the settle after load, every
+``time.sleep`` in actions.py, the duration of a pointer move). With the virtual clock (the default)
+those waits cost no wall time: the page's time jumps by exactly the slept duration, and everything
+that depends on it moves as it would have:
+
+* JS timers (setTimeout, setInterval, requestIdleCallback), requestAnimationFrame, ``Date`` and
+  ``performance.now`` come from Playwright's fake clock (``page.clock``), installed before any page
+  script runs and paused once the document has loaded;
+* CSS animations, CSS transitions and Web Animations run on the document timeline, which Playwright's
+  clock does not drive: the timeline is frozen through the DevTools protocol
+  (``Animation.setPlaybackRate`` 0) and every running animation is moved forward with the clock,
+  one frame (16 ms) at a time, so that timers see animated values as they would at that moment and
+  an animation started by a timer starts at that timer's time;
+* animation events (``transitionend``, ``animationiteration`` ...) are dispatched by the browser at
+  its next rendering frame: when an animation starts, or crosses the end of an iteration or of its
+  run, the clock waits for one real frame before it goes on, so listeners run at the right time.
+
+Loading a document is real work, not a wait: it runs in real time, as in a real browser, and the
+clock stops at its load event (a reload by a form submit runs the same way). User input (clicks,
+typing) is dispatched while the clock stands still.
+
+Each ``advance`` is one script run in the page, its duration bounded by the caller's watchdog: a
+page whose timer loops forever hangs the script and is killed like any page that stops answering.
+A page that removes the clock from its own window (``__pwClock``) is given real waits instead.
+
+With the real clock (``webui_real_time``) every wait is a wall-clock wait, as the official run
+had. Both give the same states: the fixture pages score identically either way (tested).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Literal
+
+from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
+from playwright.sync_api import Error as PlaywrightError
+
+log = logging.getLogger(__name__)
+
+ClockKind = Literal["virtual", "real"]
+CLOCKS: tuple[ClockKind, ...] = ("virtual", "real")
+
+#: The length of one rendering frame of Playwright's fake clock (its requestAnimationFrame period).
+FRAME_MS = 16
+
+# One advance in one document: pause the fake clock (a document that loaded since the last advance
+# still runs in real time), then move it and the frozen animations forward frame by frame.
+# Returns how far it got: less than asked when the document starts leaving (a reload) meanwhile.
+_ADVANCE_JS = """async ([ms, frameMs]) => {
+  const clock = globalThis.__pwClock;
+  if (!clock || !clock.controller || !clock.builtins) return {broken: true, done: 0};
+  const c = clock.controller, native = clock.builtins;
+  await c.pauseAt(c.now());
+  const state = globalThis.__magebenchVirtualTime || (globalThis.__magebenchVirtualTime = {
+    seen: new WeakMap(), leaving: false});
+  if (!state.listening && globalThis.navigation) {
+    state.listening = true;
+    navigation.addEventListener('navigate', (event) => {
+      if (!event.destination || !event.destination.sameDocument) state.leaving = true;
+    });
+  }
+  state.leaving = false;
+  // the browser dispatches animation events at its next frame; a frame that never comes (a hidden
+  // page) must not stall the clock
+  const frame = () => new Promise((resolve) => {
+    native.requestAnimationFrame(() => resolve());
+    native.setTimeout(resolve, 100);
+  });
+  const phase = (a) => {
+    const t = a.effect ? a.effect.getComputedTiming() : null;
+    return a.playState + (t ? ':' + t.currentIteration + ':' + (t.progress === null ? '-' : '+') : '');
+  };
+  let done = 0;
+  while (done < ms && !state.leaving) {
+    const step = Math.min(frameMs - (c.performanceNow() % frameMs) || frameMs, ms - done);
+    const animations = document.getAnimations();
+    let started = false, crossed = false;
+    for (const a of animations) {
+      if (!state.seen.has(a)) { state.seen.set(a, phase(a)); started = true; }
+    }
+    if (started) await frame();
+    for (const a of animations) {
+      if (a.playState === 'running' && a.playbackRate) a.currentTime = (a.currentTime || 0) + step * a.playbackRate;
+      const now = phase(a);
+      if (now !== state.seen.get(a)) { state.seen.set(a, now); crossed = true; }
+    }
+    await c.runFor(step);
+    done += step;
+    if (crossed) await frame();
+  }
+  return {broken: false, done};
+}"""
+
+
+class PageClock:
+    """Wall-clock time: a sleep waits (the official protocol's own behaviour)."""
+
+    kind: ClockKind = "real"
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def document_loaded(self) -> None:
+        """A document of the page fired its load event (the first one, or a reload)."""
+
+    def sync(self) -> None:
+        """Put a document that loaded since the last call on this clock."""
+
+    def sleep(self, seconds: float) -> None:
+        self.page.wait_for_timeout(seconds * 1000)
+
+
+class VirtualClock(PageClock):
+    """The page's time stands still unless a sleep moves it (see the module docstring).
+
+    Create it before the page navigates: Playwright's clock goes into every document from its start.
+    ``settle`` is called before each advance: it lets a pending navigation finish, since a document
+    on its way out cannot be advanced.
+    """
+
+    kind: ClockKind = "virtual"
+
+    def __init__(self, context: BrowserContext, page: Page, *, settle: Callable[[], None] | None = None) -> None:
+        super().__init__(page)
+        self.context = context
+        self.settle = settle
+        #: Set when the page removed the clock from its window: later sleeps wait in real time.
+        self.broken = False
+        self._loads = 0
+        self._synced = 0
+        self._cdp: CDPSession = context.new_cdp_session(page)
+        context.clock.install()
+
+    def document_loaded(self) -> None:
+        self._loads += 1
+
+    def sync(self) -> None:
+        if self._synced == self._loads or self.broken:
+            return
+        self._synced = self._loads
+        # Frozen first, then the clock paused: CSS time never runs ahead of script time.
+        try:
+            self._cdp.send("Animation.setPlaybackRate", {"playbackRate": 0})
+        except PlaywrightError as exc:
+            log.debug("could not freeze the page's animations: %s", exc.message.splitlines()[0])
+        for frame in self.page.frames:
+            self._advance(frame, 0)
+
+    def sleep(self, seconds: float) -> None:
+        remaining = round(seconds * 1000)
+        while remaining > 0 and not self.broken:
+            if self.settle is not None:
+                self.settle()
+            self.sync()
+            done = self._advance(self.page.main_frame, remaining)
+            for frame in self.page.frames[1:]:
+                self._advance(frame, done)
+            # A document that starts leaving stops its advance; the rest goes to the next document
+            # (or to this one again, when the navigation was refused).
+            remaining -= done if done > 0 else remaining
+        if self.broken and remaining > 0:
+            self.page.wait_for_timeout(remaining)
+
+    def _advance(self, frame: Frame, ms: int) -> int:
+        """Advance one document by ``ms``; how far it got (all of it for a document that went away)."""
+        try:
+            result = frame.evaluate(_ADVANCE_JS, [ms, FRAME_MS])
+        except PlaywrightError as exc:
+            message = exc.message
+            if "Target crashed" in message or "has been closed" in message or "Target closed" in message:
+                raise
+            if "context was destroyed" in message or "detached" in message.lower():
+                return ms  # the document went away while it was moved: the next one starts afresh
+            log.warning("the virtual clock failed in the page (%s); waiting in real time instead",
+                        message.splitlines()[0] if message else type(exc).__name__)
+            self.broken = True
+            return 0
+        if not isinstance(result, dict) or result.get("broken"):
+            if frame is self.page.main_frame:
+                log.warning("the page removed its virtual clock; waiting in real time instead")
+                self.broken = True
+            return 0
+        return int(result.get("done", 0))
+
+
+def page_clock(kind: ClockKind, context: BrowserContext, page: Page, *,
+               settle: Callable[[], None] | None = None) -> PageClock:
+    """The clock a new page runs on (before it navigates)."""
+    if kind not in CLOCKS:
+        raise ValueError(f"unknown clock {kind!r}; expected one of {', '.join(CLOCKS)}")
+    if kind == "virtual":
+        return VirtualClock(context, page, settle=settle)
+    return PageClock(page)
