@@ -31,11 +31,14 @@ had. Both give the same states: the fixture pages score identically either way (
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Literal
 
 from playwright.sync_api import BrowserContext, CDPSession, Frame, Page
 from playwright.sync_api import Error as PlaywrightError
+
+from evaluators.webui.selenium_compat import is_fatal
 
 log = logging.getLogger(__name__)
 
@@ -47,21 +50,27 @@ FRAME_MS = 16
 
 # One advance in one document: pause the fake clock (a document that loaded since the last advance
 # still runs in real time), then move it and the frozen animations forward frame by frame.
-# Returns how far it got: less than asked when the document starts leaving (a reload) meanwhile.
-_ADVANCE_JS = """async ([ms, frameMs]) => {
+# Returns how far it got, and whether the document started leaving (a reload, a form submit): the
+# advance stops there, and the rest belongs to the next document. ``resume``: that navigation was
+# refused or is over, the document stays.
+_ADVANCE_JS = """async ([ms, frameMs, resume]) => {
   const clock = globalThis.__pwClock;
-  if (!clock || !clock.controller || !clock.builtins) return {broken: true, done: 0};
+  if (!clock || !clock.controller || !clock.builtins) return {broken: true, done: 0, leaving: false};
   const c = clock.controller, native = clock.builtins;
   await c.pauseAt(c.now());
   const state = globalThis.__magebenchVirtualTime || (globalThis.__magebenchVirtualTime = {
-    seen: new WeakMap(), leaving: false});
+    seen: new WeakMap(), leaving: false, channel: new MessageChannel(), queued: []});
+  if (!state.channel.port1.onmessage) state.channel.port1.onmessage = () => state.queued.shift()();
+  // tasks the page queued (a planned form navigation, a posted message) run between two frames, as
+  // they would while real time passes; a zero timeout would be clamped after a few nested calls
+  const yieldTask = () => new Promise((resolve) => { state.queued.push(resolve); state.channel.port2.postMessage(0); });
   if (!state.listening && globalThis.navigation) {
     state.listening = true;
     navigation.addEventListener('navigate', (event) => {
       if (!event.destination || !event.destination.sameDocument) state.leaving = true;
     });
   }
-  state.leaving = false;
+  if (resume) state.leaving = false;
   // the browser dispatches animation events at its next frame; a frame that never comes (a hidden
   // page) must not stall the clock
   const frame = () => new Promise((resolve) => {
@@ -74,6 +83,8 @@ _ADVANCE_JS = """async ([ms, frameMs]) => {
   };
   let done = 0;
   while (done < ms && !state.leaving) {
+    await yieldTask();
+    if (state.leaving) break;
     const step = Math.min(frameMs - (c.performanceNow() % frameMs) || frameMs, ms - done);
     const animations = document.getAnimations();
     let started = false, crossed = false;
@@ -90,7 +101,7 @@ _ADVANCE_JS = """async ([ms, frameMs]) => {
     done += step;
     if (crossed) await frame();
   }
-  return {broken: false, done};
+  return {broken: false, done, leaving: state.leaving};
 }"""
 
 
@@ -122,19 +133,40 @@ class VirtualClock(PageClock):
 
     kind: ClockKind = "virtual"
 
-    def __init__(self, context: BrowserContext, page: Page, *, settle: Callable[[], None] | None = None) -> None:
+    def __init__(self, context: BrowserContext, page: Page, *, settle: Callable[[], None] | None = None,
+                 expect_navigation: Callable[[], None] | None = None) -> None:
         super().__init__(page)
         self.context = context
         self.settle = settle
+        #: Called when the page starts leaving during an advance: its request is on its way.
+        self.expect_navigation = expect_navigation
         #: Set when the page removed the clock from its window: later sleeps wait in real time.
         self.broken = False
         self._loads = 0
         self._synced = 0
+        #: Milliseconds the clock was advanced, and how many of them a new document starts with.
+        self._advanced_ms = 0
+        self._carried_ms = 0
         self._cdp: CDPSession = context.new_cdp_session(page)
         context.clock.install()
 
     def document_loaded(self) -> None:
         self._loads += 1
+
+    def _carry(self) -> None:
+        """Hand the time advanced so far on to the page's next documents (a reload, a form submit).
+
+        A new document's clock is rebuilt from the log that Playwright's init scripts replay (its
+        install, then real time); the virtual time goes into that log too, so that ``Date`` does
+        not run backwards across a reload. (Not from the navigation's route: an init script added
+        while a request is held there never gets its answer.)
+        """
+        skipped = self._advanced_ms - self._carried_ms
+        if skipped <= 0:
+            return
+        self._carried_ms = self._advanced_ms
+        self.context.add_init_script(f"globalThis.__pwClock && globalThis.__pwClock.controller.log("
+                                     f"'runFor', {round(time.time() * 1000)}, {skipped});")
 
     def sync(self) -> None:
         if self._synced == self._loads or self.broken:
@@ -150,46 +182,55 @@ class VirtualClock(PageClock):
 
     def sleep(self, seconds: float) -> None:
         remaining = round(seconds * 1000)
+        resume = False
         while remaining > 0 and not self.broken:
             if self.settle is not None:
-                self.settle()
+                self.settle()  # a navigation under way finishes first (in real time, as loads do)
+            loads = self._loads
             self.sync()
-            done = self._advance(self.page.main_frame, remaining)
+            done, leaving = self._advance(self.page.main_frame, remaining, resume=resume)
             for frame in self.page.frames[1:]:
                 self._advance(frame, done)
-            # A document that starts leaving stops its advance; the rest goes to the next document
-            # (or to this one again, when the navigation was refused).
-            remaining -= done if done > 0 else remaining
+            remaining -= done
+            self._advanced_ms += done
+            # The document started leaving: the rest of the sleep goes to the next document, or to
+            # this one again once the navigation turns out refused (it stays, and resumes).
+            resume = leaving and self._loads == loads
+            if leaving:
+                self._carry()
+                if self.expect_navigation is not None and self._loads == loads:
+                    self.expect_navigation()
+        self._carry()
         if self.broken and remaining > 0:
             self.page.wait_for_timeout(remaining)
 
-    def _advance(self, frame: Frame, ms: int) -> int:
-        """Advance one document by ``ms``; how far it got (all of it for a document that went away)."""
+    def _advance(self, frame: Frame, ms: int, *, resume: bool = False) -> tuple[int, bool]:
+        """Advance one document by ``ms``: how far it got, and whether it started leaving."""
         try:
-            result = frame.evaluate(_ADVANCE_JS, [ms, FRAME_MS])
+            result = frame.evaluate(_ADVANCE_JS, [ms, FRAME_MS, resume])
         except PlaywrightError as exc:
             message = exc.message
-            if "Target crashed" in message or "has been closed" in message or "Target closed" in message:
+            if is_fatal(exc):
                 raise
             if "context was destroyed" in message or "detached" in message.lower():
-                return ms  # the document went away while it was moved: the next one starts afresh
+                return 0, True  # the document went away while it was moved: the next one gets the time
             log.warning("the virtual clock failed in the page (%s); waiting in real time instead",
                         message.splitlines()[0] if message else type(exc).__name__)
             self.broken = True
-            return 0
+            return 0, False
         if not isinstance(result, dict) or result.get("broken"):
             if frame is self.page.main_frame:
                 log.warning("the page removed its virtual clock; waiting in real time instead")
                 self.broken = True
-            return 0
-        return int(result.get("done", 0))
+            return 0, False
+        return int(result.get("done", 0)), bool(result.get("leaving"))
 
 
-def page_clock(kind: ClockKind, context: BrowserContext, page: Page, *,
-               settle: Callable[[], None] | None = None) -> PageClock:
+def page_clock(kind: ClockKind, context: BrowserContext, page: Page, *, settle: Callable[[], None] | None = None,
+               expect_navigation: Callable[[], None] | None = None) -> PageClock:
     """The clock a new page runs on (before it navigates)."""
     if kind not in CLOCKS:
         raise ValueError(f"unknown clock {kind!r}; expected one of {', '.join(CLOCKS)}")
     if kind == "virtual":
-        return VirtualClock(context, page, settle=settle)
+        return VirtualClock(context, page, settle=settle, expect_navigation=expect_navigation)
     return PageClock(page)

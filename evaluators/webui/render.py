@@ -566,7 +566,8 @@ class LivePage:
         context.add_init_script(_WEBRTC_GUARD_JS)
         self.page: Page = context.new_page()
         #: The time the page lives in; waits (the settle, the actions' sleeps) go through it.
-        self.clock: PageClock = page_clock(clock, context, self.page, settle=self.wait_for_navigation)
+        self.clock: PageClock = page_clock(clock, context, self.page, settle=self.wait_for_navigation,
+                                           expect_navigation=self._expect_pending_navigation)
         # A worker's WebSocket passes no route; it is seen here, and the missing network stops it.
         self.page.on("websocket", self._on_web_socket)
         self.page.on("pageerror", self._on_page_error)
@@ -616,6 +617,8 @@ class LivePage:
                     route.continue_()
                 else:
                     self._block(url)
+                    if request.frame.page is self.page:
+                        self.navigation_expected_until = 0.0  # refused: no new document to wait for
                     route.abort("aborted")  # an aborted navigation leaves the current document in place
             elif self._inside(url):
                 route.continue_()
@@ -654,6 +657,11 @@ class LivePage:
 
     def _expect_navigation(self) -> None:
         self.navigation_expected_until = time.monotonic() + NAVIGATION_START_GRACE_SECONDS
+
+    def _expect_pending_navigation(self) -> None:
+        """The document started leaving: unless its request was already seen, it is on its way."""
+        if not self.navigating:
+            self._expect_navigation()
 
     def _on_request_failed(self, request: Request) -> None:
         with contextlib.suppress(PlaywrightError):

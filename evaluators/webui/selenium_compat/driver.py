@@ -198,7 +198,8 @@ class CompatDriver:
     # --- waiting -----------------------------------------------------------------------------
 
     def wait(self, seconds: float) -> None:
-        """Sleep while Playwright keeps dispatching events (dialogs are accepted meanwhile)."""
+        """Let ``seconds`` of the page's time pass while Playwright keeps dispatching events
+        (dialogs are accepted meanwhile); on a virtual clock that takes almost no wall time."""
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
         if self.on_wait is not None:
