@@ -133,7 +133,8 @@ class VirtualClock(PageClock):
 
     kind: ClockKind = "virtual"
 
-    def __init__(self, context: BrowserContext, page: Page, *, settle: Callable[[], None] | None = None,
+    def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, *,
+                 settle: Callable[[], None] | None = None,
                  expect_navigation: Callable[[], None] | None = None) -> None:
         super().__init__(page)
         self.context = context
@@ -147,7 +148,7 @@ class VirtualClock(PageClock):
         #: Milliseconds the clock was advanced, and how many of them a new document starts with.
         self._advanced_ms = 0
         self._carried_ms = 0
-        self._cdp: CDPSession = context.new_cdp_session(page)
+        self._cdp = cdp
         context.clock.install()
 
     def document_loaded(self) -> None:
@@ -226,11 +227,12 @@ class VirtualClock(PageClock):
         return int(result.get("done", 0)), bool(result.get("leaving"))
 
 
-def page_clock(kind: ClockKind, context: BrowserContext, page: Page, *, settle: Callable[[], None] | None = None,
+def page_clock(kind: ClockKind, context: BrowserContext, page: Page, cdp: CDPSession, *,
+               settle: Callable[[], None] | None = None,
                expect_navigation: Callable[[], None] | None = None) -> PageClock:
-    """The clock a new page runs on (before it navigates)."""
+    """The clock a new page runs on (before it navigates); ``cdp``: a DevTools session on the page."""
     if kind not in CLOCKS:
         raise ValueError(f"unknown clock {kind!r}; expected one of {', '.join(CLOCKS)}")
     if kind == "virtual":
-        return VirtualClock(context, page, settle=settle, expect_navigation=expect_navigation)
+        return VirtualClock(context, page, cdp, settle=settle, expect_navigation=expect_navigation)
     return PageClock(page)
