@@ -138,24 +138,26 @@ def main() -> None:
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start; bare and virtual: best of {REPEATS} runs")
     pages = sorted(p for p in PAGES.iterdir() if (p / "index.html").exists())
+    print(f"{'page':<24}{'bare':>8}{'AES virtual':>13}{'AES real':>10}{'sleeps':>8}"
+          f"{'ratio virtual':>15}{'ratio real':>12}")
+    virtual, real, bare = [], [], {}
     with sync_playwright() as p:
         browser = launch_chromium(p)
         bare_load(pages[0], browser)  # warm-up
-        bare = {page.name: min(bare_load(page, browser) for _ in range(REPEATS)) for page in pages}
+        for page in pages:
+            render_target(page, "virtual")
+            render_target(page, "real")
+            # bare loads and AES runs taken in turn, so that both see the same load on a shared machine
+            runs = [(bare_load(page, browser), evaluate(page)) for _ in range(REPEATS)]
+            bare[page.name] = min(run[0] for run in runs)
+            # real time is dominated by the sleeps it waits out: one run says enough
+            times = {"virtual": min(run[1] for run in runs), "real": evaluate(page, real_time=True)}
+            sleeps = scripted_sleep(page / "actions.py")
+            virtual.append(times["virtual"] / bare[page.name])
+            real.append(times["real"] / bare[page.name])
+            print(f"{page.name:<24}{bare[page.name]:>7.3f}s{times['virtual']:>12.2f}s{times['real']:>9.2f}s"
+                  f"{sleeps:>7.1f}s{virtual[-1]:>14.1f}x{real[-1]:>11.1f}x")
         browser.close()
-    print(f"{'page':<24}{'bare':>8}{'AES virtual':>13}{'AES real':>10}{'sleeps':>8}"
-          f"{'ratio virtual':>15}{'ratio real':>12}")
-    virtual, real = [], []
-    for page in pages:
-        render_target(page, "virtual")
-        render_target(page, "real")
-        # real time is dominated by the sleeps it waits out: one run says enough
-        times = {"virtual": min(evaluate(page) for _ in range(REPEATS)), "real": evaluate(page, real_time=True)}
-        sleeps = scripted_sleep(page / "actions.py")
-        virtual.append(times["virtual"] / bare[page.name])
-        real.append(times["real"] / bare[page.name])
-        print(f"{page.name:<24}{bare[page.name]:>7.3f}s{times['virtual']:>12.2f}s{times['real']:>9.2f}s"
-              f"{sleeps:>7.1f}s{virtual[-1]:>14.1f}x{real[-1]:>11.1f}x")
     load = os.getloadavg()
     print(f"mean ratio AES / bare load: {_mean(virtual):.1f}x on the virtual clock, {_mean(real):.1f}x in real time "
           f"(goal: <= {GOAL_RATIO:g}x bare load + screenshot, mean over fixture pages: "
