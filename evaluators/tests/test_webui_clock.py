@@ -222,3 +222,13 @@ def test_a_form_submit_reload_keeps_date_running_forward_and_the_new_documents_t
     result = renderer.render_states(folder, load_actions(folder / "actions.py"), screenshots=False, clock=clock)
     out = next(e for e in result.states[-1].elements if e.attributes.get("id") == "out")
     assert result.states[-1].action_error is None and out.text == "later"
+
+
+def test_a_transitionend_handler_attribute_still_runs_when_its_transition_ends(renderer: PageRenderer,
+                                                                             tmp_path: Path):
+    # no addEventListener call to notice: the clock finds the handler attribute itself
+    html = TIMED_PAGE.replace('<div id="short"></div>',
+                              '<div id="short" ontransitionend="seen.shortEnded = performance.now() - seen.clicked">'
+                              '</div>').replace("document.getElementById('short').addEventListener", "void")
+    seen = seen_after_actions(renderer, page_with(tmp_path / "attribute", html, CLICK_AND_SLEEP), "virtual")
+    assert seen["short"] == 100 and 1000 <= seen["shortEnded"] <= 1020

@@ -16,6 +16,8 @@ that depends on it moves as it would have:
 * animation events (``transitionend``, ``animationiteration`` ...) are dispatched by the browser at
   its next rendering frame: when an animation starts, or crosses the end of an iteration or of its
   run, the clock waits for one real frame before it goes on, so listeners run at the right time.
+  Only a page that listens to them (or to a Web Animation's end) pays for those frames: an init
+  script notes when it adds such a listener, and handler attributes are looked for.
 
 Loading a document is real work, not a wait: it runs in real time, as in a real browser, and the
 clock stops at its load event (a reload by a form submit runs the same way). User input (clicks,
@@ -48,12 +50,42 @@ CLOCKS: tuple[ClockKind, ...] = ("virtual", "real")
 #: The length of one rendering frame of Playwright's fake clock (its requestAnimationFrame period).
 FRAME_MS = 16
 
+# Notes, before any page script runs, whether the page listens to animation events or waits for a
+# Web Animation to end: only then must the clock stop at each animation boundary for a real frame.
+_LISTENERS_JS = """(() => {
+  const names = ['animationstart', 'animationend', 'animationiteration', 'animationcancel', 'transitionrun',
+    'transitionstart', 'transitionend', 'transitioncancel', 'webkitanimationstart', 'webkitanimationend',
+    'webkitanimationiteration', 'webkittransitionend', 'finish', 'cancel'];
+  const types = new Set(names);
+  const note = () => { globalThis.__magebenchAnimationListeners = true; };
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, ...rest) {
+    if (types.has(String(type).toLowerCase())) note();
+    return add.call(this, type, ...rest);
+  };
+  const watch = (target, name) => {
+    const d = target && Object.getOwnPropertyDescriptor(target, name);
+    if (!d || !d.configurable || (!d.set && !d.get)) return;
+    Object.defineProperty(target, name, Object.assign({}, d, {
+      get: d.get && function () { if (name === 'finished') note(); return d.get.call(this); },
+      set: d.set && function (value) { note(); return d.set.call(this, value); }}));
+  };
+  for (const target of [HTMLElement.prototype, SVGElement.prototype, Document.prototype, window,
+                        globalThis.Animation && Animation.prototype])
+    for (const name of names) watch(target, 'on' + name);
+  if (globalThis.Animation) watch(Animation.prototype, 'finished');
+})();"""
+_HANDLER_ATTRIBUTES = ",".join(f"[on{name}]" for name in (
+    "animationstart", "animationend", "animationiteration", "animationcancel", "transitionrun", "transitionstart",
+    "transitionend", "transitioncancel", "webkitanimationstart", "webkitanimationend", "webkitanimationiteration",
+    "webkittransitionend"))
+
 # One advance in one document: pause the fake clock (a document that loaded since the last advance
 # still runs in real time), then move it and the frozen animations forward frame by frame.
 # Returns how far it got, and whether the document started leaving (a reload, a form submit): the
 # advance stops there, and the rest belongs to the next document. ``resume``: that navigation was
 # refused or is over, the document stays.
-_ADVANCE_JS = """async ([ms, frameMs, resume]) => {
+_ADVANCE_JS = """async ([ms, frameMs, resume, handlers]) => {
   const clock = globalThis.__pwClock;
   if (!clock || !clock.controller || !clock.builtins) return {broken: true, done: 0, leaving: false};
   const c = clock.controller, native = clock.builtins;
@@ -72,8 +104,9 @@ _ADVANCE_JS = """async ([ms, frameMs, resume]) => {
   }
   if (resume) state.leaving = false;
   // the browser dispatches animation events at its next frame; a frame that never comes (a hidden
-  // page) must not stall the clock
-  const frame = () => new Promise((resolve) => {
+  // page) must not stall the clock, and a page that hears none of them need not wait for it
+  const listening = () => globalThis.__magebenchAnimationListeners === true || !!document.querySelector(handlers);
+  const frame = () => !listening() ? Promise.resolve() : new Promise((resolve) => {
     native.requestAnimationFrame(() => resolve());
     native.setTimeout(resolve, 100);
   });
@@ -149,6 +182,7 @@ class VirtualClock(PageClock):
         self._advanced_ms = 0
         self._carried_ms = 0
         self._cdp = cdp
+        context.add_init_script(_LISTENERS_JS)
         context.clock.install()
 
     def document_loaded(self) -> None:
@@ -208,7 +242,7 @@ class VirtualClock(PageClock):
     def _advance(self, frame: Frame, ms: int, *, resume: bool = False) -> tuple[int, bool]:
         """Advance one document by ``ms``: how far it got, and whether it started leaving."""
         try:
-            result = frame.evaluate(_ADVANCE_JS, [ms, FRAME_MS, resume])
+            result = frame.evaluate(_ADVANCE_JS, [ms, FRAME_MS, resume, _HANDLER_ATTRIBUTES])
         except PlaywrightError as exc:
             message = exc.message
             if is_fatal(exc):
