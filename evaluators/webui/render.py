@@ -575,9 +575,9 @@ class LivePage:
         context.expose_binding(_REPORT_BINDING, self._on_reported)
         context.add_init_script(_WEBRTC_GUARD_JS)
         self.page: Page = context.new_page()
-        #: The time the page lives in; waits (the settle, the actions' sleeps) go through it.
         #: A DevTools session on the page: its animation timeline and its screenshots.
         self.cdp = context.new_cdp_session(self.page)
+        #: The time the page lives in; waits (the settle, the actions' sleeps) go through it.
         self.clock: PageClock = page_clock(clock, context, self.page, self.cdp, settle=self.wait_for_navigation,
                                            expect_navigation=self._expect_pending_navigation)
         # A worker's WebSocket passes no route; it is seen here, and the missing network stops it.
