@@ -86,11 +86,18 @@ METRIC_CARD: dict[str, object] = {
         "send_keys follows chromedriver: colour inputs get their value set directly; range and date inputs "
         "receive real keystrokes (a date typed as '001990-05-02' depends on the field order of Chromium's "
         "locale); clear() empties, fires change and blurs; submit() uses Selenium 4's JavaScript form submit.",
+        "The official waits (300 ms after the load event, every time.sleep of actions.py, pointer-move durations) "
+        "pass on the browser's virtual clock: timers, animation frames, Date, performance.now, CSS animations and "
+        "transitions move by exactly the time waited, without the wall-clock wait; loading runs in real time. "
+        "Every fixture page gives the same states and scores as in real time (tested on the perfect copy, the "
+        "degraded reply and a reply with renamed ids); webui_real_time=true (a setting, not a variant) waits in "
+        "real time instead.",
         "Pointer moves take 250 ms (Selenium's default); move_by_offset starts from the tracked pointer; "
         "move_to_element_with_offset measures from the element's centre (Selenium 4).",
         "Scrollbars take space as in headless Chrome; colours are read as rgba(r, g, b, a) like Selenium.",
         "Displayed elements follow Selenium's is_displayed rules (display, visibility, opacity, clipping).",
-        "A page that hangs is stopped after 15 s of work per action (its own sleeps excluded); later "
+        "A page that hangs is stopped after 15 s of work per action (its own sleeps excluded, and a sleep's "
+        "timers count as work); later "
         "actions are recorded as not run.",
         "Resources from outside the page folder (CDN fonts, scripts, fetches) never load, on target pages too; "
         "blocked addresses are listed with each attempt.",

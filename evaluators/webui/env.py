@@ -32,7 +32,7 @@ BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribu
 
 _renderer = None
 _renderer_lock = threading.Lock()
-_target_cache: OrderedDict[tuple[str, bool], Any] = OrderedDict()  # per worker process
+_target_cache: OrderedDict[tuple[str, str], Any] = OrderedDict()  # per worker process
 TARGET_CACHE_SIZE = 16
 
 
@@ -80,17 +80,19 @@ def load_page_actions(page_dir: Path) -> list[Any]:
     return load_actions(page_dir / "actions.py")
 
 
-def render_target(page_dir: Path) -> Any:
+def render_target(page_dir: Path, clock: str = "virtual") -> Any:
     """The target's states are the same for every attempt: render them once per process.
 
     Imported pages are stored under their content hash, so the folder path identifies the content.
+    ``clock`` is the time the page is rendered in (``evaluators.webui.clock``); an attempt renders
+    its target in the time it renders its own page in.
     """
-    key = (str(page_dir.resolve()), True)
+    key = (str(page_dir.resolve()), clock)
     cached = _target_cache.get(key)
     if cached is not None:
         _target_cache.move_to_end(key)
         return cached
-    result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True)
+    result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True, clock=clock)
     if result.load_error:
         raise RuntimeError(f"the target page does not load: {result.load_error}")
     failed = [s.name for s in result.states if s.action_error]
@@ -135,7 +137,9 @@ class WebUIEpisode(Episode):
         self.source = scenario.resource_path
         self.resolution = settings.resolution
         self.trace = settings.trace
-        self.exclude_unchanged = WebUIOptions.of(settings).exclude_unchanged
+        options = WebUIOptions.of(settings)
+        self.exclude_unchanged = options.exclude_unchanged
+        self.clock = options.clock
         self._tmp = Path(tempfile.mkdtemp(prefix="magebench-webui-"))
         self.work = self._tmp / "page"
         shutil.copytree(self.source, self.work)
@@ -186,7 +190,7 @@ class WebUIEpisode(Episode):
     def evaluate(self) -> dict[str, Any]:
         if self._evaluation is not None:
             return self._evaluation
-        self._target = render_target(self.source)
+        self._target = render_target(self.source, self.clock)
         if "html" not in self.files:
             # No index.html was written. The official run then loads the missing file anyway and
             # scores the browser's own "file not found" page, whose elements do match some targets
@@ -198,7 +202,7 @@ class WebUIEpisode(Episode):
                                 "load_error": None, "page_errors": [], "blocked_urls": [], "state_scores": []}
             return self._evaluation
         actions = load_page_actions(self.source)
-        generated = renderer().render_states(self.work, actions, screenshots=True,
+        generated = renderer().render_states(self.work, actions, screenshots=True, clock=self.clock,
                                              trace_path=self._tmp / "trace.zip" if self.trace else None)
         self._generated = generated
         states = generated.states

@@ -27,6 +27,15 @@ Pages are untrusted code:
   handler) has its renderer processes killed; if the browser itself stops answering it is
   killed too and relaunched for the next page. The failing step is reported, the worker lives.
 
+Time: a page loads in real time; from its load event on it lives on the browser's virtual clock
+(``evaluators.webui.clock``), so the settle after load (``settle_ms``) and every wait of an action
+(``time.sleep``, pointer-move durations, a covered click's retries) move the page's timers, animation
+frames, ``Date`` and CSS animations forward by exactly the time waited, at once; clicks and typing
+happen while the clock stands still. ``clock="real"`` (the ``webui_real_time`` setting) waits in
+wall-clock time instead; both give the same states. The watchdog's budgets do not count a wait's
+nominal length as work, on either clock, so a timer that loops forever during a sleep is still
+stopped, no later than in real time.
+
 States: ``origin`` after the load event (plus ``settle_ms``), then one per action, named by the
 function. When an action raises, the state records ``action_error`` (``"<Exception>: message"``)
 and is still read, so replays show what the page looked like; scoring treats it as the official
@@ -53,6 +62,7 @@ computed styles as they were, so a state scores the same with or without screens
 from __future__ import annotations
 
 import atexit
+import base64
 import contextlib
 import json
 import logging
@@ -85,6 +95,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from evaluators.browser import evaluation_policy, launch_evaluation_chromium
+from evaluators.webui.clock import CLOCKS, ClockKind, PageClock, page_clock
 from evaluators.webui.elements import CSS_PROPERTIES, Element, PageState
 from evaluators.webui.selenium_compat import CompatDriver, UnsupportedSeleniumCall, cooperative_sleep, is_fatal
 from evaluators.webui.selenium_compat._dom import HELPERS
@@ -539,7 +550,8 @@ def _element(index: int, raw: dict[str, Any], dom: dict[str, str]) -> Element:
 class LivePage:
     """A page loaded in its own context, with its driver and what the renderer recorded."""
 
-    def __init__(self, renderer: PageRenderer, context: BrowserContext, page_dir: Path) -> None:
+    def __init__(self, renderer: PageRenderer, context: BrowserContext, page_dir: Path,
+                 clock: ClockKind = "virtual") -> None:
         self.renderer = renderer
         self.context = context
         self.page_dir = page_dir.resolve()
@@ -563,6 +575,11 @@ class LivePage:
         context.expose_binding(_REPORT_BINDING, self._on_reported)
         context.add_init_script(_WEBRTC_GUARD_JS)
         self.page: Page = context.new_page()
+        #: A DevTools session on the page: its animation timeline and its screenshots.
+        self.cdp = context.new_cdp_session(self.page)
+        #: The time the page lives in; waits (the settle, the actions' sleeps) go through it.
+        self.clock: PageClock = page_clock(clock, context, self.page, self.cdp, settle=self.wait_for_navigation,
+                                           expect_navigation=self._expect_pending_navigation)
         # A worker's WebSocket passes no route; it is seen here, and the missing network stops it.
         self.page.on("websocket", self._on_web_socket)
         self.page.on("pageerror", self._on_page_error)
@@ -574,6 +591,7 @@ class LivePage:
         self.driver = CompatDriver(self.page)
         self.driver.before_command = self.wait_for_navigation
         self.driver.on_navigation_started = self._expect_navigation
+        self.driver.sleeper = self.clock.sleep
 
     # --- what the page may load --------------------------------------------------------------
 
@@ -611,6 +629,8 @@ class LivePage:
                     route.continue_()
                 else:
                     self._block(url)
+                    if request.frame.page is self.page:
+                        self.navigation_expected_until = 0.0  # refused: no new document to wait for
                     route.abort("aborted")  # an aborted navigation leaves the current document in place
             elif self._inside(url):
                 route.continue_()
@@ -645,9 +665,15 @@ class LivePage:
     def _on_load(self, _page: Page) -> None:
         self.navigating = False
         self.navigation_expected_until = 0.0
+        self.clock.document_loaded()
 
     def _expect_navigation(self) -> None:
         self.navigation_expected_until = time.monotonic() + NAVIGATION_START_GRACE_SECONDS
+
+    def _expect_pending_navigation(self) -> None:
+        """The document started leaving: unless its request was already seen, it is on its way."""
+        if not self.navigating:
+            self._expect_navigation()
 
     def _on_request_failed(self, request: Request) -> None:
         with contextlib.suppress(PlaywrightError):
@@ -665,6 +691,7 @@ class LivePage:
                and time.monotonic() < deadline):
             self.page.wait_for_timeout(20)
         self.navigation_expected_until = 0.0
+        self.clock.sync()
 
     def _on_popup(self, popup: Page) -> None:
         if popup is not self.page:
@@ -686,8 +713,11 @@ class LivePage:
                 if is_fatal(exc):
                     raise
                 raise PageLoadError(f"navigation failed: {_first_line(exc)}") from exc
+            # the document loaded in real time; from here on its time is the clock's
+            self.clock.document_loaded()
+            self.clock.sync()
             if settle_ms > 0:
-                self.page.wait_for_timeout(settle_ms)
+                self.clock.sleep(settle_ms / 1000)
 
     def read(self) -> tuple[list[Element], dict[str, str]]:
         """Every displayed element, and xpath → outerHTML of every body descendant."""
@@ -719,10 +749,12 @@ class LivePage:
     def screenshot(self) -> bytes | None:
         with self.renderer.guarded(self.renderer.extract_timeout, "taking a screenshot"):
             try:
-                # caret="initial": Playwright's default hides the caret by writing an inline style on
-                # every input and textarea, which leaves style="" behind and so changes the page
-                # that is being measured; chromedriver's screenshots write nothing.
-                return self.page.screenshot(type="png", caret="initial", animations="allow")
+                # The protocol's own capture of the viewport, as chromedriver takes it: nothing is
+                # written to the page (Playwright's default would hide the caret with an inline style,
+                # leaving style="" on inputs), and the PNG is encoded for speed (the same pixels as
+                # Playwright's screenshot, a larger file, in about half the time).
+                shot = self.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+                return base64.b64decode(shot["data"])
             except PlaywrightError as exc:
                 if is_fatal(exc):
                     raise
@@ -790,9 +822,14 @@ class PageRenderer:
     def __init__(self, *, playwright: Playwright | None = None, action_timeout: float = 15.0,
                  load_timeout: float = 20.0, extract_timeout: float = 30.0, kill_grace: float = 5.0,
                  geometry: Geometry = "webdriver", page_memory_mb: int | None = None,
-                 page_cpu_seconds: float | None = None, network_namespace: bool = True) -> None:
+                 page_cpu_seconds: float | None = None, network_namespace: bool = True,
+                 clock: ClockKind = "virtual") -> None:
         if geometry not in GEOMETRIES:
             raise ValueError(f"unknown geometry {geometry!r}; expected one of {', '.join(GEOMETRIES)}")
+        if clock not in CLOCKS:
+            raise ValueError(f"unknown clock {clock!r}; expected one of {', '.join(CLOCKS)}")
+        #: The clock pages run on unless a render asks for another (see evaluators.webui.clock).
+        self.clock: ClockKind = clock
         policy = evaluation_policy()
         self.page_memory_mb = page_memory_mb or policy.page_memory_mb
         self.page_cpu_seconds = page_cpu_seconds or policy.page_cpu_seconds
@@ -897,16 +934,16 @@ class PageRenderer:
 
     # --- pages -------------------------------------------------------------------------------
 
-    def _new_page(self, page_dir: Path, *, trace: bool) -> LivePage:
+    def _new_page(self, page_dir: Path, *, trace: bool, clock: ClockKind | None = None) -> LivePage:
         browser = self._ensure_browser()
         self.monitor.begin(self._browser_pid)
         try:
-            return self._open_context(browser, page_dir, trace=trace)
+            return self._open_context(browser, page_dir, trace=trace, clock=clock or self.clock)
         except BaseException:
             self.monitor.end()
             raise
 
-    def _open_context(self, browser: Browser, page_dir: Path, *, trace: bool) -> LivePage:
+    def _open_context(self, browser: Browser, page_dir: Path, *, trace: bool, clock: ClockKind) -> LivePage:
         with self.guarded(30.0, "opening a browser context"):
             context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, service_workers="block",
                                           accept_downloads=False, locale="en-US")
@@ -914,16 +951,17 @@ class PageRenderer:
                 context.set_default_timeout(self.extract_timeout * 1000)
                 if trace:
                     context.tracing.start(screenshots=True, snapshots=True)
-                return LivePage(self, context, page_dir)
+                return LivePage(self, context, page_dir, clock)
             except BaseException:
                 with contextlib.suppress(PlaywrightError):
                     context.close()
                 raise
 
     @contextlib.contextmanager
-    def open_page(self, page_dir: Path, *, settle_ms: int = 0, trace_path: Path | None = None) -> Iterator[LivePage]:
+    def open_page(self, page_dir: Path, *, settle_ms: int = 0, trace_path: Path | None = None,
+                  clock: ClockKind | None = None) -> Iterator[LivePage]:
         """A loaded page to drive by hand (``live.driver``); raises :class:`PageLoadError`."""
-        live = self._new_page(Path(page_dir), trace=trace_path is not None)
+        live = self._new_page(Path(page_dir), trace=trace_path is not None, clock=clock)
         try:
             live.load(settle_ms)
             yield live
@@ -932,9 +970,10 @@ class PageRenderer:
 
     def render_states(self, page_dir: Path, actions: Sequence[Callable[[Any], object]], *,
                       screenshots: bool = True, trace_path: Path | None = None,
-                      settle_ms: int = 300) -> RenderResult:
+                      settle_ms: int = 300, clock: ClockKind | None = None) -> RenderResult:
         """Load ``page_dir/index.html``, read the origin state, then run each action and read
-        the state it leaves (see the module docstring for failures and what is read)."""
+        the state it leaves (see the module docstring for failures and what is read).
+        ``clock``: the time the page lives in (the renderer's own when None)."""
         started = time.monotonic()
         page_dir = Path(page_dir)
         result = RenderResult(states=[])
@@ -942,7 +981,7 @@ class PageRenderer:
             result.load_error = f"index.html not found in {page_dir}"
             result.seconds = time.monotonic() - started
             return result
-        live = self._new_page(page_dir, trace=trace_path is not None)
+        live = self._new_page(page_dir, trace=trace_path is not None, clock=clock)
         try:
             self._render(live, actions, result, screenshots=screenshots, settle_ms=settle_ms)
         finally:

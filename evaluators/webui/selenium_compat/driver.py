@@ -148,6 +148,11 @@ class CompatDriver:
         #: Called when a command has started a navigation (a native form submit): the browser
         #: requests the new document a moment later, and a read in between must wait for it.
         self.on_navigation_started: Callable[[], None] | None = None
+        #: How a wait passes: the page's clock when the renderer gives one (a virtual clock makes
+        #: waits cost no wall time); Playwright's wall-clock wait otherwise.
+        self.sleeper: Callable[[float], None] | None = None
+        #: Seconds that waits stood for but did not take in wall time (see :meth:`clock`).
+        self._skipped = 0.0
         self._last_press: tuple[float, int, int, str, int] | None = None
         accept_dialogs(page)
 
@@ -193,12 +198,27 @@ class CompatDriver:
     # --- waiting -----------------------------------------------------------------------------
 
     def wait(self, seconds: float) -> None:
-        """Sleep while Playwright keeps dispatching events (dialogs are accepted meanwhile)."""
+        """Let ``seconds`` of the page's time pass while Playwright keeps dispatching events
+        (dialogs are accepted meanwhile); on a virtual clock that takes almost no wall time."""
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
         if self.on_wait is not None:
             self.on_wait(seconds)
-        self.page.wait_for_timeout(seconds * 1000)
+        started = time.monotonic()
+        if self.sleeper is not None:
+            self.sleeper(seconds)
+        else:
+            self.page.wait_for_timeout(seconds * 1000)
+        self._skipped += max(0.0, seconds - (time.monotonic() - started))
+
+    def clock(self) -> float:
+        """Seconds on the session's clock: wall time, each wait counted for its full length.
+
+        chromedriver's timing rules (a double click within 500 ms, a covered click retried for 1 s)
+        are about the page's time; with a virtual clock a wait takes almost no wall time, and a
+        click, a 0.5 s sleep and another click must still be two single clicks.
+        """
+        return time.monotonic() + self._skipped
 
     def _settle(self) -> None:
         if self.before_command is not None:
@@ -261,7 +281,7 @@ class CompatDriver:
 
     def _pointer_down(self, button: str) -> None:
         x, y = self.pointer
-        now = time.monotonic()
+        now = self.clock()
         count = 1
         if self._last_press is not None:
             when, last_x, last_y, last_button, last_count = self._last_press
@@ -415,10 +435,10 @@ class CompatElement:
             return
         if kind["tag"] == "input" and kind["type"] == "file":
             raise WebDriverException("invalid argument: a file input cannot be clicked through WebDriver")
-        deadline = time.monotonic() + CLICK_RETRY_SECONDS
+        deadline = self._driver.clock() + CLICK_RETRY_SECONDS
         point = self._driver._call(self.handle, "clickPoint")
         while point["blocker"] is not None:
-            if time.monotonic() >= deadline:
+            if self._driver.clock() >= deadline:
                 raise ElementClickInterceptedException(
                     f"element click intercepted: Element {point['target']} is not clickable at point "
                     f"({point['x']}, {point['y']}). Other element would receive the click: {point['blocker']}")

@@ -38,8 +38,9 @@ _sleeper: contextvars.ContextVar[Callable[[float], None]] = contextvars.ContextV
 def cooperative_sleep(sleep: Callable[[float], None]) -> Iterator[None]:
     """Route ``time.sleep`` calls made by loaded actions to ``sleep`` while the block runs.
 
-    The renderer passes the driver's ``wait`` (``page.wait_for_timeout``), so the official sleeps
-    keep their length while Playwright keeps handling dialogs and page events.
+    The renderer passes the driver's ``wait``, so the official sleeps keep their length on the
+    page's clock (``evaluators.webui.clock``: virtual by default, the wall clock on request) while
+    Playwright keeps handling dialogs and page events.
     """
     token = _sleeper.set(sleep)
     try:

@@ -1,0 +1,234 @@
+"""Pages sleep on the browser's virtual clock: the page sees the time pass, the states are those of real time."""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluators.webui.aes import score_page
+from evaluators.webui.baselines import page_files
+from evaluators.webui.clock import ClockKind
+from evaluators.webui.elements import PageState
+from evaluators.webui.render import PageRenderer, RenderResult
+from evaluators.webui.selenium_compat import load_actions
+
+pytestmark = pytest.mark.integration
+
+PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
+ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
+FILENAMES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
+CLOCKS: tuple[ClockKind, ClockKind] = ("virtual", "real")
+
+
+@pytest.fixture(scope="module")
+def renderer() -> Iterator[PageRenderer]:
+    with PageRenderer(action_timeout=3.0, load_timeout=5.0, kill_grace=2.0) as shared:
+        yield shared
+
+
+# --- every fixture page: the same states and scores in both times ----------------------------
+
+
+def candidate_replies(page: Path) -> dict[str, dict[str, str]]:
+    """The replies the WebUI tests score: a perfect copy, the degraded baseline, and a copy whose
+    renamed ids make the scripted actions fail."""
+    perfect = page_files(page, degrade=False)
+    renamed = dict(perfect, html=perfect["html"].replace(' id="', ' id="renamed-'))
+    return {"perfect": perfect, "degraded": page_files(page, degrade=True), "renamed ids": renamed}
+
+
+def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
+    folder = into / "page"
+    shutil.copytree(page, folder)
+    for name in FILENAMES.values():
+        (folder / name).unlink(missing_ok=True)
+    for kind, code in files.items():
+        (folder / FILENAMES[kind]).write_text(code, encoding="utf-8")
+    return folder
+
+
+def what_was_read(result: RenderResult) -> list[tuple[Any, ...]]:
+    """Everything a state holds that scoring reads (screenshots aside), state by state."""
+    return [(state.name, state.action_error, state.elements, state.dom) for state in result.states]
+
+
+def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
+    states: list[PageState] = list(generated.states)
+    states += [PageState(name=s.name, elements=[]) for s in target.states[len(states):]]
+    doms = [state.dom for state in target.states]
+    return score_page(target.states, states, target_dom=doms, exclude_unchanged=exclude).aes
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_fixture_page_scores_the_same_on_virtual_and_real_time(page: str, tmp_path: Path):
+    folder = PAGES / page
+    actions = load_actions(folder / "actions.py")
+    with PageRenderer() as renderer:
+        targets = {clock: renderer.render_states(folder, actions, screenshots=False, clock=clock) for clock in CLOCKS}
+        assert what_was_read(targets["virtual"]) == what_was_read(targets["real"])
+        for reply, files in candidate_replies(folder).items():
+            generated_dir = reply_folder(folder, files, tmp_path / reply.replace(" ", "-"))
+            generated = {clock: renderer.render_states(generated_dir, actions, screenshots=False, clock=clock)
+                         for clock in CLOCKS}
+            assert what_was_read(generated["virtual"]) == what_was_read(generated["real"]), reply
+            for exclude in (False, True):
+                scores = {clock: aes(targets[clock], generated[clock], exclude) for clock in CLOCKS}
+                assert scores["virtual"] == scores["real"], (reply, exclude)
+
+
+# --- what a page sees while an action sleeps -----------------------------------------------------
+
+# A click starts a 4 s transition, a 4 s CSS animation, a 1 s transition, two timers and a
+# requestAnimationFrame loop; the page writes down when each of them ran, on its own clock.
+TIMED_PAGE = """<!doctype html><html><head><style>
+#bar { width: 0px; height: 10px; background: red; transition: width 4s linear; }
+#bar.on { width: 400px; }
+#grow { width: 0px; height: 10px; background: blue; }
+#grow.on { animation: grow 4s linear forwards; }
+@keyframes grow { from { width: 0px; } to { width: 400px; } }
+#short { width: 0px; height: 10px; background: green; transition: width 1s linear; }
+#short.on { width: 100px; }
+</style></head><body>
+<div id="bar"></div><div id="grow"></div><div id="short"></div><button id="go">go</button>
+<script>
+window.seen = {frames: 0};
+document.getElementById('short').addEventListener('transitionend', () => {
+  seen.shortEnded = performance.now() - seen.clicked;
+});
+document.getElementById('go').addEventListener('click', () => {
+  seen.clicked = performance.now();
+  seen.clickedDate = Date.now();
+  for (const id of ['bar', 'grow', 'short']) document.getElementById(id).classList.add('on');
+  setTimeout(() => { seen.timer1900 = performance.now() - seen.clicked; }, 1900);
+  setTimeout(() => { seen.timer2100 = performance.now() - seen.clicked; }, 2100);
+  const frame = (stamp) => {
+    seen.frames++;
+    seen.lastFrame = stamp - seen.clicked;
+    if (seen.frames < 1000) requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+});
+</script></body></html>"""
+
+READ_SEEN = """() => Object.assign({}, seen, {
+  elapsed: performance.now() - seen.clicked, dateElapsed: Date.now() - seen.clickedDate,
+  bar: parseFloat(getComputedStyle(document.getElementById('bar')).width),
+  grow: parseFloat(getComputedStyle(document.getElementById('grow')).width),
+  short: parseFloat(getComputedStyle(document.getElementById('short')).width)})"""
+
+
+def page_with(root: Path, html: str, actions: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "index.html").write_text(html, encoding="utf-8")
+    (root / "actions.py").write_text(actions, encoding="utf-8")
+    return root
+
+
+def seen_after_actions(renderer: PageRenderer, folder: Path, clock: ClockKind) -> dict[str, Any]:
+    with renderer.open_page(folder, settle_ms=300, clock=clock) as live:
+        for action in load_actions(folder / "actions.py"):
+            assert live.run_action(action) is None
+        seen: dict[str, Any] = live.page.evaluate(READ_SEEN)
+        return seen
+
+
+CLICK_AND_SLEEP = ("from selenium.webdriver.common.by import By\nimport time\n\n"
+                   "def go(driver):\n    driver.find_element(By.ID, 'go').click()\n    time.sleep(2)\n\n"
+                   "actions = [go]\n")
+
+
+def test_a_two_second_sleep_moves_timers_frames_dates_animations_and_transitions_by_two_seconds(
+        renderer: PageRenderer, tmp_path: Path):
+    seen = seen_after_actions(renderer, page_with(tmp_path / "timed", TIMED_PAGE, CLICK_AND_SLEEP), "virtual")
+    # the page saw exactly the slept time pass, on every clock it can read
+    assert seen["elapsed"] == 2000 and seen["dateElapsed"] == 2000
+    assert seen["timer1900"] == 1900 and "timer2100" not in seen
+    # an animation frame every 16 ms, the last one within a frame of the end of the sleep
+    assert 120 <= seen["frames"] <= 126 and 1984 <= seen["lastFrame"] <= 2000
+    # half of the 4 s transition and of the 4 s animation (400 px each); the 1 s transition is over,
+    # and its transitionend was dispatched when it ended, not when the sleep did
+    assert seen["bar"] == pytest.approx(200, abs=2) and seen["grow"] == pytest.approx(200, abs=2)
+    assert seen["short"] == 100 and 1000 <= seen["shortEnded"] <= 1020
+
+
+def test_the_same_sleep_in_real_time_shows_the_page_the_same_two_seconds(renderer: PageRenderer, tmp_path: Path):
+    seen = seen_after_actions(renderer, page_with(tmp_path / "timed", TIMED_PAGE, CLICK_AND_SLEEP), "real")
+    # wall-clock time only ever runs late on a busy machine: lower bounds
+    assert seen["elapsed"] >= 2000 and seen["dateElapsed"] >= 1999
+    assert 1900 <= seen["timer1900"] and seen["frames"] >= 60
+    assert seen["bar"] >= 190 and seen["grow"] >= 190  # a real transition starts at the next frame
+    assert seen["short"] == 100 and seen["shortEnded"] >= 1000
+
+
+def test_a_click_a_half_second_sleep_and_a_click_stay_two_single_clicks(renderer: PageRenderer, tmp_path: Path):
+    html = ("<!doctype html><button id='go'>go</button><script>window.seen = {details: [], doubles: 0};"
+            "const b = document.getElementById('go');"
+            "b.addEventListener('click', e => seen.details.push(e.detail));"
+            "b.addEventListener('dblclick', () => seen.doubles++);</script>")
+    actions = ("from selenium.webdriver.common.by import By\nimport time\n\n"
+               "def twice(driver):\n    b = driver.find_element(By.ID, 'go')\n    b.click()\n    time.sleep(0.5)\n"
+               "    b.click()\n\nactions = [twice]\n")
+    folder = page_with(tmp_path / "clicks", html, actions)
+    with renderer.open_page(folder, clock="virtual") as live:
+        assert live.run_action(load_actions(folder / "actions.py")[0]) is None
+        assert live.page.evaluate("() => seen") == {"details": [1, 1], "doubles": 0}
+
+
+def test_a_covered_click_is_retried_on_the_pages_time_until_a_timer_uncovers_it(renderer: PageRenderer,
+                                                                                tmp_path: Path):
+    html = ("<!doctype html><button id='go' onclick='seen.clicked = performance.now()'>go</button>"
+            "<div id='cover' style='position:fixed;inset:0'></div><script>window.seen = {};"
+            "setTimeout(() => { document.getElementById('cover').remove(); seen.uncovered = performance.now(); },"
+            " 800);</script>")
+    actions = ("from selenium.webdriver.common.by import By\n\n"
+               "def go(driver):\n    driver.find_element(By.ID, 'go').click()\n\nactions = [go]\n")
+    folder = page_with(tmp_path / "covered", html, actions)
+    with renderer.open_page(folder, settle_ms=300, clock="virtual") as live:
+        assert live.run_action(load_actions(folder / "actions.py")[0]) is None
+        seen = live.page.evaluate("() => seen")
+    # the retry's 50 ms waits passed on the page's clock: the click came right after the cover went
+    assert 0 <= seen["clicked"] - seen["uncovered"] <= 60
+
+
+def test_a_timer_that_loops_forever_during_a_sleep_is_still_stopped(renderer: PageRenderer, tmp_path: Path):
+    html = "<!doctype html><button id='go' onclick='setTimeout(() => { for (;;) {} }, 500)'>go</button>"
+    actions = ("from selenium.webdriver.common.by import By\nimport time\n\n"
+               "def go(driver):\n    driver.find_element(By.ID, 'go').click()\n    time.sleep(1)\n\n"
+               "def again(driver):\n    time.sleep(1)\n\nactions = [go, again]\n")
+    folder = page_with(tmp_path / "loop", html, actions)
+    result = renderer.render_states(folder, load_actions(folder / "actions.py"), screenshots=False, clock="virtual")
+    assert result.unresponsive
+    assert result.states[1].action_error is not None and result.states[1].action_error.startswith("PageUnresponsive")
+    assert result.states[2].action_error is not None and result.states[2].action_error.startswith("not run")
+
+
+@pytest.mark.parametrize("clock", CLOCKS)
+def test_a_form_submit_reload_keeps_date_running_forward_and_the_new_documents_timers_run(
+        renderer: PageRenderer, tmp_path: Path, clock: ClockKind):
+    html = ("<!doctype html><form><input name='q' value='x'><button id='send'>send</button></form>"
+            "<p id='out'>first</p><script>"
+            "const before = sessionStorage.getItem('before');"
+            "if (before) setTimeout(() => { document.getElementById('out').textContent ="
+            " Date.now() >= Number(before) ? 'later' : 'earlier'; }, 300);"
+            "document.querySelector('form').addEventListener('submit', () =>"
+            " sessionStorage.setItem('before', String(Date.now())));</script>")
+    actions = ("from selenium.webdriver.common.by import By\nimport time\n\n"
+               "def send(driver):\n    time.sleep(2)\n    driver.find_element(By.ID, 'send').click()\n"
+               "    time.sleep(1)\n\nactions = [send]\n")
+    folder = page_with(tmp_path / "reload", html, actions)
+    result = renderer.render_states(folder, load_actions(folder / "actions.py"), screenshots=False, clock=clock)
+    out = next(e for e in result.states[-1].elements if e.attributes.get("id") == "out")
+    assert result.states[-1].action_error is None and out.text == "later"
+
+
+def test_a_transitionend_handler_attribute_still_runs_when_its_transition_ends(renderer: PageRenderer,
+                                                                             tmp_path: Path):
+    # no addEventListener call to notice: the clock finds the handler attribute itself
+    html = TIMED_PAGE.replace('<div id="short"></div>',
+                              '<div id="short" ontransitionend="seen.shortEnded = performance.now() - seen.clicked">'
+                              '</div>').replace("document.getElementById('short').addEventListener", "void")
+    seen = seen_after_actions(renderer, page_with(tmp_path / "attribute", html, CLICK_AND_SLEEP), "virtual")
+    assert seen["short"] == 100 and 1000 <= seen["shortEnded"] <= 1020
