@@ -1,0 +1,219 @@
+"""Fair scheduling: the order in which waiting attempts are served, and a forward simulation of it.
+
+The dispatcher (engine.attempt_run_next) and the time-left estimates (selectors.queue_list) both
+rank waiting work with ``fair_key``, so an estimate follows the very order the workers serve in.
+Nothing here reads the database: callers hand over plain values.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A submission with attempts waiting to be served, as the scheduler ranks it."""
+
+    submission_id: int
+    team_id: int
+    #: The platform's own baseline run (submission or model flagged baseline): served after teams.
+    baseline: bool
+    subset: str
+    created_at: datetime
+    #: Attempts calling one endpoint at once are capped; "" for uploads, which call none.
+    endpoint: str = ""
+
+
+def fair_key(contender: Contender, *, team_running: int, submission_running: int) -> tuple[Any, ...]:
+    """The rank of a contender now; the lowest is served first.
+
+    Teams' submissions come before the platform's baseline runs. Among teams, round-robin: the team
+    with the fewest attempts running, then its submission with the fewest running, then the oldest,
+    so a small submission does not wait behind a large one that arrived first. Among baseline runs,
+    mini sets before full sets, oldest first, so every mini board fills before the long runs start.
+    """
+    if contender.baseline:
+        return (1, 0, 0, contender.subset != "mini", contender.created_at, contender.submission_id)
+    return (0, team_running, submission_running, False, contender.created_at, contender.submission_id)
+
+
+def fair_order(contenders: Iterable[Contender], *, running_by_team: Mapping[int, int],
+               running_by_submission: Mapping[int, int]) -> list[Contender]:
+    """Contenders from the one to serve first to the last."""
+    return sorted(contenders, key=lambda c: fair_key(c, team_running=running_by_team.get(c.team_id, 0),
+                                                      submission_running=running_by_submission.get(c.submission_id, 0)))
+
+
+# --- the forward simulation ---------------------------------------------------------------------
+
+
+@dataclass
+class SimSubmission:
+    """One active submission as the simulation sees it."""
+
+    contender: Contender
+    queue: str
+    #: Attempts not started yet (pending, or retrying).
+    waiting: int
+    #: Seconds left of each attempt running now (the mean time less the time it has run, at least 0).
+    running_left: list[float] = field(default_factory=list)
+    #: Where each running attempt runs (a worker's name), parallel to ``running_left``; "" if unknown.
+    running_on: list[str] = field(default_factory=list)
+    #: Seconds per attempt; None when nothing has been observed (its attempts then count as 0 s).
+    per_attempt: float | None = None
+
+
+@dataclass(frozen=True)
+class SimWorker:
+    """A worker: ``slots`` processes sharing one consumer that takes the queues in turn."""
+
+    name: str
+    queues: Sequence[str]
+    slots: int
+
+
+@dataclass
+class SimOutcome:
+    #: Seconds from now until the submission's last attempt ends (None: no worker would serve it).
+    finish: float | None = None
+    #: True when work with no observed time ran on its queue before it finished: then a lower bound.
+    at_least: bool = False
+
+
+@dataclass
+class _Slot:
+    worker: int  # index into the workers list; -1 for a slot held only by an attempt already running
+    busy_until: float = 0.0
+    submission: int | None = None
+
+
+def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker], *,
+             endpoint_limit: int = 0) -> dict[int, SimOutcome]:
+    """Play the fair policy forward from now and say when each submission would finish.
+
+    Each free slot of a worker takes the next queue in its consumer's rotation that has work it may
+    start (as a broker consumer reading several queues does), then that queue's first contender by
+    ``fair_key``; an endpoint at ``endpoint_limit`` is skipped. Attempts running now keep their
+    slot until their time is up; one running on a worker not listed holds a slot of its own.
+    """
+    by_id = {s.contender.submission_id: s for s in submissions}
+    waiting = {sid: s.waiting for sid, s in by_id.items()}
+    running: dict[int, int] = {sid: 0 for sid in by_id}
+    team_running: dict[int, int] = {}
+    endpoint_running: dict[str, int] = {}
+    unknown_started: dict[str, bool] = {}
+    outcomes = {sid: SimOutcome() for sid in by_id}
+    cycles = [list(w.queues) for w in workers]
+    names = {w.name: i for i, w in enumerate(workers)}
+    slots: list[_Slot] = [_Slot(worker=i) for i, w in enumerate(workers) for _ in range(max(0, w.slots))]
+    free_of = {i: [s for s in slots if s.worker == i] for i in range(len(workers))}
+
+    def start(slot: _Slot, sid: int, seconds: float, now: float) -> None:
+        s = by_id[sid]
+        slot.submission, slot.busy_until = sid, now + seconds
+        running[sid] += 1
+        team_running[s.contender.team_id] = team_running.get(s.contender.team_id, 0) + 1
+        if s.contender.endpoint:
+            endpoint_running[s.contender.endpoint] = endpoint_running.get(s.contender.endpoint, 0) + 1
+
+    # Attempts running now take a slot of their own worker, or one of their own.
+    for s in submissions:
+        for left, on in zip(s.running_left, s.running_on or [""] * len(s.running_left), strict=False):
+            index = names.get(on, -1)
+            slot = next((x for x in free_of.get(index, []) if x.submission is None), None)
+            if slot is None:
+                slot = _Slot(worker=-1)
+                slots.append(slot)
+            start(slot, s.contender.submission_id, max(0.0, left), 0.0)
+            if s.per_attempt is None:
+                unknown_started[s.queue] = True
+
+    on_queue: dict[str, list[int]] = {}
+    for s in submissions:
+        on_queue.setdefault(s.queue, []).append(s.contender.submission_id)
+
+    def pick(worker: int) -> int | None:
+        cycle = cycles[worker]
+        for turn, queue in enumerate(cycle):
+            ready = [by_id[sid].contender for sid in on_queue.get(queue, ())
+                     if waiting[sid] > 0 and _room(by_id[sid].contender)]
+            if not ready:
+                continue
+            cycle.append(cycle.pop(turn))  # the consumer moves on to the next queue after a delivery
+            return fair_order(ready, running_by_team=team_running, running_by_submission=running)[0].submission_id
+        return None
+
+    def _room(contender: Contender) -> bool:
+        return (not contender.endpoint or endpoint_limit <= 0
+                or endpoint_running.get(contender.endpoint, 0) < endpoint_limit)
+
+    now = 0.0
+    for _ in range(MAX_EVENTS):
+        # Attempts ending now free their slots (and their team's and endpoint's places).
+        for slot in slots:
+            if slot.submission is not None and slot.busy_until <= now:
+                s = by_id[slot.submission]
+                running[slot.submission] -= 1
+                team_running[s.contender.team_id] -= 1
+                if s.contender.endpoint:
+                    endpoint_running[s.contender.endpoint] -= 1
+                if running[slot.submission] == 0 and waiting[slot.submission] == 0:
+                    outcomes[slot.submission].finish = now
+                slot.submission = None
+        # A submission with nothing left and nothing running is done (e.g. all its attempts took 0 s).
+        for sid in by_id:
+            if outcomes[sid].finish is None and waiting[sid] == 0 and running[sid] == 0:
+                outcomes[sid].finish = now
+        for slot in slots:
+            if slot.submission is not None or slot.worker < 0:
+                continue
+            chosen = pick(slot.worker)
+            if chosen is None:
+                continue
+            s = by_id[chosen]
+            waiting[chosen] -= 1
+            if s.per_attempt is None:
+                unknown_started[s.queue] = True
+            start(slot, chosen, s.per_attempt or 0.0, now)
+        busy = [slot.busy_until for slot in slots if slot.submission is not None]
+        for sid, s in by_id.items():
+            if outcomes[sid].finish is None and unknown_started.get(s.queue):
+                outcomes[sid].at_least = True
+        if not busy:
+            break
+        later = [t for t in busy if t > now]
+        # Every attempt started at this instant took 0 s: go round again at the same time.
+        now = min(later) if len(later) == len(busy) else now
+    else:
+        _rest_in_bulk(by_id, waiting, running, outcomes, workers, now)
+    return outcomes
+
+
+#: Instants the simulation plays one by one; a longer backlog (a few full-set runs) is finished in bulk.
+MAX_EVENTS = 20_000
+
+
+def _rest_in_bulk(by_id: Mapping[int, SimSubmission], waiting: Mapping[int, int], running: Mapping[int, int],
+                  outcomes: dict[int, SimOutcome], workers: Sequence[SimWorker], now: float) -> None:
+    """Finish what the event cap left: each queue's remaining work, in fair order, over its slots.
+
+    Coarser than the round-robin it stands in for (it serves each submission to its end before the
+    next), so it only ever decides the last, longest estimates of a very deep queue.
+    """
+    slots_of: dict[str, float] = {}
+    for w in workers:
+        for queue in w.queues:
+            # A worker reading several queues shares its slots between them.
+            slots_of[queue] = slots_of.get(queue, 0.0) + w.slots / max(1, len(w.queues))
+    left = [s for sid, s in by_id.items() if outcomes[sid].finish is None]
+    done: dict[str, float] = {}
+    for s in fair_order([s.contender for s in left], running_by_team={}, running_by_submission={}):
+        sim = by_id[s.submission_id]
+        slots = slots_of.get(sim.queue, 0.0)
+        if slots <= 0:
+            continue
+        work = (waiting[s.submission_id] + running[s.submission_id]) * (sim.per_attempt or 0.0)
+        done[sim.queue] = done.get(sim.queue, now) + work / slots
+        outcomes[s.submission_id].finish = done[sim.queue]
