@@ -202,8 +202,7 @@ def attempt_claim_next(*, queue: str, worker: str = "") -> NextClaim:
     due = queue_contenders(queue=queue)
     blocked = False
     limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
-    for contender in fair_order(due.contenders, running_by_team=due.running_by_team,
-                                running_by_submission=due.running_by_submission):
+    for contender in fair_order(due.contenders, due.served):
         if contender.endpoint and 0 < limit <= due.running_by_endpoint.get(contender.endpoint, 0):
             blocked = True
             continue

@@ -26,24 +26,48 @@ class Contender:
     endpoint: str = ""
 
 
-def fair_key(contender: Contender, *, team_running: int, submission_running: int) -> tuple[Any, ...]:
+#: "Never served yet": earlier than any time an attempt was started.
+NEVER = float("-inf")
+
+
+def fair_key(contender: Contender, *, team_running: int, submission_running: int, team_last: float = NEVER,
+             submission_last: float = NEVER) -> tuple[Any, ...]:
     """The rank of a contender now; the lowest is served first.
 
     Teams' submissions come before the platform's baseline runs. Among teams, round-robin: the team
-    with the fewest attempts running, then its submission with the fewest running, then the oldest,
-    so a small submission does not wait behind a large one that arrived first. Among baseline runs,
-    mini sets before full sets, oldest first, so every mini board fills before the long runs start.
+    with the fewest attempts running, the one served least recently among equals (``team_last``:
+    when it last had an attempt started, in seconds on any clock the caller keeps to), then its
+    submission with the fewest running, served least recently, then the oldest. So a small
+    submission does not wait behind a large one that arrived first, even with a single worker.
+    Among baseline runs, mini sets before full sets, oldest first, so every mini board fills before
+    the long runs start.
     """
     if contender.baseline:
-        return (1, 0, 0, contender.subset != "mini", contender.created_at, contender.submission_id)
-    return (0, team_running, submission_running, False, contender.created_at, contender.submission_id)
+        return (1, 0, NEVER, 0, NEVER, contender.subset != "mini", contender.created_at, contender.submission_id)
+    return (0, team_running, team_last, submission_running, submission_last, False, contender.created_at,
+            contender.submission_id)
 
 
-def fair_order(contenders: Iterable[Contender], *, running_by_team: Mapping[int, int],
-               running_by_submission: Mapping[int, int]) -> list[Contender]:
+@dataclass
+class Served:
+    """What the fair order counts: attempts running, and when an attempt was last started, per team
+    and per submission (absent: none)."""
+
+    running_by_team: dict[int, int] = field(default_factory=dict)
+    running_by_submission: dict[int, int] = field(default_factory=dict)
+    last_by_team: dict[int, float] = field(default_factory=dict)
+    last_by_submission: dict[int, float] = field(default_factory=dict)
+
+    def key(self, contender: Contender) -> tuple[Any, ...]:
+        return fair_key(contender, team_running=self.running_by_team.get(contender.team_id, 0),
+                        submission_running=self.running_by_submission.get(contender.submission_id, 0),
+                        team_last=self.last_by_team.get(contender.team_id, NEVER),
+                        submission_last=self.last_by_submission.get(contender.submission_id, NEVER))
+
+
+def fair_order(contenders: Iterable[Contender], served: Served) -> list[Contender]:
     """Contenders from the one to serve first to the last."""
-    return sorted(contenders, key=lambda c: fair_key(c, team_running=running_by_team.get(c.team_id, 0),
-                                                      submission_running=running_by_submission.get(c.submission_id, 0)))
+    return sorted(contenders, key=served.key)
 
 
 # --- the forward simulation ---------------------------------------------------------------------
@@ -63,6 +87,8 @@ class SimSubmission:
     running_on: list[str] = field(default_factory=list)
     #: Seconds per attempt; None when nothing has been observed (its attempts then count as 0 s).
     per_attempt: float | None = None
+    #: When it last had an attempt started, in seconds from now (negative); None: never.
+    last_started: float | None = None
 
 
 @dataclass(frozen=True)
@@ -90,18 +116,23 @@ class _Slot:
 
 
 def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker], *,
-             endpoint_limit: int = 0) -> dict[int, SimOutcome]:
+             endpoint_limit: int = 0, last_by_team: Mapping[int, float] | None = None) -> dict[int, SimOutcome]:
     """Play the fair policy forward from now and say when each submission would finish.
 
     Each free slot of a worker takes the next queue in its consumer's rotation that has work it may
     start (as a broker consumer reading several queues does), then that queue's first contender by
     ``fair_key``; an endpoint at ``endpoint_limit`` is skipped. Attempts running now keep their
     slot until their time is up; one running on a worker not listed holds a slot of its own.
+    ``last_by_team`` and each submission's ``last_started`` are in seconds from now (negative).
     """
     by_id = {s.contender.submission_id: s for s in submissions}
     waiting = {sid: s.waiting for sid, s in by_id.items()}
-    running: dict[int, int] = {sid: 0 for sid in by_id}
-    team_running: dict[int, int] = {}
+    served = Served(last_by_team=dict(last_by_team or {}), last_by_submission={
+        s.contender.submission_id: s.last_started for s in submissions if s.last_started is not None})
+    running = served.running_by_submission
+    team_running = served.running_by_team
+    for sid in by_id:
+        running[sid] = 0
     endpoint_running: dict[str, int] = {}
     unknown_started: dict[str, bool] = {}
     outcomes = {sid: SimOutcome() for sid in by_id}
@@ -110,11 +141,14 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
     slots: list[_Slot] = [_Slot(worker=i) for i, w in enumerate(workers) for _ in range(max(0, w.slots))]
     free_of = {i: [s for s in slots if s.worker == i] for i in range(len(workers))}
 
-    def start(slot: _Slot, sid: int, seconds: float, now: float) -> None:
+    def start(slot: _Slot, sid: int, seconds: float, now: float, *, new: bool = True) -> None:
         s = by_id[sid]
         slot.submission, slot.busy_until = sid, now + seconds
         running[sid] += 1
         team_running[s.contender.team_id] = team_running.get(s.contender.team_id, 0) + 1
+        if new:  # started in the simulation, not one running already
+            served.last_by_team[s.contender.team_id] = now
+            served.last_by_submission[sid] = now
         if s.contender.endpoint:
             endpoint_running[s.contender.endpoint] = endpoint_running.get(s.contender.endpoint, 0) + 1
 
@@ -126,7 +160,7 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
             if slot is None:
                 slot = _Slot(worker=-1)
                 slots.append(slot)
-            start(slot, s.contender.submission_id, max(0.0, left), 0.0)
+            start(slot, s.contender.submission_id, max(0.0, left), 0.0, new=False)
             if s.per_attempt is None:
                 unknown_started[s.queue] = True
 
@@ -142,7 +176,7 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
             if not ready:
                 continue
             cycle.append(cycle.pop(turn))  # the consumer moves on to the next queue after a delivery
-            return fair_order(ready, running_by_team=team_running, running_by_submission=running)[0].submission_id
+            return min(ready, key=served.key).submission_id
         return None
 
     def _room(contender: Contender) -> bool:
@@ -192,7 +226,7 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
 
 
 #: Instants the simulation plays one by one; a longer backlog (a few full-set runs) is finished in bulk.
-MAX_EVENTS = 20_000
+MAX_EVENTS = 5_000
 
 
 def _rest_in_bulk(by_id: Mapping[int, SimSubmission], waiting: Mapping[int, int], running: Mapping[int, int],
@@ -209,7 +243,7 @@ def _rest_in_bulk(by_id: Mapping[int, SimSubmission], waiting: Mapping[int, int]
             slots_of[queue] = slots_of.get(queue, 0.0) + w.slots / max(1, len(w.queues))
     left = [s for sid, s in by_id.items() if outcomes[sid].finish is None]
     done: dict[str, float] = {}
-    for s in fair_order([s.contender for s in left], running_by_team={}, running_by_submission={}):
+    for s in fair_order([s.contender for s in left], Served()):
         sim = by_id[s.submission_id]
         slots = slots_of.get(sim.queue, 0.0)
         if slots <= 0:

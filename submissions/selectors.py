@@ -19,7 +19,7 @@ from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from leaderboard.stats import AttemptOutcome
 from submissions.models import Attempt, Submission
-from submissions.scheduling import Contender, SimOutcome, SimSubmission, SimWorker, simulate
+from submissions.scheduling import NEVER, Contender, Served, SimOutcome, SimSubmission, SimWorker, simulate
 
 FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
 # An artifact is named by the trajectory index, which a model's output never writes into: a plain
@@ -162,11 +162,22 @@ def _estimate(items: list[QueueItem]) -> None:
         return
     now = timezone.now()
     per_attempt = _per_attempt(items)
+    ids = [i.submission.id for i in items]
     running: dict[int, list[tuple[datetime | None, str]]] = {}
-    for submission_id, started_at, worker in (Attempt.objects.filter(
-            status=Attempt.Status.RUNNING, submission_id__in=[i.submission.id for i in items])
-            .values_list("submission_id", "started_at", "worker")):
+    for submission_id, started_at, worker in (Attempt.objects.filter(status=Attempt.Status.RUNNING,
+                                                                      submission_id__in=ids)
+                                              .values_list("submission_id", "started_at", "worker")):
         running.setdefault(submission_id, []).append((started_at, worker))
+    # When each submission and team last had an attempt started, in seconds from now (the fair
+    # order's turn-taking).
+    last_started = {sid: (last - now).total_seconds() for sid, last in (
+        Attempt.objects.filter(submission_id__in=ids, started_at__isnull=False).values("submission_id")
+        .annotate(last=Max("started_at")).order_by().values_list("submission_id", "last"))}
+    last_by_team: dict[int, float] = {}
+    for item in items:
+        if item.submission.id in last_started:
+            team = item.submission.team_id
+            last_by_team[team] = max(last_by_team.get(team, NEVER), last_started[item.submission.id])
     workers, registered = _sim_workers(sum(len(r) for r in running.values()))
     sims = []
     for item in items:
@@ -180,8 +191,9 @@ def _estimate(items: list[QueueItem]) -> None:
                                 subset=s.subset, created_at=s.created_at, endpoint=s.endpoint_url),
             queue=queue_for(s.environment_id), waiting=item.progress.pending + item.progress.retrying,
             running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
-            per_attempt=seconds))
-    outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY)
+            per_attempt=seconds, last_started=last_started.get(s.id)))
+    outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY,
+                        last_by_team=last_by_team)
     for item in items:
         outcome = outcomes.get(item.submission.id, SimOutcome())
         seconds, basis = per_attempt[item.submission.id]
@@ -270,11 +282,11 @@ def due_attempts(now: datetime) -> Q:
 
 @dataclass
 class DueWork:
-    """What one queue could start now, and what runs everywhere (the fair order's counts)."""
+    """What one queue could start now, and what the fair order counts across every queue."""
 
     contenders: list[Contender]
-    running_by_team: dict[int, int]
-    running_by_submission: dict[int, int]
+    #: Last starts in epoch seconds.
+    served: Served
     #: Attempts with a fresh heartbeat per endpoint URL, for its concurrency limit.
     running_by_endpoint: dict[str, int]
 
@@ -291,33 +303,37 @@ def _contender(row: dict[str, Any]) -> Contender:
                      endpoint=row["submission__endpoint_url"] or "")
 
 
-def _running_counts() -> tuple[dict[int, int], dict[int, int], dict[str, int]]:
+def _served_now() -> tuple[Served, dict[str, int]]:
+    """Running attempts and latest starts of the active submissions, and fresh runs per endpoint."""
     fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
-    rows = list(Attempt.objects.filter(status=Attempt.Status.RUNNING, submission__status__in=ACTIVE_SUBMISSIONS)
-                .values("submission_id", "submission__team_id", "submission__endpoint_url")
-                .annotate(n=Count("id"), fresh=Count("id", filter=Q(heartbeat_at__gte=fresh))).order_by())
-    by_team: dict[int, int] = {}
-    by_submission: dict[int, int] = {}
+    running = Q(status=Attempt.Status.RUNNING)
+    rows = (Attempt.objects.filter(submission__status__in=ACTIVE_SUBMISSIONS, started_at__isnull=False)
+            .values("submission_id", "submission__team_id", "submission__endpoint_url")
+            .annotate(n=Count("id", filter=running), fresh=Count("id", filter=running & Q(heartbeat_at__gte=fresh)),
+                      last=Max("started_at")).order_by())
+    served = Served()
     by_endpoint: dict[str, int] = {}
     for row in rows:
-        by_team[row["submission__team_id"]] = by_team.get(row["submission__team_id"], 0) + row["n"]
-        by_submission[row["submission_id"]] = row["n"]
+        team, submission, last = row["submission__team_id"], row["submission_id"], row["last"].timestamp()
+        served.running_by_team[team] = served.running_by_team.get(team, 0) + row["n"]
+        served.running_by_submission[submission] = row["n"]
+        served.last_by_team[team] = max(served.last_by_team.get(team, NEVER), last)
+        served.last_by_submission[submission] = last
         if row["submission__endpoint_url"]:
             url = row["submission__endpoint_url"]
             by_endpoint[url] = by_endpoint.get(url, 0) + row["fresh"]
-    return by_team, by_submission, by_endpoint
+    return served, by_endpoint
 
 
 def queue_contenders(*, queue: str) -> DueWork:
-    """The submissions with attempts due on this queue now, with the running counts that rank them."""
+    """The submissions with attempts due on this queue now, with what ranks them."""
     envs = [env for env in Submission.objects.filter(status__in=ACTIVE_SUBMISSIONS)
             .values_list("environment_id", flat=True).distinct().order_by() if queue_for(env) == queue]
     rows = (Attempt.objects.filter(due_attempts(timezone.now()), submission__status__in=ACTIVE_SUBMISSIONS,
                                    submission__environment_id__in=envs)
             .values(*_CONTENDER_FIELDS).annotate(n=Count("id")).order_by())
-    by_team, by_submission, by_endpoint = _running_counts()
-    return DueWork(contenders=[_contender(row) for row in rows], running_by_team=by_team,
-                   running_by_submission=by_submission, running_by_endpoint=by_endpoint)
+    served, by_endpoint = _served_now()
+    return DueWork(contenders=[_contender(row) for row in rows], served=served, running_by_endpoint=by_endpoint)
 
 
 def queue_work(queue: str) -> str:

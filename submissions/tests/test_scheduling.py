@@ -10,7 +10,7 @@ from accounts.models import Team
 from leaderboard.models import Scenario
 from submissions.engine import attempt_claim, attempt_claim_next
 from submissions.models import Attempt, LiveWorker, ModelEntry, Submission, SubmissionResult
-from submissions.scheduling import Contender, SimSubmission, SimWorker, fair_order, simulate
+from submissions.scheduling import Contender, Served, SimSubmission, SimWorker, fair_order, simulate
 from submissions.selectors import queue_list, queue_loads
 
 pytestmark = pytest.mark.django_db
@@ -103,9 +103,11 @@ def test_the_order_function_is_the_one_the_dispatcher_and_the_estimates_share():
     team = Contender(submission_id=1, team_id=1, baseline=False, subset="full", created_at=t0)
     other = Contender(submission_id=2, team_id=2, baseline=False, subset="mini", created_at=t0 + timedelta(1))
     base = Contender(submission_id=3, team_id=3, baseline=True, subset="mini", created_at=t0 - timedelta(1))
-    assert fair_order([base, other, team], running_by_team={}, running_by_submission={}) == [team, other, base]
-    assert fair_order([base, other, team], running_by_team={1: 2}, running_by_submission={1: 2}) == [
+    assert fair_order([base, other, team], Served()) == [team, other, base]
+    assert fair_order([base, other, team], Served(running_by_team={1: 2}, running_by_submission={1: 2})) == [
         other, team, base]
+    # Equal running counts: the team served least recently goes first, so one worker alternates.
+    assert fair_order([team, other], Served(last_by_team={1: 100.0, 2: 50.0})) == [other, team]
 
 
 # --- the simulation -------------------------------------------------------------------------------
