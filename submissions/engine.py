@@ -9,7 +9,7 @@ import contextlib
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -31,7 +31,7 @@ from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
-from submissions.selectors import due_attempts, queue_contenders
+from submissions.selectors import due_attempts, queue_contenders, queue_for
 from submissions.services import submission_refresh_status
 
 logger = logging.getLogger(__name__)
@@ -193,13 +193,13 @@ class NextClaim:
     endpoint_busy: bool = False
 
 
-def attempt_claim_next(*, queue: str, worker: str = "") -> NextClaim:
-    """Atomically move the fairest attempt due on this Celery queue to running (scheduling.fair_key).
+def attempt_claim_next(*, queues: Collection[str], worker: str = "") -> NextClaim:
+    """Atomically move the fairest attempt due on these Celery queues to running (scheduling.fair_key).
 
     A claim lost to another worker moves on to the next submission in the order.
     """
     worker = worker or socket.gethostname()
-    due = queue_contenders(queue=queue)
+    due = queue_contenders(queues=queues)
     blocked = False
     limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
     for contender in fair_order(due.contenders, due.served):
@@ -216,33 +216,43 @@ def attempt_claim_next(*, queue: str, worker: str = "") -> NextClaim:
     return NextClaim(None, blocked)
 
 
-def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None) -> Resend | None:
-    """Run the fairest attempt due on this Celery queue now.
+def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None,
+                     reads: Collection[str] = ()) -> list[Resend]:
+    """Run the fairest attempt due now on the queues this worker reads (``queue``, the message's
+    own, and ``reads``); say which messages to send again.
 
     Messages are interchangeable: each one runs whatever is due first when a worker is free, so
     the order in which they were sent does not decide who is served. Every waiting attempt has
-    sent one, so there are always at least as many messages as attempts due; one that finds
-    nothing does nothing. ``hint`` is the attempt the message was sent for; the answer says which
-    message to send again, if any: an infrastructure failure's retry, or a later look when every
-    due attempt's endpoint is busy.
+    sent one, so each queue always holds at least as many messages as it has attempts due; one
+    that finds nothing does nothing. A worker reading several queues serves them all by one
+    order (so the demo's single worker fills every mini board before any full set), and an
+    attempt of another queue run on this message sends one on this queue again, to keep its count.
+    ``hint`` is the attempt the message was sent for (and names its queue).
     """
-    claim = attempt_claim_next(queue=queue, worker=worker)
+    queues = {queue, *reads}
+    claim = attempt_claim_next(queues=queues, worker=worker)
+    resend: list[Resend] = []
     if claim.attempt is not None:
+        if hint is not None and len(queues) > 1 and queue_for(claim.attempt.submission.environment_id) != queue:
+            resend.append(Resend(hint, 0.0))
         delay = _attempt_play(claim.attempt)
-        return Resend(claim.attempt.id, delay) if delay is not None else None
+        if delay is not None:
+            # An infrastructure failure: the same attempt is due again after the delay, never scored.
+            resend.append(Resend(claim.attempt.id, delay))
+        return resend
     if hint is None:
-        return None
+        return resend
     if claim.endpoint_busy:
         # Not a failure and not a try: the team's server is busy with our other attempts.
-        return Resend(hint, django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS)
+        return [Resend(hint, django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS)]
     # A message that came early for its retry (e.g. sent again by the watchdog) is kept for then.
     now = timezone.now()
     retry_at = Attempt.objects.filter(id=hint, status=Attempt.Status.RETRYING, next_try_at__gt=now,
                                       submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
                                       ).values_list("next_try_at", flat=True).first()
     if retry_at is not None:
-        return Resend(hint, (retry_at - now).total_seconds())
-    return None
+        return [Resend(hint, (retry_at - now).total_seconds())]
+    return resend
 
 
 def scenario_spec(scenario: Scenario) -> ScenarioSpec:

@@ -93,7 +93,7 @@ class SimSubmission:
 
 @dataclass(frozen=True)
 class SimWorker:
-    """A worker: ``slots`` processes sharing one consumer that takes the queues in turn."""
+    """A worker: ``slots`` processes, each taking the fairest due attempt of the queues it reads."""
 
     name: str
     queues: Sequence[str]
@@ -119,9 +119,8 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
              endpoint_limit: int = 0, last_by_team: Mapping[int, float] | None = None) -> dict[int, SimOutcome]:
     """Play the fair policy forward from now and say when each submission would finish.
 
-    Each free slot of a worker takes the next queue in its consumer's rotation that has work it may
-    start (as a broker consumer reading several queues does), then that queue's first contender by
-    ``fair_key``; an endpoint at ``endpoint_limit`` is skipped. Attempts running now keep their
+    Each free slot of a worker takes the first contender by ``fair_key`` among the queues that
+    worker reads, as the dispatcher does; an endpoint at ``endpoint_limit`` is skipped. Attempts running now keep their
     slot until their time is up; one running on a worker not listed holds a slot of its own.
     ``last_by_team`` and each submission's ``last_started`` are in seconds from now (negative).
     """
@@ -136,7 +135,7 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
     endpoint_running: dict[str, int] = {}
     unknown_started: dict[str, bool] = {}
     outcomes = {sid: SimOutcome() for sid in by_id}
-    cycles = [list(w.queues) for w in workers]
+    reads = [set(w.queues) for w in workers]
     names = {w.name: i for i, w in enumerate(workers)}
     slots: list[_Slot] = [_Slot(worker=i) for i, w in enumerate(workers) for _ in range(max(0, w.slots))]
     free_of = {i: [s for s in slots if s.worker == i] for i in range(len(workers))}
@@ -169,15 +168,9 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
         on_queue.setdefault(s.queue, []).append(s.contender.submission_id)
 
     def pick(worker: int) -> int | None:
-        cycle = cycles[worker]
-        for turn, queue in enumerate(cycle):
-            ready = [by_id[sid].contender for sid in on_queue.get(queue, ())
-                     if waiting[sid] > 0 and _room(by_id[sid].contender)]
-            if not ready:
-                continue
-            cycle.append(cycle.pop(turn))  # the consumer moves on to the next queue after a delivery
-            return min(ready, key=served.key).submission_id
-        return None
+        ready = [by_id[sid].contender for queue in reads[worker] for sid in on_queue.get(queue, ())
+                 if waiting[sid] > 0 and _room(by_id[sid].contender)]
+        return min(ready, key=served.key).submission_id if ready else None
 
     def _room(contender: Contender) -> bool:
         return (not contender.endpoint or endpoint_limit <= 0

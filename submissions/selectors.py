@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -325,10 +325,10 @@ def _served_now() -> tuple[Served, dict[str, int]]:
     return served, by_endpoint
 
 
-def queue_contenders(*, queue: str) -> DueWork:
-    """The submissions with attempts due on this queue now, with what ranks them."""
+def queue_contenders(*, queues: Collection[str]) -> DueWork:
+    """The submissions with attempts due on these queues now, with what ranks them."""
     envs = [env for env in Submission.objects.filter(status__in=ACTIVE_SUBMISSIONS)
-            .values_list("environment_id", flat=True).distinct().order_by() if queue_for(env) == queue]
+            .values_list("environment_id", flat=True).distinct().order_by() if queue_for(env) in queues]
     rows = (Attempt.objects.filter(due_attempts(timezone.now()), submission__status__in=ACTIVE_SUBMISSIONS,
                                    submission__environment_id__in=envs)
             .values(*_CONTENDER_FIELDS).annotate(n=Count("id")).order_by())

@@ -32,7 +32,7 @@ def _submission(team: str, attempts: int, *, baseline: bool = False, subset: str
 
 
 def _next(worker: str = "w") -> Submission | None:
-    claim = attempt_claim_next(queue="light", worker=worker)
+    claim = attempt_claim_next(queues=["light"], worker=worker)
     return claim.attempt.submission if claim.attempt is not None else None
 
 
@@ -85,17 +85,17 @@ def test_an_endpoint_at_its_limit_is_skipped_for_the_next_submission(fixture_sce
     busy = _submission("Lab A", 3, url="http://busy.example/v1", ago=60)
     other = _submission("Lab B", 3, url="http://other.example/v1", ago=30)
     assert attempt_claim(attempt_id=busy.attempts.order_by("id").first().id) is not None
-    claim = attempt_claim_next(queue="light", worker="w")
+    claim = attempt_claim_next(queues=["light"], worker="w")
     assert claim.attempt is not None and claim.attempt.submission == other
     # With the other endpoint full too, nothing is taken and the message is to come back later.
-    claim = attempt_claim_next(queue="light", worker="w")
+    claim = attempt_claim_next(queues=["light"], worker="w")
     assert claim.attempt is None and claim.endpoint_busy
 
 
 def test_a_worker_takes_only_work_of_its_own_queue(fixture_scenarios):
     _submission("Lab", 2, env="webui")
     assert _next() is None
-    assert attempt_claim_next(queue="browser", worker="w").attempt is not None
+    assert attempt_claim_next(queues=["browser"], worker="w").attempt is not None
 
 
 def test_the_order_function_is_the_one_the_dispatcher_and_the_estimates_share():
@@ -145,8 +145,9 @@ def test_the_simulation_counts_what_runs_now_and_serves_baselines_last():
     assert outcomes[1].finish == pytest.approx(39.0)
 
 
-def test_the_simulation_shares_a_worker_between_its_queues_in_turn():
-    # One slot reading both queues takes them in turn: light (0-10), browser (10-12), light (12-22).
+def test_a_worker_reading_several_queues_serves_them_by_one_fair_order():
+    # One slot reading both queues: light's team (older) 0-10, then browser's team (never served)
+    # 10-12, then light again 12-22.
     light = SimSubmission(contender=_contender(1, 1), queue="light", waiting=2, per_attempt=10.0)
     browser = SimSubmission(contender=_contender(2, 2), queue="browser", waiting=1, per_attempt=2.0)
     outcomes = simulate([light, browser], [SimWorker(name="w", queues=["light", "browser"], slots=1)])
@@ -211,3 +212,10 @@ def test_the_queue_page_warns_only_about_a_queue_no_live_worker_reads(client, fi
     assert "no live worker reads this queue" in page
     LiveWorker.objects.create(hostname="browser@host", queues=["browser"], concurrency=1)
     assert "no live worker reads this queue" not in client.get("/queue/").content.decode()
+
+
+def test_a_worker_reading_every_queue_fills_mini_boards_of_any_queue_before_full_sets(fixture_scenarios):
+    full = _submission("Platform", 1, baseline=True, subset="full", ago=300)
+    mini_webui = _submission("Platform", 1, baseline=True, env="webui", ago=100)
+    reads = ["browser", "engine", "light"]
+    assert [attempt_claim_next(queues=reads, worker="w").attempt.submission for _ in range(2)] == [mini_webui, full]
