@@ -228,6 +228,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_BROKER_DIR / "processed"),
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
+        # kombu looks for new message files once a second by default: up to a second lost after
+        # every attempt, most of the time of a short one. Listing one folder is cheap.
+        "polling_interval": env_float("MAGEBENCH_BROKER_POLLING_SECONDS", 0.1),
     }
 else:
     # A message not acknowledged this long after delivery (its worker died) is delivered again. A
