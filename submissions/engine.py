@@ -32,7 +32,7 @@ from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
 from submissions.selectors import due_attempts, queue_contenders, queue_for
-from submissions.services import submission_refresh_status
+from submissions.services import attempts_enqueue, submission_refresh_status
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -177,14 +177,6 @@ CLAIM_CANDIDATES = 5
 
 
 @dataclass(frozen=True)
-class Resend:
-    """A message to send again: on the queue of ``attempt_id``, after ``delay`` seconds."""
-
-    attempt_id: int
-    delay: float
-
-
-@dataclass(frozen=True)
 class NextClaim:
     """What a free worker found on its queue: the attempt it now runs (if any), and whether due
     attempts were left waiting because their endpoint is at its concurrency limit."""
@@ -216,43 +208,41 @@ def attempt_claim_next(*, queues: Collection[str], worker: str = "") -> NextClai
     return NextClaim(None, blocked)
 
 
-def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None,
-                     reads: Collection[str] = ()) -> list[Resend]:
+def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None, reads: Collection[str] = ()) -> None:
     """Run the fairest attempt due now on the queues this worker reads (``queue``, the message's
-    own, and ``reads``); say which messages to send again.
+    own, and ``reads``), and send again the messages that keep every due attempt's turn.
 
     Messages are interchangeable: each one runs whatever is due first when a worker is free, so
     the order in which they were sent does not decide who is served. Every waiting attempt has
     sent one, so each queue always holds at least as many messages as it has attempts due; one
     that finds nothing does nothing. A worker reading several queues serves them all by one
-    order (so the demo's single worker fills every mini board before any full set), and an
-    attempt of another queue run on this message sends one on this queue again, to keep its count.
-    ``hint`` is the attempt the message was sent for (and names its queue).
+    order (so the demo's single worker fills every mini board before any full set); running
+    another queue's attempt on this message sends one on this queue again at once, to keep its
+    count. ``hint`` is the attempt the message was sent for (and names its queue).
     """
     queues = {queue, *reads}
     claim = attempt_claim_next(queues=queues, worker=worker)
-    resend: list[Resend] = []
     if claim.attempt is not None:
-        if hint is not None and len(queues) > 1 and queue_for(claim.attempt.submission.environment_id) != queue:
-            resend.append(Resend(hint, 0.0))
+        if hint is not None and queue_for(claim.attempt.submission.environment_id) != queue:
+            attempts_enqueue([hint])
         delay = _attempt_play(claim.attempt)
         if delay is not None:
             # An infrastructure failure: the same attempt is due again after the delay, never scored.
-            resend.append(Resend(claim.attempt.id, delay))
-        return resend
+            attempts_enqueue([claim.attempt.id], countdown=delay)
+        return
     if hint is None:
-        return resend
+        return
     if claim.endpoint_busy:
         # Not a failure and not a try: the team's server is busy with our other attempts.
-        return [Resend(hint, django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS)]
+        attempts_enqueue([hint], countdown=django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS)
+        return
     # A message that came early for its retry (e.g. sent again by the watchdog) is kept for then.
     now = timezone.now()
     retry_at = Attempt.objects.filter(id=hint, status=Attempt.Status.RETRYING, next_try_at__gt=now,
                                       submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
                                       ).values_list("next_try_at", flat=True).first()
     if retry_at is not None:
-        return [Resend(hint, (retry_at - now).total_seconds())]
-    return resend
+        attempts_enqueue([hint], countdown=(retry_at - now).total_seconds())
 
 
 def scenario_spec(scenario: Scenario) -> ScenarioSpec:

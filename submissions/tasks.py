@@ -15,23 +15,18 @@ CLAIM_BACKOFF = Backoff(first=2.0, cap=60.0, jitter=1.0)
 def run_attempt_task(self: Task, attempt_id: int) -> None:
     """Run the fairest attempt due on the queues this worker reads, starting from the queue of
     ``attempt_id`` (which need not be the attempt run: messages are interchangeable, see
-    engine.attempt_run_next)."""
+    engine.attempt_run_next). Infrastructure failures are tried again later, never scored."""
     from django.conf import settings
 
     from submissions.engine import attempt_run_next
     from submissions.selectors import queue_of_attempt
-    from submissions.services import attempts_enqueue
 
     try:
         delivered_on = (self.request.delivery_info or {}).get("routing_key") or settings.CELERY_TASK_DEFAULT_QUEUE
-        queue = queue_of_attempt(attempt_id) or delivered_on
         # The queues this worker reads (-Q), which its pool processes inherit from the main one.
         reads = list(self.app.amqp.queues.consume_from or ())
-        for resend in attempt_run_next(queue=queue, worker=self.request.hostname or "", hint=attempt_id,
-                                       reads=reads):
-            # An infrastructure failure's retry (never scored), a busy endpoint's later look, or
-            # this queue's message after running another queue's attempt.
-            attempts_enqueue([resend.attempt_id], countdown=resend.delay or None)
+        attempt_run_next(queue=queue_of_attempt(attempt_id) or delivered_on, worker=self.request.hostname or "",
+                         hint=attempt_id, reads=reads)
     except (OperationalError, InterfaceError) as exc:
         raise self.retry(exc=exc, countdown=CLAIM_BACKOFF.delay(self.request.retries + 1)) from exc
 
