@@ -219,3 +219,52 @@ def test_a_worker_reading_every_queue_fills_mini_boards_of_any_queue_before_full
     mini_webui = _submission("Platform", 1, baseline=True, env="webui", ago=100)
     reads = ["browser", "engine", "light"]
     assert [attempt_claim_next(queues=reads, worker="w").attempt.submission for _ in range(2)] == [mini_webui, full]
+
+
+# --- the messages that keep every due attempt's turn --------------------------------------------
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[tuple[list[int], float | None]]:
+    """What attempt_run_next sends again, with episodes not played (each claimed one just ends)."""
+    from submissions import engine
+
+    messages: list[tuple[list[int], float | None]] = []
+    monkeypatch.setattr(engine, "attempts_enqueue", lambda ids, countdown=None: messages.append((ids, countdown)))
+    monkeypatch.setattr(engine, "_attempt_play", lambda attempt: None)
+    return messages
+
+
+def test_running_another_queue_s_attempt_sends_this_queue_s_message_again(fixture_scenarios, sent):
+    from submissions.engine import attempt_run_next
+
+    baseline = _submission("Platform", 1, baseline=True)
+    team = _submission("Lab", 1, env="webui")
+    hint = baseline.attempts.get().id
+    attempt_run_next(queue="light", worker="w", hint=hint, reads=["browser", "engine", "light"])
+    assert team.attempts.get().status == Attempt.Status.RUNNING  # the team's attempt, on the browser queue
+    assert sent == [([hint], None)]  # the baseline's attempt still has its message on the light queue
+
+
+def test_a_message_finding_every_due_endpoint_busy_comes_back_later(fixture_scenarios, sent, settings):
+    from submissions.engine import attempt_run_next
+
+    settings.MAGEBENCH_ENDPOINT_CONCURRENCY = 1
+    settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = 7.0
+    busy = _submission("Lab", 2, url="http://busy.example/v1")
+    first, second = busy.attempts.order_by("id")
+    assert attempt_claim(attempt_id=first.id) is not None
+    attempt_run_next(queue="light", worker="w", hint=second.id)
+    assert sent == [([second.id], 7.0)]
+
+
+def test_a_message_that_comes_before_its_retry_is_due_waits_for_it_and_others_do_nothing(fixture_scenarios, sent):
+    from submissions.engine import attempt_run_next
+
+    retrying = _submission("Lab", 1).attempts.get()
+    Attempt.objects.filter(id=retrying.id).update(status=Attempt.Status.RETRYING, tries=1,
+                                                  next_try_at=timezone.now() + timedelta(seconds=60))
+    attempt_run_next(queue="light", worker="w", hint=retrying.id)
+    assert len(sent) == 1 and sent[0][0] == [retrying.id] and 55 < (sent[0][1] or 0) <= 60
+    attempt_run_next(queue="light", worker="w", hint=None)
+    assert len(sent) == 1
