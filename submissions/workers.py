@@ -86,7 +86,7 @@ def on_worker_shutdown(sender: Any, **_: Any) -> None:
     beat = _beats.pop(hostname, None)
     if beat is not None:
         beat.stopped.set()
-        beat.thread.join(timeout=5)
+        beat.thread.join(timeout=2)
     try:
         close_old_connections()
         worker_gone(hostname=hostname)
