@@ -146,6 +146,7 @@ class ProgressOutput(serializers.Serializer):
     queue_position = serializers.IntegerField(allow_null=True)
     eta_seconds = serializers.FloatField(allow_null=True)
     eta_is_lower_bound = serializers.BooleanField()
+    eta_basis = serializers.CharField(allow_blank=True, required=False)
     last_error = serializers.CharField(allow_blank=True)
 
 
@@ -155,7 +156,8 @@ def progress_data(submission: Submission) -> dict[str, Any]:
     return {"total": p.total, "done": p.done, "scored": p.scored, "running": p.running, "retrying": p.retrying,
             "pending": p.pending, "infra_failed": p.infra_failed, "cancelled": p.cancelled,
             "queue_position": place.position if place else None, "eta_seconds": place.eta_seconds if place else None,
-            "eta_is_lower_bound": bool(place and place.eta_at_least), "last_error": place.last_error if place else ""}
+            "eta_is_lower_bound": bool(place and place.eta_at_least), "eta_basis": place.eta_basis if place else "",
+            "last_error": place.last_error if place else ""}
 
 
 class SubmissionOutput(serializers.ModelSerializer):
@@ -494,4 +496,4 @@ class QueueApi(APIView):
                              "retrying": p.retrying, "pending": p.pending, "infra_failed": p.infra_failed,
                              "cancelled": p.cancelled, "queue_position": item.position,
                              "eta_seconds": item.eta_seconds, "eta_is_lower_bound": item.eta_at_least,
-                             "last_error": item.last_error}}
+                             "eta_basis": item.eta_basis, "last_error": item.last_error}}

@@ -148,7 +148,7 @@ def eta_text(seconds: float, lower_bound: bool) -> str:
     minutes = max(1, round(seconds / 60))
     amount = f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
     # A lower bound: work queued ahead has no observed time yet, so the true wait may be much longer.
-    return f"at least {amount} left" if lower_bound else f"~{amount} left"
+    return f"at least {amount} left" if lower_bound else f"about {amount} left"
 
 
 def progress_line(progress: dict[str, Any]) -> str:

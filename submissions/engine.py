@@ -1,4 +1,4 @@
-"""The attempt engine: claim a waiting attempt, run it with heartbeats, record what happened.
+"""The attempt engine: claim the fairest waiting attempt, run it with heartbeats, record what happened.
 
 Every write of a running try names its try number, so a try that was handed to another worker can
 never write over it; a finished episode's result waits out a database restart before it is written.
@@ -9,7 +9,7 @@ import contextlib
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -30,7 +30,9 @@ from leaderboard.models import Scenario
 from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report
-from submissions.services import submission_refresh_status
+from submissions.scheduling import Contender, fair_order
+from submissions.selectors import due_attempts, queue_contenders, queue_for
+from submissions.services import attempts_enqueue, submission_refresh_status
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -102,12 +104,17 @@ class EndpointBusy(Exception):
 
 
 def _endpoint_has_room(attempt_id: int) -> bool:
-    """Whether one more attempt may call this attempt's endpoint now (uploads call none).
+    """Whether one more attempt may call this attempt's endpoint now (uploads call none)."""
+    url = (Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", flat=True).first() or "")
+    return _endpoint_room(url)
+
+
+def _endpoint_room(url: str) -> bool:
+    """Whether one more attempt may call this endpoint now.
 
     The endpoint's submissions are locked for the check and the claim, so two workers cannot both
     take the last free place (on SQLite, writes are serialised anyway).
     """
-    url = (Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", flat=True).first() or "")
     limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
     if not url or limit <= 0:
         return True
@@ -145,6 +152,99 @@ def _claim(attempt_id: int, worker: str) -> Attempt | None:
     return attempt
 
 
+def _claim_next_of(contender: Contender, worker: str) -> Attempt | None:
+    """Atomically move one due attempt of this submission to running; None if others took them all.
+
+    Raises EndpointBusy when its endpoint is at its concurrency limit.
+    """
+    with transaction.atomic():
+        if contender.endpoint and not _endpoint_room(contender.endpoint):
+            raise EndpointBusy()
+        # Rows another worker is claiming are skipped rather than waited for (PostgreSQL; elsewhere
+        # the conditional update below is what keeps a claim single).
+        due = (Attempt.objects.select_for_update(skip_locked=True)
+               .filter(due_attempts(timezone.now()), submission_id=contender.submission_id)
+               .order_by("id").values_list("id", flat=True))
+        for attempt_id in list(due[:CLAIM_CANDIDATES]):
+            attempt = _claim(attempt_id, worker)
+            if attempt is not None:
+                return attempt
+    return None
+
+
+#: Due attempts of one submission tried in turn before moving on to the next submission.
+CLAIM_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class NextClaim:
+    """What a free worker found on its queue: the attempt it now runs (if any), and whether due
+    attempts were left waiting because their endpoint is at its concurrency limit."""
+
+    attempt: Attempt | None
+    endpoint_busy: bool = False
+
+
+def attempt_claim_next(*, queues: Collection[str], worker: str = "") -> NextClaim:
+    """Atomically move the fairest attempt due on these Celery queues to running (scheduling.fair_key).
+
+    A claim lost to another worker moves on to the next submission in the order.
+    """
+    worker = worker or socket.gethostname()
+    due = queue_contenders(queues=queues)
+    blocked = False
+    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+    for contender in fair_order(due.contenders, due.served):
+        if contender.endpoint and 0 < limit <= due.running_by_endpoint.get(contender.endpoint, 0):
+            blocked = True
+            continue
+        try:
+            attempt = _claim_next_of(contender, worker)
+        except EndpointBusy:
+            blocked = True
+            continue
+        if attempt is not None:
+            return NextClaim(attempt, blocked)
+    return NextClaim(None, blocked)
+
+
+def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None, reads: Collection[str] = ()) -> None:
+    """Run the fairest attempt due now on the queues this worker reads (``queue``, the message's
+    own, and ``reads``), and send again the messages that keep every due attempt's turn.
+
+    Messages are interchangeable: each one runs whatever is due first when a worker is free, so
+    the order in which they were sent does not decide who is served. Every waiting attempt has
+    sent one, so each queue always holds at least as many messages as it has attempts due; one
+    that finds nothing does nothing. A worker reading several queues serves them all by one
+    order (so the demo's single worker fills every mini board before any full set); running
+    another queue's attempt on this message sends one on this queue again at once, to keep its
+    count. ``hint`` is the attempt the message was sent for (and names its queue).
+    """
+    queues = {queue, *reads}
+    claim = attempt_claim_next(queues=queues, worker=worker)
+    if claim.attempt is not None:
+        if hint is not None and queue_for(claim.attempt.submission.environment_id) != queue:
+            attempts_enqueue([hint])
+        delay = _attempt_play(claim.attempt)
+        if delay is not None:
+            # An infrastructure failure: the same attempt is due again after the delay, never scored.
+            attempts_enqueue([claim.attempt.id], countdown=delay)
+        return
+    if hint is None:
+        return
+    if claim.endpoint_busy:
+        # Not a failure and not a try: the team's server is busy with our other attempts.
+        attempts_enqueue([hint], countdown=django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS)
+        return
+    # A message that came early for its retry (e.g. sent again by the watchdog) is kept for then.
+    now = timezone.now()
+    retry_at = Attempt.objects.filter(id=hint, status=Attempt.Status.RETRYING, next_try_at__gt=now,
+                                      submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
+                                      ).values_list("next_try_at", flat=True).first()
+    if retry_at is not None:
+        attempts_enqueue([hint], countdown=(retry_at - now).total_seconds())
+
+
 def scenario_spec(scenario: Scenario) -> ScenarioSpec:
     resource = Path(scenario.resource_path) if scenario.resource_path else None
     if resource is not None and not resource.is_absolute():
@@ -165,6 +265,11 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
         return django_settings.MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS
     if attempt is None:
         return None
+    return _attempt_play(attempt)
+
+
+def _attempt_play(attempt: Attempt) -> float | None:
+    """Play a claimed attempt to its end and record it; a delay when it must be tried again later."""
     submission = attempt.submission
     relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
     started = time.monotonic()

@@ -220,3 +220,24 @@ class SubmissionResult(models.Model):
 
     def __str__(self) -> str:
         return f"result of submission {self.submission_id}"
+
+
+class LiveWorker(models.Model):
+    """A Celery worker that is up: which queues it reads and how many attempts it runs at once.
+
+    Written when the worker is ready, refreshed by it every MAGEBENCH_WORKER_BEAT_SECONDS and removed
+    when it shuts down; a row not refreshed for MAGEBENCH_WORKER_STALE_AFTER_SECONDS is a worker that
+    died. Time-left estimates count its slots, and the queue page warns about a queue none reads.
+    """
+
+    hostname = models.CharField(max_length=200, unique=True)
+    queues = models.JSONField(default=list)
+    concurrency = models.PositiveIntegerField(default=1)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_seen = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["hostname"]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} ({', '.join(self.queues)} × {self.concurrency})"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,6 +19,7 @@ from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from leaderboard.stats import AttemptOutcome
 from submissions.models import Attempt, Submission
+from submissions.scheduling import NEVER, Contender, Served, SimOutcome, SimSubmission, SimWorker, simulate
 
 FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
 # An artifact is named by the trajectory index, which a model's output never writes into: a plain
@@ -72,14 +73,18 @@ def submission_progress(submission: Submission) -> Progress:
 class QueueItem:
     submission: Submission
     progress: Progress
-    #: 1 for the submission served first; None once finished.
+    #: 1 for the submission expected to finish first under the fair schedule; None once finished.
     position: int | None = None
-    #: Seconds until this submission should finish, counting the work queued ahead of it.
+    #: Seconds until this submission should finish, from a simulation of the fair schedule.
     eta_seconds: float | None = None
-    #: Where the per-attempt time of the ETA came from: "this submission" or "recent runs of this board".
+    #: Where the per-attempt time of the ETA came from: "this submission", "recent runs of this board"
+    #: or "recent runs of this environment".
     eta_basis: str = ""
-    #: True when work ahead has no observed time yet, so the ETA leaves it out and is a lower bound.
+    #: True when work served before it has no observed time yet, so the ETA counts it as nothing
+    #: and is a lower bound.
     eta_at_least: bool = False
+    #: Why there is no ETA, when there is none for an active submission.
+    eta_missing: str = ""
     #: The latest infrastructure error of an attempt (retrying or failed), as "kind: message".
     last_error: str = ""
 
@@ -103,18 +108,121 @@ def _board_seconds(boards: set[tuple[str, str, str]]) -> dict[tuple[str, str, st
     return seconds
 
 
+def _environment_seconds(envs: set[str]) -> dict[str, float]:
+    """Mean attempt time of the latest finished submissions of each environment, any board."""
+    from submissions.models import SubmissionResult
+
+    seconds: dict[str, float] = {}
+    for env in envs:
+        values = [v for v in SubmissionResult.objects.filter(submission__environment_id=env, mean_seconds__isnull=False)
+                  .order_by("-computed_at").values_list("mean_seconds", flat=True)[:ETA_HISTORY] if v is not None]
+        if values:
+            seconds[env] = sum(values) / len(values)
+    return seconds
+
+
+def _per_attempt(items: list[QueueItem]) -> dict[int, tuple[float | None, str]]:
+    """Each active submission's expected seconds per attempt and where that number comes from."""
+    known: dict[int, tuple[float | None, str]] = {
+        item.submission.id: (item.progress.mean_seconds, "this submission") for item in items
+        if item.progress.mean_seconds is not None}
+    rest = [item.submission for item in items if item.submission.id not in known]
+    boards = _board_seconds({(s.environment_id, s.flow, s.subset) for s in rest})
+    envs = _environment_seconds({s.environment_id for s in rest
+                                 if (s.environment_id, s.flow, s.subset) not in boards})
+    for s in rest:
+        if (s.environment_id, s.flow, s.subset) in boards:
+            known[s.id] = (boards[(s.environment_id, s.flow, s.subset)], "recent runs of this board")
+        elif s.environment_id in envs:
+            known[s.id] = (envs[s.environment_id], "recent runs of this environment")
+        else:
+            known[s.id] = (None, "")
+    return known
+
+
+#: The slots of a site whose workers keep no record (none has registered yet): one worker reading
+#: every queue, as wide as what runs now.
+UNREGISTERED = ""
+
+
+def _sim_workers(running_total: int) -> tuple[list[SimWorker], bool]:
+    """The live workers as the simulation's slots, and whether they come from the registry."""
+    from submissions.workers import live_workers
+
+    workers = [SimWorker(name=w.hostname, queues=list(w.queues), slots=w.concurrency) for w in live_workers()]
+    if workers:
+        return workers, True
+    return [SimWorker(name=UNREGISTERED, queues=[q.name for q in settings.CELERY_TASK_QUEUES],
+                      slots=max(1, running_total))], False
+
+
+def _estimate(items: list[QueueItem]) -> None:
+    """Fill in each active item's ETA by playing the fair schedule forward (scheduling.simulate)."""
+    if not items:
+        return
+    now = timezone.now()
+    per_attempt = _per_attempt(items)
+    ids = [i.submission.id for i in items]
+    running: dict[int, list[tuple[datetime | None, str]]] = {}
+    for submission_id, started_at, worker in (Attempt.objects.filter(status=Attempt.Status.RUNNING,
+                                                                      submission_id__in=ids)
+                                              .values_list("submission_id", "started_at", "worker")):
+        running.setdefault(submission_id, []).append((started_at, worker))
+    # When each submission and team last had an attempt started, in seconds from now (the fair
+    # order's turn-taking).
+    last_started = {sid: (last - now).total_seconds() for sid, last in (
+        Attempt.objects.filter(submission_id__in=ids, started_at__isnull=False).values("submission_id")
+        .annotate(last=Max("started_at")).order_by().values_list("submission_id", "last"))}
+    last_by_team: dict[int, float] = {}
+    for item in items:
+        if item.submission.id in last_started:
+            team = item.submission.team_id
+            last_by_team[team] = max(last_by_team.get(team, NEVER), last_started[item.submission.id])
+    workers, registered = _sim_workers(sum(len(r) for r in running.values()))
+    sims = []
+    for item in items:
+        s = item.submission
+        seconds, _ = per_attempt[s.id]
+        runs = running.get(s.id, [])
+        left = [max(0.0, (seconds or 0.0) - ((now - started).total_seconds() if started else 0.0))
+                for started, _ in runs]
+        sims.append(SimSubmission(
+            contender=Contender(submission_id=s.id, team_id=s.team_id, baseline=s.is_baseline or s.model.is_baseline,
+                                subset=s.subset, created_at=s.created_at, endpoint=s.endpoint_url),
+            queue=queue_for(s.environment_id), waiting=item.progress.pending + item.progress.retrying,
+            running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
+            per_attempt=seconds, last_started=last_started.get(s.id)))
+    outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY,
+                        last_by_team=last_by_team)
+    for item in items:
+        outcome = outcomes.get(item.submission.id, SimOutcome())
+        seconds, basis = per_attempt[item.submission.id]
+        item.eta_basis = basis
+        if seconds is None:
+            item.eta_missing = "no attempt of this board has finished yet"
+        elif outcome.finish is None:
+            item.eta_missing = "no live worker reads its queue"
+        else:
+            item.eta_seconds = outcome.finish
+            item.eta_at_least = outcome.at_least
+    order = {i.submission.id: ((outcomes[i.submission.id].finish is None,
+                                outcomes[i.submission.id].finish or 0.0, i.submission.created_at, i.submission.id))
+             for i in items}
+    items.sort(key=lambda i: order[i.submission.id])
+    for position, item in enumerate(items, start=1):
+        item.position = position
+
+
 def queue_list(limit: int = 50) -> list[QueueItem]:
-    """Active submissions in the order they are served (first come, first served), then the latest
-    finished ones. ETAs assume the workers keep the pace of the attempts running now: the work
-    ahead of a submission plus its own, over the attempts running in parallel (at least one)."""
+    """Active submissions in the order they are expected to finish under the fair schedule, then
+    the latest finished ones. Each active one's ETA comes from playing the schedule forward over
+    the live workers' slots, with each submission's observed time per attempt."""
     latest_error = Attempt.objects.filter(submission=OuterRef("pk")).exclude(error_kind="").order_by("-id")
     base = (Submission.objects.select_related("model", "team", "environment")
             .annotate(error_kind=Subquery(latest_error.values("error_kind")[:1]),
                       error_message=Subquery(latest_error.values("error_message")[:1])))
-    active = list(base.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
-                  .order_by("created_at", "id"))
-    recent = list(base.exclude(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
-                  .order_by("-created_at")[:limit])
+    active = list(base.filter(status__in=ACTIVE_SUBMISSIONS).order_by("created_at", "id"))
+    recent = list(base.exclude(status__in=ACTIVE_SUBMISSIONS).order_by("-created_at")[:limit])
     submissions = active + recent
     rows = cast(Iterable[dict[str, Any]], Attempt.objects.filter(submission_id__in=[s.id for s in submissions])
                 .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by())
@@ -124,28 +232,9 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
                        # Errors stored before URLs with credentials were refused may quote one.
                        last_error=scrub_secrets(f"{s.error_kind}: {s.error_message}") if s.error_kind else "")
              for s in submissions]
-    board_seconds = _board_seconds({(s.environment_id, s.flow, s.subset) for s in active})
-    parallel = max(1, sum(item.progress.running for item in items[:len(active)]))
-    work_ahead = 0.0
-    unknown_ahead = False
-    for position, item in enumerate(items[:len(active)], start=1):
-        item.position = position
-        per_attempt = item.progress.mean_seconds
-        item.eta_basis = "this submission"
-        if per_attempt is None:
-            per_attempt = board_seconds.get((item.submission.environment_id, item.submission.flow,
-                                             item.submission.subset))
-            item.eta_basis = "recent runs of this board"
-        remaining = item.progress.pending + item.progress.running + item.progress.retrying
-        if per_attempt is None:
-            # Nothing observed for this board yet: no estimate for it, and later ones become lower bounds.
-            item.eta_basis = ""
-            unknown_ahead = True
-            continue
-        work_ahead += remaining * per_attempt
-        item.eta_seconds = work_ahead / parallel
-        item.eta_at_least = unknown_ahead
-    return items
+    waiting = items[:len(active)]
+    _estimate(waiting)
+    return waiting + items[len(active):]
 
 
 def queue_seen_by(can_view: Callable[[Submission], bool], limit: int = 50) -> list[tuple[QueueItem, bool]]:
@@ -175,6 +264,78 @@ def queue_for(env: str) -> str:
     return settings.MAGEBENCH_QUEUE_ROUTES.get(kind, kind)
 
 
+def queue_of_attempt(attempt_id: int) -> str | None:
+    """The Celery queue an attempt's messages go to; None for an attempt that no longer exists."""
+    env = Attempt.objects.filter(id=attempt_id).values_list("submission__environment_id", flat=True).first()
+    return None if env is None else queue_for(env)
+
+
+ACTIVE_SUBMISSIONS = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+
+
+def due_attempts(now: datetime) -> Q:
+    """Attempts a worker may start now: pending ones, and retrying ones whose wait is over."""
+    return (Q(status=Attempt.Status.PENDING)
+            | Q(status=Attempt.Status.RETRYING, next_try_at__isnull=True)
+            | Q(status=Attempt.Status.RETRYING, next_try_at__lte=now))
+
+
+@dataclass
+class DueWork:
+    """What one queue could start now, and what the fair order counts across every queue."""
+
+    contenders: list[Contender]
+    #: Last starts in epoch seconds.
+    served: Served
+    #: Attempts with a fresh heartbeat per endpoint URL, for its concurrency limit.
+    running_by_endpoint: dict[str, int]
+
+
+_CONTENDER_FIELDS = ("submission_id", "submission__team_id", "submission__is_baseline",
+                     "submission__model__is_baseline", "submission__subset", "submission__created_at",
+                     "submission__endpoint_url")
+
+
+def _contender(row: dict[str, Any]) -> Contender:
+    return Contender(submission_id=row["submission_id"], team_id=row["submission__team_id"],
+                     baseline=bool(row["submission__is_baseline"] or row["submission__model__is_baseline"]),
+                     subset=row["submission__subset"], created_at=row["submission__created_at"],
+                     endpoint=row["submission__endpoint_url"] or "")
+
+
+def _served_now() -> tuple[Served, dict[str, int]]:
+    """Running attempts and latest starts of the active submissions, and fresh runs per endpoint."""
+    fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
+    running = Q(status=Attempt.Status.RUNNING)
+    rows = (Attempt.objects.filter(submission__status__in=ACTIVE_SUBMISSIONS, started_at__isnull=False)
+            .values("submission_id", "submission__team_id", "submission__endpoint_url")
+            .annotate(n=Count("id", filter=running), fresh=Count("id", filter=running & Q(heartbeat_at__gte=fresh)),
+                      last=Max("started_at")).order_by())
+    served = Served()
+    by_endpoint: dict[str, int] = {}
+    for row in rows:
+        team, submission, last = row["submission__team_id"], row["submission_id"], row["last"].timestamp()
+        served.running_by_team[team] = served.running_by_team.get(team, 0) + row["n"]
+        served.running_by_submission[submission] = row["n"]
+        served.last_by_team[team] = max(served.last_by_team.get(team, NEVER), last)
+        served.last_by_submission[submission] = last
+        if row["submission__endpoint_url"]:
+            url = row["submission__endpoint_url"]
+            by_endpoint[url] = by_endpoint.get(url, 0) + row["fresh"]
+    return served, by_endpoint
+
+
+def queue_contenders(*, queues: Collection[str]) -> DueWork:
+    """The submissions with attempts due on these queues now, with what ranks them."""
+    envs = [env for env in Submission.objects.filter(status__in=ACTIVE_SUBMISSIONS)
+            .values_list("environment_id", flat=True).distinct().order_by() if queue_for(env) in queues]
+    rows = (Attempt.objects.filter(due_attempts(timezone.now()), submission__status__in=ACTIVE_SUBMISSIONS,
+                                   submission__environment_id__in=envs)
+            .values(*_CONTENDER_FIELDS).annotate(n=Count("id")).order_by())
+    served, by_endpoint = _served_now()
+    return DueWork(contenders=[_contender(row) for row in rows], served=served, running_by_endpoint=by_endpoint)
+
+
 def queue_work(queue: str) -> str:
     """What a queue's workers do, in the words of the queue page."""
     work = ["model calls"] if queue == settings.CELERY_TASK_DEFAULT_QUEUE else []
@@ -185,37 +346,51 @@ def queue_work(queue: str) -> str:
 
 @dataclass(frozen=True)
 class QueueLoad:
-    """One Celery queue now: attempts waiting for it, attempts running on it, workers seen running them."""
+    """One Celery queue now: attempts waiting for it, attempts running on it, workers reading it."""
 
     queue: str
     work: str
     waiting: int
     running: int
+    #: Live workers that read this queue, and any other worker seen running its attempts.
     workers: int
+    #: Whether a live worker reads this queue; None when no worker has registered at all.
+    read: bool | None = None
 
     @property
     def unserved(self) -> bool:
-        """Work is waiting and nothing of this kind runs: its workers may be down (or all busy elsewhere)."""
-        return self.waiting > 0 and self.running == 0
+        """Work is waiting and no live worker reads this queue: its workers may be down.
+
+        A worker reading several queues and busy on another one's work still serves this one; with
+        no registered worker at all, only waiting work with nothing of its kind running is flagged.
+        """
+        if self.waiting == 0:
+            return False
+        return not self.read if self.read is not None else self.running == 0
 
 
 def queue_loads() -> list[QueueLoad]:
-    """Waiting and running attempts per queue, and how many workers have a fresh heartbeat on it."""
-    from django.utils import timezone
+    """Waiting and running attempts per queue, and the workers serving each."""
+    from submissions.workers import live_workers
 
     fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
-    live = Attempt.objects.filter(status__in=Attempt.ACTIVE,
-                                  submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+    live = Attempt.objects.filter(status__in=Attempt.ACTIVE, submission__status__in=ACTIVE_SUBMISSIONS)
     counts: dict[str, dict[str, int]] = {q.name: {"waiting": 0, "running": 0} for q in settings.CELERY_TASK_QUEUES}
     for row in live.values("submission__environment_id", "status").annotate(n=Count("id")):
         bucket = counts.setdefault(queue_for(row["submission__environment_id"]), {"waiting": 0, "running": 0})
         bucket["running" if row["status"] == Attempt.Status.RUNNING else "waiting"] += row["n"]
     workers: dict[str, set[str]] = {}
+    registered = list(live_workers().values_list("hostname", "queues"))
+    for hostname, queues in registered:
+        for queue in queues:
+            workers.setdefault(queue, set()).add(hostname)
+    readers = {queue: bool(names) for queue, names in workers.items()}
     for env, worker in (live.filter(status=Attempt.Status.RUNNING, heartbeat_at__gte=fresh)
                         .values_list("submission__environment_id", "worker").distinct()):
         workers.setdefault(queue_for(env), set()).add(worker)
     return [QueueLoad(queue=name, work=queue_work(name), waiting=c["waiting"], running=c["running"],
-                      workers=len(workers.get(name, ()))) for name, c in counts.items()]
+                      workers=len(workers.get(name, ())),
+                      read=readers.get(name, False) if registered else None) for name, c in counts.items()]
 
 
 def attempt_outcomes(submission_ids: list[int], *, with_breakdown: bool = False) -> dict[int, list[AttemptOutcome]]:

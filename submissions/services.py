@@ -296,7 +296,11 @@ def _plugin_or_error(env: str):
 
 
 def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) -> None:
-    """Send each attempt to its environment's queue (now, or after ``countdown`` seconds).
+    """Send one message per attempt to its environment's queue (now, or after ``countdown`` seconds).
+
+    A message is a turn on that queue, not an order for this attempt: the worker that takes it runs
+    whichever attempt is fairest then (engine.attempt_run_next), so each waiting attempt needs one
+    and an extra one is harmless.
 
     A broker that cannot be reached loses nothing: the attempts stay waiting with no ``queued_at``
     and the watchdog sends them again once the broker is back. The caller (a web request, a retry)

@@ -13,14 +13,20 @@ CLAIM_BACKOFF = Backoff(first=2.0, cap=60.0, jitter=1.0)
 
 @shared_task(name="submissions.run_attempt", bind=True, acks_late=True, max_retries=None)
 def run_attempt_task(self: Task, attempt_id: int) -> None:
-    from submissions.engine import attempt_run
-    from submissions.services import attempts_enqueue
+    """Run the fairest attempt due on the queues this worker reads, starting from the queue of
+    ``attempt_id`` (which need not be the attempt run: messages are interchangeable, see
+    engine.attempt_run_next). Infrastructure failures are tried again later, never scored."""
+    from django.conf import settings
+
+    from submissions.engine import attempt_run_next
+    from submissions.selectors import queue_of_attempt
 
     try:
-        delay = attempt_run(attempt_id=attempt_id, worker=self.request.hostname or "")
-        if delay is not None:
-            # An infrastructure failure: try the same attempt again later, never score it.
-            attempts_enqueue([attempt_id], countdown=delay)
+        delivered_on = (self.request.delivery_info or {}).get("routing_key") or settings.CELERY_TASK_DEFAULT_QUEUE
+        # The queues this worker reads (-Q), which its pool processes inherit from the main one.
+        reads = list(self.app.amqp.queues.consume_from or ())
+        attempt_run_next(queue=queue_of_attempt(attempt_id) or delivered_on, worker=self.request.hostname or "",
+                         hint=attempt_id, reads=reads)
     except (OperationalError, InterfaceError) as exc:
         raise self.retry(exc=exc, countdown=CLAIM_BACKOFF.delay(self.request.retries + 1)) from exc
 

@@ -110,7 +110,9 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The worker and the web process write the same file; wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # Transactions take the write lock when they begin: one that read first and then wrote would
+    # otherwise fail at once ("database is locked") while another process writes, without waiting.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=30, transaction_mode="IMMEDIATE")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -242,6 +244,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_BROKER_DIR / "processed"),
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
+        # kombu looks for new message files once a second by default: up to a second lost after
+        # every attempt, most of the time of a short one. Listing one folder is cheap.
+        "polling_interval": env_float("MAGEBENCH_BROKER_POLLING_SECONDS", 0.1),
     }
 else:
     # A message not acknowledged this long after delivery (its worker died) is delivered again. A
@@ -276,11 +281,18 @@ CELERY_BEAT_SCHEDULE = {
 # A running attempt whose heartbeat is older than this is taken to be on a dead worker.
 MAGEBENCH_STALLED_AFTER_SECONDS = env_float("MAGEBENCH_STALLED_AFTER_SECONDS", 300.0)
 MAGEBENCH_HEARTBEAT_EVERY_SECONDS = env_float("MAGEBENCH_HEARTBEAT_EVERY_SECONDS", 2.0)
+# Each worker says it is up this often (submissions.LiveWorker); one silent for longer than the
+# stale limit is taken to be down: the queue page warns about queues no live worker reads.
+MAGEBENCH_WORKER_BEAT_SECONDS = env_float("MAGEBENCH_WORKER_BEAT_SECONDS", 30.0)
+MAGEBENCH_WORKER_STALE_AFTER_SECONDS = env_float("MAGEBENCH_WORKER_STALE_AFTER_SECONDS", 180.0)
 # How long a worker holding a finished episode waits for the database to come back before giving
 # the result up (the watchdog then runs the attempt again).
 MAGEBENCH_DB_OUTAGE_SECONDS = env_float("MAGEBENCH_DB_OUTAGE_SECONDS", 120.0)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A message only says "run the fairest attempt due on this queue", chosen when a process is free,
+# so how many messages a worker holds ahead does not change who is served first; one ahead per
+# process keeps a busy worker from sitting on messages another one could run.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3 * 3600)

@@ -283,8 +283,8 @@ def test_on_a_terminal_the_progress_line_is_redrawn_in_place():
 
 
 def test_the_eta_reads_as_minutes_and_says_when_it_is_only_a_lower_bound():
-    assert cli.eta_text(170, lower_bound=False) == "~3 min left"
-    assert cli.eta_text(20, lower_bound=False) == "~1 min left"
+    assert cli.eta_text(170, lower_bound=False) == "about 3 min left"
+    assert cli.eta_text(20, lower_bound=False) == "about 1 min left"
     assert cli.eta_text(2 * 3600 + 5 * 60, lower_bound=True) == "at least 2 h 05 min left"
 
 

@@ -36,21 +36,23 @@ def _submission(name: str, statuses: Sequence[tuple[str, float | None]], *, stat
 SCORED, PENDING, RUNNING = Attempt.Status.SCORED, Attempt.Status.PENDING, Attempt.Status.RUNNING
 
 
-def test_the_queue_serves_first_come_first_and_counts_the_work_ahead_in_each_eta(fixture_scenarios):
-    # first: 2 scored at 10 s and 20 s (mean 15 s), 1 running, 3 waiting -> 4 left × 15 s = 60 s of work
+def test_the_queue_lists_submissions_in_the_order_the_fair_schedule_finishes_them(fixture_scenarios):
+    # first: 2 scored at 10 s and 20 s (mean 15 s), 1 running, 3 waiting
     _submission("First", [(SCORED, 10.0), (SCORED, 20.0), (RUNNING, None)] + [(PENDING, None)] * 3)
-    # second: nothing finished yet, so the board's recent finished runs give 30 s per attempt; 2 waiting = 60 s
+    # second: nothing finished yet, so the board's recent finished runs give 30 s per attempt; 2 waiting
     _submission("Second", [(PENDING, None)] * 2, status=Submission.Status.QUEUED)
     done = _submission("Done earlier", [(SCORED, 30.0)], status=Submission.Status.COMPLETED)
     SubmissionResult.objects.create(submission=done, mean_seconds=30.0, computed_at=timezone.now())
     items = queue_list()
-    assert [i.submission.model.name for i in items] == ["First", "Second", "Done earlier"]
+    # No worker has registered, so one slot (as many as run now). Both submissions are the same
+    # team's and take turns: the running attempt ends at 15 s; First 15-30, Second 30-60, First 60-75,
+    # Second 75-105 (done), First 105-120 (done).
+    assert [i.submission.model.name for i in items] == ["Second", "First", "Done earlier"]
     assert [i.position for i in items] == [1, 2, None]
-    # one attempt runs now, so one attempt at a time: 60 s, then 60 + 60 s
-    assert items[0].eta_seconds == pytest.approx(60.0) and items[0].eta_basis == "this submission"
-    assert items[1].eta_seconds == pytest.approx(120.0) and items[1].eta_basis == "recent runs of this board"
+    assert items[0].eta_seconds == pytest.approx(105.0) and items[0].eta_basis == "recent runs of this board"
+    assert items[1].eta_seconds == pytest.approx(120.0) and items[1].eta_basis == "this submission"
     assert items[2].eta_seconds is None
-    assert (items[0].progress.done, items[0].progress.total, items[0].progress.running) == (2, 6, 1)
+    assert (items[1].progress.done, items[1].progress.total, items[1].progress.running) == (2, 6, 1)
 
 
 def test_a_board_with_no_observed_time_has_no_eta_and_makes_later_ones_lower_bounds(fixture_scenarios):

@@ -93,6 +93,22 @@ def test_submit_baselines_queues_each_board_once(fixture_scenarios):
         call_command("submit_baselines", "--url", "genius=http://127.0.0.1:1/v1")
 
 
+def test_submit_baselines_can_cap_the_repeats_and_each_submission_records_what_it_ran(fixture_scenarios):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    urls = ["--url", "idle=http://127.0.0.1:8101/v1", "--url", "random=http://127.0.0.1:8102/v1"]
+    call_command("submit_baselines", "--env", "football", "--max-repeats", "3", *urls, stdout=StringIO())
+    football = Submission.objects.filter(environment_id="football", subset="mini")
+    assert football.count() == 2 and all(s.settings["repeats"] == 3 for s in football)  # 10 by default
+    assert all(s.attempts.count() == 3 * 3 for s in football)  # 3 mini scenarios × 3 repeats
+    call_command("submit_baselines", "--env", "sokoban", "--max-repeats", "3", *urls, stdout=StringIO())
+    repeats = dict(Submission.objects.filter(environment_id="sokoban", flow="global").values_list(
+        "model__name", "settings__repeats"))
+    assert repeats == {"Idle agent": 1, "Random agent": 3}  # under the cap, each keeps its own count
+
+
 def test_the_upload_page_explains_each_environments_re_scoring_in_its_plugins_words(lab):
     from evaluators.base import all_plugins
 

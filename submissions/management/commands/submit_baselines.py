@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluators.base import all_plugins, get_plugin
+from evaluators.settings import EvaluationSettings
 from leaderboard.catalogue import default_suite
 from submissions.models import Submission
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
@@ -41,12 +42,15 @@ class Command(BaseCommand):
         parser.add_argument("--agent", action="append", dest="agents", choices=sorted(AGENTS))
         parser.add_argument("--url", action="append", dest="urls", metavar="AGENT=URL", required=True,
                             help="where each agent is served, e.g. idle=http://127.0.0.1:8101/v1")
+        parser.add_argument("--max-repeats", type=int, default=0, metavar="N",
+                            help="run each baseline at most N times per scenario (0: the agent's own count or "
+                                 "the flow's default); the submission records the repeats it ran")
         parser.add_argument("--allow-private-endpoint", action="store_true",
                             help="the agents are on a network you trust: let them be on private or loopback "
                                  "addresses that the address policy refuses for teams (never a metadata service)")
 
     def handle(self, *args, env: str, subsets: list[str] | None, suite: str | None, agents: list[str] | None,
-               urls: list[str], allow_private_endpoint: bool = False, **options) -> None:
+               urls: list[str], allow_private_endpoint: bool = False, max_repeats: int = 0, **options) -> None:
         plugin = get_plugin(env)
         where = dict(item.split("=", 1) for item in urls if "=" in item)
         suite = suite or default_suite(env)
@@ -71,6 +75,10 @@ class Command(BaseCommand):
                 model = ModelSpec(team=BASELINE_TEAM, name=name, metadata={"organisation": "MageBench Leaderboard"},
                                   is_baseline=True)
                 for flow in plugin.flows:
+                    chosen_settings = dict(settings)
+                    if max_repeats > 0:
+                        default = EvaluationSettings.from_mapping(settings, env, flow, subset=subset).repeats
+                        chosen_settings["repeats"] = min(default, max_repeats)
                     exists = Submission.objects.filter(model__team__name=BASELINE_TEAM, model__name=name,
                                                        environment_id=env, flow=flow, subset=subset,
                                                        suite=suite).exclude(status=Submission.Status.CANCELLED)
@@ -79,7 +87,7 @@ class Command(BaseCommand):
                     try:
                         submission = submission_create_endpoint(
                             model=model, env=env, flow=flow, subset=subset, suite=suite, endpoint_url=where[agent],
-                            endpoint_model=agent, settings=settings, is_baseline=True,
+                            endpoint_model=agent, settings=chosen_settings, is_baseline=True,
                             endpoint_trusted=allow_private_endpoint)
                     except SubmissionError as exc:
                         raise CommandError(str(exc)) from None
