@@ -33,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +101,41 @@ def seconds_per_render(samples: int = 10) -> tuple[float, float]:
     return start_up, statistics.median(times)
 
 
+#: Seconds between watchdog rounds while the run is waited for (the deployment's default beat).
+WATCHDOG_EVERY = 30.0
+
+
+def still_running(ids: list[int], active: Sequence[str]) -> bool:
+    """Whether a submission is unfinished; a database that restarts meanwhile is waited for."""
+    from django.db import InterfaceError, OperationalError, connection
+
+    from submissions.models import Submission
+
+    while True:
+        try:
+            return Submission.objects.filter(id__in=ids, status__in=active).exists()
+        except (OperationalError, InterfaceError) as exc:
+            scale.log(f"database unavailable ({exc}); retrying")
+            connection.close()
+            time.sleep(2.0)
+
+
+def watchdog_round() -> None:
+    from django.db import InterfaceError, OperationalError, connection
+    from kombu.exceptions import OperationalError as BrokerError
+
+    from submissions.watchdog import watchdog_run
+
+    try:
+        counts = watchdog_run()
+    except (OperationalError, InterfaceError, BrokerError, OSError) as exc:
+        scale.log(f"watchdog round skipped: {exc}")
+        connection.close()
+        return
+    if any(counts.values()):
+        scale.log(f"watchdog: {counts}")
+
+
 def frames_of(trajectory_path: str) -> int:
     from django.conf import settings
 
@@ -130,9 +166,14 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
             for env, flow, repeats in PROTOCOL}
         deadline = time.monotonic() + timeout
         active = [Submission.Status.QUEUED, Submission.Status.RUNNING]
-        while Submission.objects.filter(id__in=ids.values(), status__in=active).exists():
+        watched = time.monotonic()
+        while still_running(list(ids.values()), active):
             if time.monotonic() > deadline:
                 break
+            if time.monotonic() - watched > WATCHDOG_EVERY:
+                # What Celery beat does on a deployment: a restarted broker or a killed worker loses nothing.
+                watchdog_round()
+                watched = time.monotonic()
             time.sleep(1.0)
     lines = [f"- boards submitted at once, 1-minute load average then {load[0]:.2f}; scenarios in the paper "
              f"mini set: {', '.join(f'{env} {n}' for env, n in counts.items())}",
