@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 
 from evaluators.base import get_plugin
 from leaderboard.analysis import ZONE_LANES, ZONE_THIRDS, board_analysis_get, board_compare_get
-from leaderboard.cache import CachedPage, cached, page_cached
+from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.selectors import board_get
 
 
@@ -45,7 +45,7 @@ def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> Ht
         return CachedPage(title=_title("Analysis", env, flow, subset), content=content,
                           charts=bool(analysis.models), cacheable=bool(analysis.board.scenario_count))
 
-    page = page_cached("analysis", (env, flow, subset, suite or ""), build)
+    page = page_cached("analysis", (env, flow, subset, suite or ""), build, scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/analysis/analysis.html", {"page": page})
 
 
@@ -58,7 +58,7 @@ def _entries(env: str, flow: str, subset: str, suite: str | None) -> tuple[int, 
             raise Http404("no such board") from None
         return tuple(row.submission_id for row in board.rows if row.submission_id is not None)
 
-    return cached("board-entries", (env, flow, subset, suite or ""), build)
+    return cached("board-entries", (env, flow, subset, suite or ""), build, scope=board_scope(env, flow, subset))
 
 
 def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
@@ -80,5 +80,6 @@ def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> Htt
                           cacheable=bool(comparison.board.scenario_count) and all(
                               ref is None or ref in entries for ref in (a, b)))
 
-    page = page_cached("compare", (env, flow, subset, suite or "", a, b), build)
+    page = page_cached("compare", (env, flow, subset, suite or "", a, b), build,
+                       scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/analysis/compare.html", {"page": page})
