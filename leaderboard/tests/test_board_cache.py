@@ -152,7 +152,8 @@ def test_a_board_cached_by_one_process_is_rebuilt_once_another_process_commits_a
 def test_a_write_bumps_the_database_generation_of_its_board_once_its_transaction_commits(
         board, django_capture_on_commit_callbacks):
     def stored() -> int:
-        return BoardsGeneration.objects.filter(scope="board:sokoban/global/mini").values_list("value", flat=True).first() or 0
+        row = BoardsGeneration.objects.filter(scope="board:sokoban/global/mini")
+        return row.values_list("value", flat=True).first() or 0
 
     before = stored()
     with django_capture_on_commit_callbacks(execute=True):
