@@ -59,7 +59,7 @@ def test_after_the_warm_a_visitors_first_request_renders_nothing(client, entries
     assert response.status_code == 200
 
 
-def test_the_warm_rebuilds_only_the_board_that_changed_and_the_home_page(entries, warming,
+def test_the_warm_rebuilds_only_the_board_that_changed_and_the_home_page(entries, warming, sent,
                                                                          django_capture_on_commit_callbacks):
     warm_boards()
     with django_capture_on_commit_callbacks(execute=True):
