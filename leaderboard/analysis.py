@@ -161,7 +161,7 @@ class BoardAnalysis:
 
     def chart_data(self) -> dict[str, Any]:
         """What static/js/analysis.js draws, as plain JSON."""
-        return {
+        return compact({
             "scoreLabel": self.board.score_label,
             "errors": [{"label": r.model.label, "ia": r.ia_pct, "ra": r.ra_pct} for r in self.errors],
             "lostKeys": list(self.board.breakdown_keys),
@@ -177,7 +177,7 @@ class BoardAnalysis:
                 "models": [{"id": z.model.submission_id, "label": z.model.label, "means": z.means, "counts": z.counts}
                            for z in self.zones],
             } if self.zones else None,
-        }
+        })
 
 
 @dataclass(frozen=True)
@@ -217,15 +217,31 @@ class BoardComparison:
         return sorted(self.a_wins + self.b_wins + self.ties, key=lambda d: natural_key(d.scenario.key))
 
     def chart_data(self) -> dict[str, Any]:
-        return {
+        return compact({
             "scoreLabel": self.board.score_label,
             "a": self.a.label if self.a else None, "b": self.b.label if self.b else None,
             "points": [{"key": d.scenario.key, "a": d.a, "b": d.b} for d in self.shared],
             "threshold": self.fail_threshold,
-        }
+        })
 
 
 # --- pure computations (no database) ---------------------------------------------------------
+
+
+#: Decimals of the numbers sent to the charts: the tables and tooltips show two; a mean's full
+#: seventeen digits made half of a 200-entry page's chart data.
+CHART_DECIMALS = 3
+
+
+def compact(data: Any) -> Any:
+    """``data`` with every float rounded to ``CHART_DECIMALS``."""
+    if isinstance(data, float):
+        return round(data, CHART_DECIMALS)
+    if isinstance(data, dict):
+        return {key: compact(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [compact(value) for value in data]
+    return data
 
 
 def tag_value(scenario: ScenarioRef, tag: str) -> str | None:

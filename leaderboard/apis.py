@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluators.base import environment_slugs
-from leaderboard.cache import cached
+from leaderboard.cache import board_scope, cached
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
 
@@ -39,18 +39,24 @@ class BoardApi(APIView):
             ("reported", "1: rank published results too"))],
         responses={200: OutputSerializer})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
-        filters = BoardFilter.from_query(request.query_params)
-        key = board_key(request, env, flow, subset)
+        return Response(board_payload(request, env, flow, subset))
 
-        def build() -> tuple[dict[str, Any], bool]:
-            try:
-                board = board_get(env=env, flow=flow, subset=subset, suite=request.query_params.get("suite"),
-                                  filters=filters, viewer_team_ids=key[-1])
-            except (KeyError, ValueError):
-                raise Http404("no such board") from None
-            return ({"env": env, "flow": flow, "subset": subset, "suite": board.suite,
-                     "scenarios": board.scenario_count, "score_label": board.score_label,
-                     "rows": [row.as_dict() for row in board.rows]}, board_storable(board, filters))
 
-        payload, _ = cached("board-api", key, build, keep=lambda built: built[1])
-        return Response(payload)
+def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, Any]:
+    """The API's answer for a board and the request's query, from the board cache (``request`` is a
+    Django or DRF request: the warm builds it outside the API's throttles)."""
+    filters = BoardFilter.from_query(request.GET)
+    key = board_key(request, env, flow, subset)
+
+    def build() -> tuple[dict[str, Any], bool]:
+        try:
+            board = board_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"),
+                              filters=filters, viewer_team_ids=key[-1])
+        except (KeyError, ValueError):
+            raise Http404("no such board") from None
+        return ({"env": env, "flow": flow, "subset": subset, "suite": board.suite,
+                 "scenarios": board.scenario_count, "score_label": board.score_label,
+                 "rows": [row.as_dict() for row in board.rows]}, board_storable(board, filters))
+
+    payload, _ = cached("board-api", key, build, keep=lambda built: built[1], scope=board_scope(env, flow, subset))
+    return payload

@@ -1,15 +1,18 @@
 """Cached reads of what finished submissions make immutable: boards, their exports, the home page's
 overview and the analysis pages.
 
-Every entry's key holds the current *generation*, a counter kept in the cache itself (and in the
-database too when the cache is each process's own); any write that changes what a board shows calls
-:func:`boards_changed`, which moves the counter on, so every entry written before it is never read
-again (and expires on its own). Keys also hold everything the
-entry depends on: the board, the query, and the teams of the visitor when their private rows show.
+Every entry's key holds the current *generations* of what it shows: counters kept in the cache itself
+(and in the database too when the cache is each process's own), one for everything and one per board
+(and one for the home page, which shows every board). Any write that changes what a board shows
+calls :func:`boards_changed` with the boards it changes (or none: every board), which moves their
+counters on, so every entry of those boards written before it is never read again (and expires on
+its own), while the other boards' entries stay. Keys also hold everything the entry depends on: the
+board, the query, and the teams of the visitor when their private rows show.
 Nothing that differs per visitor otherwise (log-in state, CSRF tokens, messages) is ever cached.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
@@ -28,6 +31,18 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 GENERATION_KEY = "boards:generation"
+#: The scope of what every board shows (scenarios, model metadata, teams): its counter is in every key.
+EVERYTHING = ""
+#: The scope of the home page, which shows every board: moved on with any board's.
+HOME = "home"
+WARM_PENDING_KEY = "boards:warm-pending"
+
+#: A board as its cache is scoped: environment, flow, subset (every suite of it).
+BoardRef = tuple[str, str, str]
+
+
+def board_scope(env: str, flow: str, subset: str) -> str:
+    return f"board:{env}/{flow}/{subset}"
 
 
 def _timeout() -> int:
@@ -36,75 +51,131 @@ def _timeout() -> int:
 
 def _process_local() -> bool:
     """A cache in each process's own memory (the default, LocMem) cannot hear of another process's
-    writes: a Celery worker finishing a submission. Its keys then also hold the generation kept in
+    writes: a Celery worker finishing a submission. Its keys then also hold the generations kept in
     the database, one query per page; a shared cache (Redis) needs no query."""
     return isinstance(caches["default"], LocMemCache)
 
 
-def _cache_generation() -> int:
-    value = cache.get(GENERATION_KEY)
+def _counter_key(scope: str) -> str:
+    return f"{GENERATION_KEY}:{scope}" if scope else GENERATION_KEY
+
+
+def _cache_generation(scope: str) -> int:
+    key = _counter_key(scope)
+    value = cache.get(key)
     if value is None:
         # Lost (evicted, or the cache restarted): start again from the clock, above any earlier
         # value, so that entries of older generations are never read again.
-        cache.add(GENERATION_KEY, time.time_ns(), timeout=None)
-        value = cache.get(GENERATION_KEY, 0)
+        cache.add(key, time.time_ns(), timeout=None)
+        value = cache.get(key, 0)
     return int(value)
 
 
-def generation() -> tuple[int, int]:
-    """The current generation: the cache's counter, and the database's where the cache is per process."""
-    stored = 0
-    if _process_local():
-        from leaderboard.models import BoardsGeneration
-
-        stored = BoardsGeneration.objects.values_list("value", flat=True).order_by("id").first() or 0
-    return _cache_generation(), stored
-
-
-def _bump_cache() -> None:
-    try:
-        try:
-            cache.incr(GENERATION_KEY)
-        except ValueError:  # not there (any more): a new one from the clock is past every earlier one
-            cache.set(GENERATION_KEY, time.time_ns(), timeout=None)
-    except Exception:  # noqa: BLE001 - a cache that cannot be reached must not undo the write
-        logger.warning("could not move the boards' cache generation on", exc_info=True)
-
-
-def _bump_database() -> None:
+def generation(scope: str = EVERYTHING) -> tuple[int, ...]:
+    """The current generation of ``scope``: the cache's counters of everything and of the scope, and
+    the database's too where the cache is per process."""
+    scopes = (EVERYTHING,) if scope == EVERYTHING else (EVERYTHING, scope)
+    counters = tuple(_cache_generation(name) for name in scopes)
+    if not _process_local():
+        return counters
     from leaderboard.models import BoardsGeneration
 
-    if not BoardsGeneration.objects.filter(id=1).update(value=F("value") + 1):
-        BoardsGeneration.objects.get_or_create(id=1, defaults={"value": 1})
+    stored = dict(BoardsGeneration.objects.filter(scope__in=scopes).values_list("scope", "value"))
+    return counters + tuple(stored.get(name, 0) for name in scopes)
 
 
-def boards_changed() -> None:
-    """Call after any write that changes a board.
+def _bump_cache(scopes: tuple[str, ...]) -> None:
+    for scope in scopes:
+        key = _counter_key(scope)
+        try:
+            try:
+                cache.incr(key)
+            except ValueError:  # not there (any more): a new one from the clock is past every earlier one
+                cache.set(key, time.time_ns(), timeout=None)
+        except Exception:  # noqa: BLE001 - a cache that cannot be reached must not undo the write
+            logger.warning("could not move the boards' cache generation on", exc_info=True)
+            return
 
-    The cache's counter moves on now, so that the writer, and anyone reading inside its transaction,
-    sees the change; both counters move on once the transaction commits, so that a page another
-    process built from the data before the commit is dropped too. The database's counter moves only
-    then, in a statement of its own: a lock on it held to the end of every writer's transaction
-    would queue the workers finishing submissions behind one another.
+
+def _bump_database(scopes: tuple[str, ...]) -> None:
+    from leaderboard.models import BoardsGeneration
+
+    for scope in scopes:
+        if not BoardsGeneration.objects.filter(scope=scope).update(value=F("value") + 1):
+            BoardsGeneration.objects.get_or_create(scope=scope, defaults={"value": 1})
+
+
+def _scopes(boards: tuple[BoardRef, ...]) -> tuple[str, ...]:
+    if not boards:
+        return (EVERYTHING,)
+    return (*sorted({board_scope(*board) for board in boards}), HOME)
+
+
+def boards_changed(*boards: BoardRef) -> None:
+    """Call after any write that changes a board: with the boards it changes (``(env, flow, subset)``),
+    whose entries and the home page's are then dropped; with none, every board's are.
+
+    The cache's counters move on now, so that the writer, and anyone reading inside its transaction,
+    sees the change; every counter moves on once the transaction commits, so that a page another
+    process built from the data before the commit is dropped too. The database's counters move only
+    then, in statements of their own: a lock on them held to the end of every writer's transaction
+    would queue the workers finishing submissions behind one another. Once committed, the changed
+    pages are rebuilt in the background where that helps (``warm_soon``).
     """
-    _bump_cache()
+    scopes = _scopes(boards)
+    _bump_cache(scopes)
 
     def committed() -> None:
-        _bump_cache()
-        _bump_database()
+        _bump_cache(scopes)
+        _bump_database(scopes)
+        warm_soon()
 
-    # robust: the write is committed whatever happens to the counters.
+    # robust: the write is committed whatever happens to the counters or the broker.
     transaction.on_commit(committed, robust=True)
 
 
-def cache_key(name: str, parts: tuple[Hashable, ...], *, at: tuple[int, int]) -> str:
+def warming_enabled() -> bool:
+    """Whether changed pages are rebuilt by a worker: only into a cache the web processes share. A
+    worker filling its own memory (LocMem) would help no visitor; there the first visitor after a
+    change renders the page."""
+    return settings.MAGEBENCH_WARM_BOARDS and _timeout() > 0
+
+
+def warm_soon() -> None:
+    """Send one warm of the changed pages a few seconds from now, unless one is already waiting:
+    submissions finishing in a burst are rebuilt for once, and the warm sees all of their changes,
+    since it reads which boards changed when it runs. A broker that cannot be reached is logged and
+    skipped: the write that changed the boards stands, and the first visitor renders instead."""
+    if not warming_enabled():
+        return
+    delay = settings.MAGEBENCH_WARM_DELAY_SECONDS
+    try:
+        # Expires on its own, so a warm lost with its worker does not hold every later one back.
+        if not cache.add(WARM_PENDING_KEY, 1, timeout=int(delay) + settings.MAGEBENCH_WARM_PENDING_SECONDS):
+            return
+    except Exception:  # noqa: BLE001 - no cache, nothing to warm into
+        logger.warning("board cache unavailable; not warming", exc_info=True)
+        return
+    from leaderboard.tasks import warm_boards
+
+    try:
+        # retry=False: a broker that is down fails at once instead of holding the writer.
+        warm_boards.apply_async(countdown=delay, queue=settings.CELERY_TASK_DEFAULT_QUEUE, retry=False)
+    except Exception:  # noqa: BLE001 - the write is committed; its pages are rendered on demand instead
+        logger.warning("could not send the boards' warm; pages are rendered on their next request", exc_info=True)
+        with contextlib.suppress(Exception):  # the key expires on its own too
+            cache.delete(WARM_PENDING_KEY)
+
+
+def cache_key(name: str, parts: tuple[Hashable, ...], *, at: tuple[int, ...]) -> str:
     digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
-    return f"boards:{at[0]}.{at[1]}:{name}:{digest}"
+    return f"boards:{'.'.join(map(str, at))}:{name}:{digest}"
 
 
 def cached(name: str, parts: tuple[Hashable, ...], compute: Callable[[], T],
-           keep: Callable[[T], bool] | None = None) -> T:
-    """``compute()``'s value, stored under ``name`` and ``parts`` for the current generation.
+           keep: Callable[[T], bool] | None = None, *, scope: str = EVERYTHING) -> T:
+    """``compute()``'s value, stored under ``name`` and ``parts`` for the current generation of
+    ``scope`` (a board's, ``HOME``, or ``EVERYTHING``'s alone).
 
     A value computed while the generation moved on is returned but not stored: it may predate the
     write that moved it. ``keep`` refuses to store a value, e.g. one for a query naming something
@@ -114,7 +185,7 @@ def cached(name: str, parts: tuple[Hashable, ...], compute: Callable[[], T],
     if timeout <= 0:
         return compute()
     try:
-        at = generation()
+        at = generation(scope)
         key = cache_key(name, parts, at=at)
         hit = cache.get(key, _MISSING)
     except Exception:  # noqa: BLE001 - without its cache (Redis down) the site still serves, uncached
@@ -124,7 +195,7 @@ def cached(name: str, parts: tuple[Hashable, ...], compute: Callable[[], T],
         return hit
     value = compute()
     try:
-        if (keep is None or keep(value)) and generation() == at:
+        if (keep is None or keep(value)) and generation(scope) == at:
             cache.set(key, value, timeout=timeout)
     except Exception:  # noqa: BLE001 - as above
         logger.warning("board cache unavailable", exc_info=True)
@@ -151,5 +222,6 @@ class CachedPage:
         return mark_safe(self.content)  # rendered by Django's templates, which escaped it
 
 
-def page_cached(name: str, parts: tuple[Hashable, ...], build: Callable[[], CachedPage]) -> CachedPage:
-    return cached(name, parts, build, keep=lambda page: page.cacheable)
+def page_cached(name: str, parts: tuple[Hashable, ...], build: Callable[[], CachedPage], *,
+                scope: str = EVERYTHING) -> CachedPage:
+    return cached(name, parts, build, keep=lambda page: page.cacheable, scope=scope)

@@ -88,10 +88,12 @@ class ReportedResult(models.Model):
 
 
 class BoardsGeneration(models.Model):
-    """One row: moved on after every write that changes a board. The cached boards are keyed by it
-    when the cache is each process's own memory, where a worker's finished submission must still
-    reach the web process's cache (``leaderboard.cache``)."""
+    """One row per scope (every board: "", one board, the home page): moved on after every write that
+    changes it. The cached boards are keyed by them when the cache is each process's own memory,
+    where a worker's finished submission must still reach the web process's cache
+    (``leaderboard.cache``)."""
 
+    scope = models.CharField(max_length=120, default="", unique=True)
     value = models.BigIntegerField(default=0)
 
     class Meta:

@@ -13,7 +13,7 @@ from django.template.loader import render_to_string
 
 from accounts.selectors import request_access
 from evaluators.base import all_plugins, get_plugin
-from leaderboard.cache import CachedPage, cached, page_cached
+from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.context_processors import environments
 from leaderboard.selectors import (
@@ -74,7 +74,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "sections": sections, "overview": overview, **environments(request)})
         return CachedPage(title="MageBench Leaderboard", content=content)
 
-    page = page_cached("home", (subset,), build)
+    page = page_cached("home", (subset,), build, scope=HOME)
     return render(request, "leaderboard/home.html", {"page": page})
 
 
@@ -94,7 +94,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
                           cacheable=board_storable(data, filters, organisations))
 
-    page = page_cached("board", key, build)
+    page = page_cached("board", key, build, scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/board.html", {"page": page})
 
 
@@ -115,7 +115,8 @@ def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: st
             write_csv(response, list(rows[0]) if rows else ["rank", "model", "mean", "se"], rows)
         return data.suite, response.content, board_storable(data, filters)
 
-    suite, body, _ = cached(f"export-{fmt}", key, build, keep=lambda built: built[2])
+    suite, body, _ = cached(f"export-{fmt}", key, build, keep=lambda built: built[2],
+                            scope=board_scope(env, flow, subset))
     response = (HttpResponse(body, content_type="application/json") if fmt == "json"
                 else HttpResponse(body, content_type="text/csv; charset=utf-8"))
     # Every part is a slug (the URL's and board_get's patterns): nothing to escape in the header.

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from leaderboard.admin import BoardsChangedAdmin
+from leaderboard.admin import BoardsChangedAdmin, boards_of
 from leaderboard.cache import boards_changed
 from submissions.models import Submission
 
@@ -21,10 +21,12 @@ class SubmissionAdmin(BoardsChangedAdmin):
 
     @admin.action(description="Mark as verified")
     def mark_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        boards = boards_of(queryset)
         queryset.update(verified=True)
-        boards_changed()
+        boards_changed(*boards)
 
     @admin.action(description="Remove the verified mark")
     def clear_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        boards = boards_of(queryset)
         queryset.update(verified=False)
-        boards_changed()
+        boards_changed(*boards)

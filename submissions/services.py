@@ -366,7 +366,7 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     Two workers finishing a submission's last attempts at once both land here; the upsert makes
     the later write win instead of failing on the primary key.
     """
-    env = Submission.objects.values_list("environment_id", flat=True).get(id=submission_id)
+    env, flow, subset = Submission.objects.values_list("environment_id", "flow", "subset").get(id=submission_id)
     keys = get_plugin(env).breakdown_keys
     summary = summarise_entry(attempt_outcomes([submission_id], with_breakdown=bool(keys))[submission_id], keys)
     numbers = summary.numbers()
@@ -374,14 +374,14 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     SubmissionResult.objects.bulk_create([result], update_conflicts=True, unique_fields=["submission"],
                                          update_fields=[*numbers, "computed_at"])
     # Finishing (``submission_refresh_status``) and re-scoring both end here.
-    boards_changed()
+    boards_changed((env, flow, subset))
     return result
 
 
 def submission_publish(*, submission: Submission) -> Submission:
     Submission.objects.filter(id=submission.id).update(is_public=True)
     submission.is_public = True
-    boards_changed()
+    boards_changed((submission.environment_id, submission.flow, submission.subset))
     return submission
 
 
@@ -447,6 +447,7 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False) ->
                                                                finished_at=None)
             attempts_enqueue_on_commit(ids)
             if finished:
-                boards_changed()  # a finished submission queued again leaves its board until it finishes
+                # It leaves its board until it finishes again.
+                boards_changed((submission.environment_id, submission.flow, submission.subset))
     submission.refresh_from_db()
     return submission

@@ -1,0 +1,13 @@
+"""Celery tasks of the boards."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from leaderboard.warming import warm_boards as rebuild_changed
+
+
+@shared_task(name="leaderboard.warm_boards")
+def warm_boards() -> dict[str, object]:
+    """Rebuild into the shared cache what anonymous visitors see of the boards that changed."""
+    warmed = rebuild_changed()
+    return {"boards": ["/".join(board) for board in warmed.boards], "home": warmed.home, "failed": warmed.failed}
