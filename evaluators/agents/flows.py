@@ -99,7 +99,8 @@ class _Session:
             self.model_exhausted = True
             raise
         self.calls += 1
-        self.endpoint_retries += max(0, completion.attempts - 1)
+        # A model called in-process (a baseline object, a test double) makes no HTTP request to retry.
+        self.endpoint_retries += max(0, int(getattr(completion, "attempts", 1)) - 1)
         if completion.prompt_tokens is not None:
             self.prompt_tokens = (self.prompt_tokens or 0) + completion.prompt_tokens
         if completion.completion_tokens is not None:
