@@ -1,13 +1,13 @@
 """Pages sleep on the browser's virtual clock: the page sees the time pass, the states are those of real time."""
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evaluators.tests.webui_pages import reply_folder
 from evaluators.webui.aes import score_page
 from evaluators.webui.baselines import page_files
 from evaluators.webui.clock import ClockKind
@@ -19,7 +19,6 @@ pytestmark = pytest.mark.integration
 
 PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
 ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
-FILENAMES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
 CLOCKS: tuple[ClockKind, ClockKind] = ("virtual", "real")
 
 
@@ -38,16 +37,6 @@ def candidate_replies(page: Path) -> dict[str, dict[str, str]]:
     perfect = page_files(page, degrade=False)
     renamed = dict(perfect, html=perfect["html"].replace(' id="', ' id="renamed-'))
     return {"perfect": perfect, "degraded": page_files(page, degrade=True), "renamed ids": renamed}
-
-
-def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
-    folder = into / "page"
-    shutil.copytree(page, folder)
-    for name in FILENAMES.values():
-        (folder / name).unlink(missing_ok=True)
-    for kind, code in files.items():
-        (folder / FILENAMES[kind]).write_text(code, encoding="utf-8")
-    return folder
 
 
 def what_was_read(result: RenderResult) -> list[tuple[Any, ...]]:

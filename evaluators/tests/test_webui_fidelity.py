@@ -1,12 +1,12 @@
 """Measuring must not change what is measured: every fixture page scores the same with or without screenshots."""
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from evaluators.tests.webui_pages import reply_folder
 from evaluators.webui.aes import score_page
 from evaluators.webui.baselines import page_files
 from evaluators.webui.elements import PageState
@@ -17,24 +17,12 @@ pytestmark = pytest.mark.integration
 
 PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
 ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
-FILENAMES = {"html": "index.html", "css": "style.css", "javascript": "script.js"}
 
 
 @pytest.fixture(scope="module")
 def renderer() -> Iterator[PageRenderer]:
     with PageRenderer() as shared:
         yield shared
-
-
-def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
-    """The page folder an attempt writes its reply into (the target's three files replaced)."""
-    folder = into / "page"
-    shutil.copytree(page, folder)
-    for name in FILENAMES.values():
-        (folder / name).unlink(missing_ok=True)
-    for kind, code in files.items():
-        (folder / FILENAMES[kind]).write_text(code, encoding="utf-8")
-    return folder
 
 
 def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
