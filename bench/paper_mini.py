@@ -254,7 +254,8 @@ def main() -> None:
             f"- protocol: {', '.join(f'{e} {f} {SCENARIOS} × {r}' for e, f, r in PROTOCOL)}",
         ]
         lines += run(args.workers, args.timeout, data_dir, per_render)
-        lines += [f"Renderer start-up: {start_up:.1f} s, once per worker process.",
+        lines += [f"Renderer start-up: {start_up:.1f} s, once per worker process. Load average (1/5/15 min) at "
+                  "the end: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()) + ".",
                   "", f"Total bench time (set-up included): {time.perf_counter() - started:.0f} s."]
         text = "\n".join(lines) + "\n"
         print(text, end="")

@@ -121,7 +121,10 @@ def image_part(img: Image.Image) -> dict[str, Any]:
         # PNG cannot store e.g. CMYK or YCbCr; RGB keeps what the model would see on screen.
         img = img.convert("RGB")
     buffer = io.BytesIO()
-    img.save(buffer, format="PNG")
+    # PNG is lossless at every level: the model gets the same pixels. The fastest level encodes a
+    # 1280×720 frame in a fifth of the default's time (0.10 s against 0.52 s), more than the frame's
+    # software render costs, for about 18% more bytes.
+    img.save(buffer, format="PNG", compress_level=1)
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
     return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{encoded}"}}
 
