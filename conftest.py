@@ -116,13 +116,20 @@ def site_page() -> Iterator[Callable[..., tuple[Any, list[str]]]]:
         connections.close_all()
 
 
+#: How many times its stated timeout a wait may last. A timeout only bounds a test that is already
+#: failing: a machine loaded several times over (a second suite, a CPU burner) must not fail a
+#: healthy one, so each wait allows for that and a passing run waits no longer for it.
+WAIT_PATIENCE = float(os.environ.get("MAGEBENCH_TEST_PATIENCE", "3"))
+
+
 def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
+    limit = timeout * WAIT_PATIENCE
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if predicate():
             return
         time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+    raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
 
 
 @pytest.fixture
