@@ -161,14 +161,20 @@ def _claim_next_of(contender: Contender, worker: str) -> Attempt | None:
         if contender.endpoint and not _endpoint_room(contender.endpoint):
             raise EndpointBusy()
         # Rows another worker is claiming are skipped rather than waited for (PostgreSQL; elsewhere
-        # the conditional update below is what keeps a claim single).
-        due = (Attempt.objects.select_for_update(skip_locked=True)
-               .filter(due_attempts(timezone.now()), submission_id=contender.submission_id)
-               .order_by("id").values_list("id", flat=True))
-        for attempt_id in list(due[:CLAIM_CANDIDATES]):
+        # the conditional update below is what keeps a claim single). One row is locked at a time:
+        # locking a batch would hide the rest of it from a worker whose message then finds nothing
+        # due, and a message that finds nothing is dropped, leaving its attempt without one.
+        tried: list[int] = []
+        for _ in range(CLAIM_CANDIDATES):
+            attempt_id = (Attempt.objects.select_for_update(skip_locked=True)
+                          .filter(due_attempts(timezone.now()), submission_id=contender.submission_id)
+                          .exclude(id__in=tried).order_by("id").values_list("id", flat=True).first())
+            if attempt_id is None:
+                break
             attempt = _claim(attempt_id, worker)
             if attempt is not None:
                 return attempt
+            tried.append(attempt_id)
     return None
 
 
