@@ -7,11 +7,9 @@ from typing import Any
 
 import pytest
 
-from evaluators.tests.webui_pages import reply_folder
-from evaluators.webui.aes import score_page
+from evaluators.tests.webui_pages import aes, reply_folder
 from evaluators.webui.baselines import page_files
 from evaluators.webui.clock import ClockKind
-from evaluators.webui.elements import PageState
 from evaluators.webui.render import PageRenderer, RenderResult
 from evaluators.webui.selenium_compat import load_actions
 
@@ -42,13 +40,6 @@ def candidate_replies(page: Path) -> dict[str, dict[str, str]]:
 def what_was_read(result: RenderResult) -> list[tuple[Any, ...]]:
     """Everything a state holds that scoring reads (screenshots aside), state by state."""
     return [(state.name, state.action_error, state.elements, state.dom) for state in result.states]
-
-
-def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
-    states: list[PageState] = list(generated.states)
-    states += [PageState(name=s.name, elements=[]) for s in target.states[len(states):]]
-    doms = [state.dom for state in target.states]
-    return score_page(target.states, states, target_dom=doms, exclude_unchanged=exclude).aes
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.tests.webui_pages import reply_folder
-from evaluators.webui.aes import score_page
+from evaluators.tests.webui_pages import aes, reply_folder
 from evaluators.webui.baselines import page_files
-from evaluators.webui.elements import PageState
-from evaluators.webui.render import PageRenderer, RenderResult
+from evaluators.webui.render import PageRenderer
 from evaluators.webui.selenium_compat import load_actions
 
 pytestmark = pytest.mark.integration
@@ -23,13 +21,6 @@ ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists(
 def renderer() -> Iterator[PageRenderer]:
     with PageRenderer() as shared:
         yield shared
-
-
-def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
-    states: list[PageState] = list(generated.states)
-    states += [PageState(name=s.name, elements=[]) for s in target.states[len(states):]]
-    doms = [state.dom for state in target.states]
-    return score_page(target.states, states, target_dom=doms, exclude_unchanged=exclude).aes
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)

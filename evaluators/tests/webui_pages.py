@@ -5,7 +5,10 @@ import shutil
 from pathlib import Path
 from typing import cast
 
+from evaluators.webui.aes import score_page
+from evaluators.webui.elements import PageState
 from evaluators.webui.parsing import FILENAMES, CodeKind
+from evaluators.webui.render import RenderResult
 
 
 def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
@@ -17,3 +20,11 @@ def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
     for kind, code in files.items():
         (folder / FILENAMES[cast(CodeKind, kind)]).write_text(code, encoding="utf-8")
     return folder
+
+
+def aes(target: RenderResult, generated: RenderResult, exclude: bool) -> float:
+    """The page's AES from two renders, as an episode scores it (missing generated states score 0)."""
+    states: list[PageState] = list(generated.states)
+    states += [PageState(name=s.name, elements=[]) for s in target.states[len(states):]]
+    doms = [state.dom for state in target.states]
+    return score_page(target.states, states, target_dom=doms, exclude_unchanged=exclude).aes
