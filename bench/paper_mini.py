@@ -212,10 +212,11 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
     if football:
         renders = statistics.mean(frames_of(a["trajectory_path"]) for a in football)
         episodes = next(r for e, _, r in PROTOCOL if e == "football") * SCENARIOS
-        bound = renders * per_render * episodes / workers / 60
+        # llvmpipe already spreads one render over every core: more workers do not divide this.
+        bound = renders * per_render * episodes / 60
         lines += ["", f"Football: {renders:.1f} renders per episode (frames the model was shown) × {per_render:.2f} s "
-                      f"per render (Mesa's software renderer, 1280×720) × {episodes} episodes / {workers} workers = "
-                      f"{bound:.1f} min of Football's wall time spent rendering; "
+                      f"per render (Mesa's software renderer on every core, 1280×720) × {episodes} episodes = "
+                      f"{bound:.1f} min of the whole machine spent rendering, with any number of workers; "
                       f"{statistics.mean(a['model_calls'] for a in football):.1f} model calls and "
                       f"{statistics.mean(a['duration_seconds'] or 0 for a in football):.1f} s per episode."]
     failed = (Attempt.objects.filter(submission_id__in=ids.values()).exclude(status=Attempt.Status.SCORED)
