@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as AuthUser
 from django.core.cache import cache
+from django.db.models import Count
 
 from accounts.models import ApiToken, Membership, Team
 
@@ -53,6 +54,14 @@ def user_teams(user: User) -> list[Team]:
     if isinstance(user, AnonymousUser) or not getattr(user, "is_authenticated", False):
         return []
     return list(Team.objects.filter(memberships__user=user).order_by("name"))
+
+
+def user_memberships(user: AuthUser) -> list[Membership]:
+    """The user's teams with their role, each with its number of members and submissions."""
+    return list(Membership.objects.filter(user=user).select_related("team")
+                .annotate(member_count=Count("team__memberships", distinct=True),
+                          submission_count=Count("team__submissions", distinct=True))
+                .order_by("team__name"))
 
 
 @dataclass(frozen=True)

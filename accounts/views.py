@@ -14,9 +14,9 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 from accounts.models import ApiToken, Membership, Team
-from accounts.selectors import user_role
+from accounts.selectors import user_memberships, user_role
 from accounts.services import AccountError, member_add, member_remove, team_create, token_create, token_revoke
-from submissions.selectors import quota_status
+from submissions.selectors import quota_status, team_submissions
 
 
 class TeamForm(forms.Form):
@@ -72,7 +72,7 @@ def account(request: SignedInRequest) -> HttpResponse:
         else:
             messages.success(request, f"Team {team.name} created; you are its owner.")
             return redirect("team", slug=team.slug)
-    memberships = Membership.objects.filter(user=request.user).select_related("team")
+    memberships = user_memberships(request.user)
     return render(request, "accounts/account.html", {"form": form, "memberships": memberships})
 
 
@@ -84,12 +84,17 @@ def _member_team(request: HttpRequest, slug: str) -> tuple[Team, str]:
     return team, role
 
 
-@login_required
 def team(request: HttpRequest, slug: str) -> HttpResponse:
-    team, role = _member_team(request, slug)
+    """A team's page: to anyone, its published submissions; to its members, also the private and
+    hidden ones, its members, quota and API tokens."""
+    team = get_object_or_404(Team, slug=slug)
+    role = user_role(request.user, team.id)
+    submissions = team_submissions(team, member=role is not None)
+    if role is None:
+        return render(request, "accounts/team.html", {"team": team, "role": None, "submissions": submissions})
     new_token = request.session.pop("new_token", None)
     return render(request, "accounts/team.html", {
-        "team": team, "role": role, "members": team.memberships.select_related("user"),
+        "team": team, "role": role, "members": team.memberships.select_related("user"), "submissions": submissions,
         "tokens": team.api_tokens.select_related("created_by"), "quota": quota_status(team),
         "member_form": MemberForm(), "token_form": TokenForm(), "new_token": new_token,
     })

@@ -5,7 +5,8 @@ from drf_spectacular.views import SpectacularAPIView
 
 from accounts import views as account_views
 from accounts.forms import LoginForm
-from leaderboard import analysis_views
+from config.apidocs import RedocDocs, SwaggerDocs
+from leaderboard import analysis_views, cost_views
 from leaderboard import apis as board_apis
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
@@ -15,6 +16,7 @@ urlpatterns = [
     path("", board_views.home, name="home"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/", board_views.board, name="board"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/export.<str:fmt>", board_views.board_export, name="board-export"),
+    path("models/<int:model_id>/", board_views.model_detail, name="model-detail"),
     path("environments/<slug:env>/", board_views.metric_card_view, name="metric-card"),
     path("submit/", submission_views.submit, name="submit"),
     path("submit/upload/", submission_views.upload, name="upload"),
@@ -32,12 +34,14 @@ urlpatterns = [
     path("api/v1/queue/", submission_apis.QueueApi.as_view(), name="api-queue"),
     path("api/v1/models/", submission_apis.ModelListCreateApi.as_view(), name="api-models"),
     path("api/v1/uploads/", submission_apis.UploadCreateApi.as_view(), name="api-upload"),
+    path("api/v1/uploads/check/", submission_apis.UploadCheckApi.as_view(), name="api-upload-check"),
     path("api/v1/submissions/<int:submission_id>/", submission_apis.SubmissionDetailApi.as_view(),
          name="api-submission-detail"),
     path("api/v1/attempts/<int:attempt_id>/trajectory/", submission_apis.AttemptTrajectoryApi.as_view(),
          name="api-attempt-trajectory"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/analysis/", analysis_views.board_analysis, name="board-analysis"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
+    path("boards/<slug:env>/<slug:flow>/<slug:subset>/cost/", cost_views.board_cost, name="board-cost"),
     path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/password/", account_views.PasswordChange.as_view(), name="password_change"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -46,5 +50,7 @@ urlpatterns = [
     path("teams/<slug:slug>/", account_views.team, name="team"),
     path("teams/<slug:slug>/<str:action>/", account_views.team_action, name="team-action"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SwaggerDocs.as_view(), name="api-docs"),
+    path("api/redoc/", RedocDocs.as_view(), name="api-redoc"),
     path("admin/", admin.site.urls),
 ]

@@ -324,6 +324,15 @@ class EnvironmentPlugin(abc.ABC):
         """The metric card page's content (what is measured, how it differs from the paper)."""
         return {}
 
+    #: A field of each scenario's stored data (a ``__``-separated path into it) that
+    #: :meth:`scenario_note` reads; "" for an environment with no such note.
+    scenario_note_field: ClassVar[str] = ""
+
+    def scenario_note(self, values: Sequence[Any]) -> str:
+        """A short note on a set of scenarios (a board's, or a suite's on the metric card), from each
+        one's :attr:`scenario_note_field` (None where a scenario has none); "" for no note."""
+        return ""
+
     def discover(self, resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
         """Read this environment's scenarios from an official ``resources/`` directory.
 

@@ -18,6 +18,7 @@ from django.db.models import Q
 
 from evaluators.base import get_plugin
 from leaderboard.models import Scenario
+from leaderboard.ordering import natural_key
 from leaderboard.selectors import Board, BoardRow, board_get
 from leaderboard.stats import CurvePoint, PairedTest, paired_test
 
@@ -26,12 +27,6 @@ from leaderboard.stats import CurvePoint, PairedTest, paired_test
 ZONE_LANES = ("top", "central", "bottom")
 ZONE_THIRDS = ("own", "middle", "attacking")
 _ZONE = re.compile(r"^R([1-9])$")
-
-
-def natural_key(value: object) -> tuple[tuple[int, int | str], ...]:
-    """Sort "2-…" before "10-…" and 3 boxes before 10."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part.lower())
-                 for part in re.split(r"(\d+)", str(value)) if part)
 
 
 @dataclass(frozen=True)
@@ -149,6 +144,11 @@ class BoardAnalysis:
     @property
     def curve_ns(self) -> list[int]:
         return list(range(1, max((p.n for c in self.curves for p in c.points), default=0) + 1))
+
+    @property
+    def has_best_of_n(self) -> bool:
+        """A curve needs two repeats of a scenario at least: with one, best of N is only the mean."""
+        return len(self.curve_ns) >= 2
 
     def curve_table(self) -> list[tuple[ModelRef, list[float | None]]]:
         """Each curve's values aligned on ``curve_ns`` (None past a model's own repeats)."""

@@ -36,9 +36,17 @@ class BoardApi(APIView):
             ("suite", "scenario suite (default: official once imported, else fixture)"),
             ("open", "1: open-weight models only"), ("size", "parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown"),
             ("org", "organisation"), ("best", "1: one best entry per team"), ("verified", "1: verified entries only"),
-            ("reported", "1: rank published results too"))],
+            ("reported", "1: rank published results too"),
+            ("incomplete", "1: rank entries whose scored scenarios do not cover the board's (unranked by default)"),
+            ("q", "search: only rows whose model or team name contains this text (ranks stay the board's)"))],
         responses={200: OutputSerializer})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
+        """A board's ranked entries.
+
+        The rows of the board page and its CSV export: each entry's mean score with its standard
+        error and 95% confidence interval, its rank and the model's metadata. Anonymous callers see
+        public entries; a team's token adds the team's private ones.
+        """
         return Response(board_payload(request, env, flow, subset))
 
 

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,6 +15,7 @@ from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.base import all_plugins, get_plugin
 from evaluators.settings import declared_defaults
 from leaderboard.catalogue import default_suite
+from leaderboard.cost import CostPoint, pareto_frontier, token_cost
 from leaderboard.models import ReportedResult, Scenario
 from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
 from submissions.models import Submission, SubmissionResult
@@ -29,6 +31,8 @@ class BoardRow(EntrySummary):
 
     submission_id: int | None
     model: str
+    #: The model's entry (its page); None for reported numbers.
+    model_id: int | None = None
     team: str
     organisation: str
     parameter_count: int | None
@@ -51,10 +55,35 @@ class BoardRow(EntrySummary):
     #: Settings that make the entry a labelled variant of the official protocol (e.g. parse retries):
     #: shown, never ranked.
     variant: tuple[str, ...] = ()
+    #: The model's prices per million tokens (USD), when its team gave them.
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
+    #: When the entry was submitted (reported numbers have no date on the platform).
+    submitted_at: datetime | None = None
+    #: How many scenarios the board has: an entry scoring fewer of them is not complete.
+    board_scenarios: int = 0
 
     @property
     def incomplete(self) -> bool:
         return self.status == Submission.Status.INCOMPLETE or self.n_scored < self.n_attempts
+
+    @property
+    def cost_per_scenario(self) -> float | None:
+        """USD for one run of a scenario, averaged over scenarios: the measured tokens at the model's
+        prices (the tokens are stored with the result, the prices read now, so a price set later counts)."""
+        return token_cost(self.prompt_tokens_per_scenario, self.completion_tokens_per_scenario,
+                          self.price_input_per_mtok, self.price_output_per_mtok)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the entry's scored scenarios cover the board's: only complete entries are ranked
+        by default, since a mean over 2 of 10 scenarios is not comparable with one over all 10."""
+        return self.is_reported or self.n_scenarios >= self.board_scenarios
+
+    @property
+    def search_text(self) -> str:
+        """What the board's search box matches (here and in the page's script): model and team."""
+        return f"{self.model} {self.team}".casefold()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -68,7 +97,17 @@ class BoardRow(EntrySummary):
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
             "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private,
             "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source,
-            "variant": list(self.variant), **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "variant": list(self.variant), "complete": self.complete,
+            "submitted_at": self.submitted_at.isoformat() if self.submitted_at else None,
+            **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
+            "measured_attempts": self.effort_attempts, "token_attempts": self.token_attempts,
+            "model_calls_per_scenario": self.model_calls_per_scenario,
+            "prompt_tokens_per_scenario": self.prompt_tokens_per_scenario,
+            "completion_tokens_per_scenario": self.completion_tokens_per_scenario,
+            "tokens_per_scenario": self.tokens_per_scenario, "seconds_per_scenario": self.seconds_per_scenario,
+            "prompt_tokens_total": self.prompt_tokens_total, "completion_tokens_total": self.completion_tokens_total,
+            "price_input_per_mtok": self.price_input_per_mtok, "price_output_per_mtok": self.price_output_per_mtok,
+            "cost_per_scenario_usd": self.cost_per_scenario,
         }
 
 
@@ -88,6 +127,8 @@ class Board:
     #: keys of those the check flagged as not evaluable as intended.
     checked_scenarios: int = 0
     flagged_scenarios: list[str] = field(default_factory=list)
+    #: The plug-in's note on the board's scenarios (``scenario_note``), e.g. Sokoban's score floor.
+    note: str = ""
 
 
 #: Parameter-size buckets for filtering (label, lower bound inclusive, upper bound exclusive).
@@ -115,6 +156,12 @@ class BoardFilter:
     rank_reported: bool = False
     #: Only entries the maintainers checked (reported numbers are not runs, so they go too).
     verified_only: bool = False
+    #: Rank entries whose scored scenarios do not cover the board's among complete ones; off by default.
+    rank_incomplete: bool = False
+    #: Search over model and team names (case-insensitive substring). Unlike the other filters it
+    #: keeps the board's ranks, and baselines too only when they match: it finds rows, it does not
+    #: redefine the competition.
+    search: str = ""
 
     @classmethod
     def from_query(cls, query: Any) -> BoardFilter:
@@ -125,7 +172,8 @@ class BoardFilter:
         known_sizes = {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE}
         return cls(open_weights=flag("open"), size=size if size in known_sizes else "",
                    organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"),
-                   rank_reported=flag("reported"), verified_only=flag("verified"))
+                   rank_reported=flag("reported"), verified_only=flag("verified"),
+                   rank_incomplete=flag("incomplete"), search=" ".join(str(query.get("q", "")).split())[:100])
 
     @property
     def active(self) -> bool:
@@ -135,7 +183,8 @@ class BoardFilter:
         """The query string that selects this filter on ``suite``'s board (``from_query`` reads it back)."""
         params = {"suite": suite, "open": "1" if self.open_weights else "", "size": self.size, "org": self.organisation,
                   "best": "1" if self.best_per_team else "", "reported": "1" if self.rank_reported else "",
-                  "verified": "1" if self.verified_only else ""}
+                  "verified": "1" if self.verified_only else "", "incomplete": "1" if self.rank_incomplete else "",
+                  "q": self.search}
         return urlencode({name: value for name, value in params.items() if value})
 
     def keeps(self, row: BoardRow) -> bool:
@@ -148,6 +197,11 @@ class BoardFilter:
         if self.size and size_bucket(row.parameter_count) != self.size:
             return False
         return not self.organisation or row.organisation.casefold() == self.organisation.casefold()
+
+    def found(self, rows: list[BoardRow]) -> list[BoardRow]:
+        """The rows the search matches (all of them without a search)."""
+        needle = self.search.casefold()
+        return [row for row in rows if needle in row.search_text] if needle else rows
 
     def apply(self, rows: list[BoardRow]) -> list[BoardRow]:
         kept = [row for row in rows if self.keeps(row)]
@@ -218,34 +272,48 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
         assert summary is not None
         evaluation = submission.evaluation_settings
         rows.append(BoardRow(
-            submission_id=submission.id, model=submission.model.name, team=submission.team.name,
+            submission_id=submission.id, model=submission.model.name, model_id=submission.model_id,
+            team=submission.team.name,
             organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
             open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
             verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
             rescoring=submission.rescoring if submission.source == Submission.Source.UPLOAD else "",
             prompt_version=evaluation.prompt_version, variant=tuple(evaluation.variant_names()),
+            price_input_per_mtok=submission.model.price_input_per_mtok,
+            price_output_per_mtok=submission.model.price_output_per_mtok, submitted_at=submission.created_at,
             **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
         rows.extend(_reported_rows(env, flow, subset))
     if filters is not None:
         rows = filters.apply(rows)
-    rows.sort(key=lambda r: (r.mean is None, -(r.mean or 0.0), r.submission_id or 0))
+    # The plug-in's note (e.g. Sokoban's score floor) reads one field of each scenario, in the same query.
+    note_field = f"data__{plugin.scenario_note_field}" if plugin.scenario_note_field else "key"
+    shown = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
+                 .order_by("key").values_list("key", "tags", note_field))
+    for row in rows:
+        row.board_scenarios = len(shown)
     rank_reported = filters is not None and filters.rank_reported
+    rank_incomplete = filters is not None and filters.rank_incomplete
+    # Entries left out of the ranking for covering too few scenarios come after the ranked ones.
+    rows.sort(key=lambda r: (not (r.complete or rank_incomplete), r.mean is None, -(r.mean or 0.0),
+                             r.submission_id or 0))
     rank = 0
     for row in rows:
-        if not row.is_baseline and not row.variant and row.mean is not None and (rank_reported or not row.is_reported):
+        if (not row.is_baseline and not row.variant and row.mean is not None and (rank_reported or not row.is_reported)
+                and (rank_incomplete or row.complete)):
             rank += 1
             row.rank = rank
     _mark_ties(rows)
-    shown = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
-                 .order_by("key").values_list("key", "tags"))
+    if filters is not None:
+        rows = filters.found(rows)
     check = plugin.scenario_check
-    checks = {key: tags.get(check) for key, tags in shown if check and isinstance(tags, dict) and tags.get(check)}
+    checks = {key: tags.get(check) for key, tags, _ in shown if check and isinstance(tags, dict) and tags.get(check)}
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
                  scenario_count=len(shown), has_action_diagnostics=plugin.has_action_diagnostics,
                  breakdown_keys=plugin.breakdown_keys, rows=rows, checked_scenarios=len(checks),
-                 flagged_scenarios=[key for key, status in checks.items() if status == "flagged"])
+                 flagged_scenarios=[key for key, status in checks.items() if status == "flagged"],
+                 note=plugin.scenario_note([value for _, _, value in shown]) if plugin.scenario_note_field else "")
 
 
 def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
@@ -286,6 +354,7 @@ class OverviewRow:
     team: str
     is_baseline: bool
     cells: list[OverviewCell | None]
+    model_id: int | None = None
 
 
 @dataclass
@@ -308,7 +377,8 @@ def overview_get(*, subset: str = "mini", boards: list[Board] | None = None) -> 
             if row.mean is None or row.is_reported:
                 continue
             key = (row.team, row.model)
-            entry = by_model.setdefault(key, OverviewRow(row.model, row.team, row.is_baseline, [None] * len(columns)))
+            entry = by_model.setdefault(key, OverviewRow(row.model, row.team, row.is_baseline, [None] * len(columns),
+                                                            row.model_id))
             current = entry.cells[index]
             if current is None or (current.mean is not None and row.mean > current.mean):
                 entry.cells[index] = OverviewCell(row.mean, row.se, row.submission_id, row.incomplete)
@@ -334,4 +404,363 @@ def metric_card(env: str) -> dict[str, Any]:
         "defaults": {flow: declared_defaults(plugin, flow) for flow in plugin.flows},
         "diagnostics": DIAGNOSTIC_DEFINITIONS,
         "action_diagnostics": plugin.has_action_diagnostics,
+        "scenario_notes": scenario_notes(env),
     }
+
+
+#: The cost page's x axes: USD per scenario at the models' prices, or the tokens measured.
+COST_AXES = {"usd": "Cost per scenario (USD)", "tokens": "Tokens per scenario"}
+
+
+@dataclass
+class CostEntry:
+    row: BoardRow
+    cost: float | None
+    on_frontier: bool
+    #: Why the entry has no place on the chart ("" when it has one).
+    excluded: str = ""
+
+
+@dataclass
+class BoardCost:
+    """A board's entries placed by score against what one run of a scenario cost them, with the
+    Pareto frontier: the entries no other beats on both (``leaderboard.cost.pareto_frontier``)."""
+
+    board: Board
+    axis: str
+    #: Entries with a cost in USD (the page offers USD only when there are any).
+    priced: int
+    entries: list[CostEntry]
+
+    @property
+    def axis_label(self) -> str:
+        return COST_AXES[self.axis]
+
+    @property
+    def placed(self) -> list[CostEntry]:
+        return [entry for entry in self.entries if not entry.excluded]
+
+    @property
+    def frontier(self) -> list[CostEntry]:
+        return sorted((e for e in self.entries if e.on_frontier), key=lambda e: (e.cost, -(e.row.mean or 0.0)))
+
+    def chart_data(self) -> dict[str, Any]:
+        def point(entry: CostEntry) -> dict[str, Any]:
+            row = entry.row
+            return {"label": row.model, "team": row.team, "x": entry.cost, "y": row.mean,
+                    "low": row.ci_low, "high": row.ci_high, "frontier": entry.on_frontier,
+                    "baseline": row.is_baseline, "submission": row.submission_id}
+
+        return {"axis": self.axis, "x_label": self.axis_label, "y_label": self.board.score_label,
+                "points": [point(e) for e in self.placed], "frontier": [[e.cost, e.row.mean] for e in self.frontier]}
+
+
+def board_cost_get(*, env: str, flow: str, subset: str, suite: str | None = None, axis: str = "") -> BoardCost:
+    """The cost view of a board's public entries and baselines (the platform's own runs: published
+    numbers carry no measured effort). ``axis`` "" is USD when any entry has a price, else tokens."""
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    rows = [row for row in board.rows if row.submission_id is not None]
+    priced = sum(1 for row in rows if row.cost_per_scenario is not None)
+    if axis not in COST_AXES:
+        axis = "usd" if priced else "tokens"
+
+    def cost_of(row: BoardRow) -> float | None:
+        return row.cost_per_scenario if axis == "usd" else row.tokens_per_scenario
+
+    def why_not(row: BoardRow) -> str:
+        if row.mean is None:
+            return "no scored attempt"
+        if not row.effort_attempts:
+            return "not measured (uploaded outputs)"
+        if row.tokens_per_scenario is None:
+            return "the endpoint reported no token counts"
+        return "the model has no prices" if axis == "usd" else ""
+
+    frontier = pareto_frontier([CostPoint(key=row.submission_id, score=row.mean, cost=cost_of(row)) for row in rows])
+    entries = [CostEntry(row=row, cost=cost_of(row), on_frontier=row.submission_id in frontier.keys,
+                         excluded="" if cost_of(row) is not None and row.mean is not None else why_not(row))
+               for row in rows]
+    entries.sort(key=lambda e: (bool(e.excluded), e.cost if e.cost is not None else 0.0, -(e.row.mean or 0.0)))
+    return BoardCost(board=board, axis=axis, priced=priced, entries=entries)
+def scenario_notes(env: str) -> list[tuple[str, str]]:
+    """The plug-in's note on each suite's scenarios (every subset), for the metric card."""
+    plugin = get_plugin(env)
+    if not plugin.scenario_note_field:
+        return []
+    values: dict[str, list[Any]] = {}
+    for suite, value in (Scenario.objects.filter(environment_id=env).order_by("suite", "key")
+                         .values_list("suite", f"data__{plugin.scenario_note_field}")):
+        values.setdefault(suite, []).append(value)
+    notes = [(suite, plugin.scenario_note(found)) for suite, found in values.items()]
+    return [(suite, note) for suite, note in notes if note]
+
+
+def _rank_key(row: BoardRow) -> int | None:
+    return row.rank
+
+
+#: The board's columns a visitor can sort by (the ``sort`` query parameter, named as the table's
+#: ``data-col`` headers are), each with its value for a row; a missing value (None) sorts last.
+SORT_COLUMNS: dict[str, Callable[[BoardRow], Any]] = {
+    "rank": _rank_key,
+    "model": lambda row: row.model.casefold(),
+    "team": lambda row: row.team.casefold(),
+    "date": lambda row: row.submitted_at,
+    "score": lambda row: row.mean,
+    "se": lambda row: row.se,
+    "ci": lambda row: row.ci_low,
+    "ia": lambda row: row.ia_pct,
+    "ra": lambda row: row.ra_pct,
+    "tokens": lambda row: row.tokens_per_scenario,
+    "cost": lambda row: row.cost_per_scenario,
+    "attempts": lambda row: None if row.is_reported else row.n_scored,
+}
+#: Columns whose first click sorts low to high (names, ranks, what a run costs); every other starts
+#: high to low.
+ASCENDING_FIRST = frozenset({"rank", "model", "team", "tokens", "cost"})
+
+
+@dataclass(frozen=True)
+class BoardSort:
+    """The column a visitor sorted the board by, and the direction; the default is the ranking's order."""
+
+    column: str = ""
+    descending: bool = False
+
+    @classmethod
+    def from_query(cls, query: Any) -> BoardSort:
+        column = str(query.get("sort", ""))
+        if column not in SORT_COLUMNS:
+            return cls()
+        direction = str(query.get("dir", ""))
+        descending = direction == "desc" if direction in ("asc", "desc") else column not in ASCENDING_FIRST
+        return cls(column=column, descending=descending)
+
+    @property
+    def direction(self) -> str:
+        return "desc" if self.descending else "asc"
+
+    @property
+    def shown_column(self) -> str:
+        """The column the rows are in the order of: the score's, best first, unless another was asked for."""
+        return self.column or "score"
+
+    @property
+    def shown_direction(self) -> str:
+        return self.direction if self.column else "desc"
+
+    def apply(self, rows: list[BoardRow]) -> list[BoardRow]:
+        if not self.column:
+            return rows
+        value = SORT_COLUMNS[self.column]
+        present = [row for row in rows if value(row) is not None]
+        missing = [row for row in rows if value(row) is None]
+        # Stable: rows with equal values keep the ranking's order.
+        return sorted(present, key=value, reverse=self.descending) + missing
+
+
+def parameters_label(parameter_count: int | None) -> str:
+    """A parameter count as people write it: 7B, 1.5B, 400M, 1.2T ("" when unknown)."""
+    if parameter_count is None:
+        return ""
+    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if parameter_count >= size:
+            return f"{parameter_count / size:.3g}{unit}"
+    return str(parameter_count)
+
+
+@dataclass
+class ModelBoardEntry:
+    """One visible entry of a model: the board it is on and its row there (numbers, rank, standing)."""
+
+    env: str
+    env_title: str
+    score_label: str
+    flow: str
+    subset: str
+    suite: str
+    row: BoardRow
+
+
+@dataclass
+class ModelEnvironmentBest:
+    """A model's best entry on one environment (complete entries first), for the page's chart."""
+
+    env: str
+    title: str
+    score_label: str
+    entry: ModelBoardEntry
+
+
+@dataclass
+class ModelPage:
+    id: int
+    name: str
+    team: str
+    organisation: str
+    parameter_count: int | None
+    open_weights: bool
+    licence: str
+    link: str
+    is_baseline: bool
+    entries: list[ModelBoardEntry]
+    best: list[ModelEnvironmentBest]
+
+    @property
+    def parameters(self) -> str:
+        return parameters_label(self.parameter_count)
+
+
+def model_page_get(*, model_id: int, viewer_team_ids: Collection[int] = ()) -> ModelPage | None:
+    """A model's page as a visitor may see it: its metadata and every entry it has on a board that the
+    board would show the visitor (``visible_entries``), each with its row there, so that numbers, rank
+    and the incomplete mark are the board's own. None when the visitor may not see the model at all:
+    neither a baseline, nor theirs, nor with any entry they can see."""
+    from submissions.models import ModelEntry
+
+    model = ModelEntry.objects.select_related("team").filter(id=model_id).first()
+    if model is None:
+        return None
+    boards = list(Submission.objects
+                  .filter(visible_entries(viewer_team_ids), model_id=model_id, status__in=RANKED_STATUSES)
+                  .values_list("environment_id", "flow", "subset", "suite").distinct()
+                  .order_by("environment_id", "flow", "subset", "suite"))
+    if not (boards or model.is_baseline or model.team_id in viewer_team_ids):
+        return None
+    order = {plugin.slug: index for index, plugin in enumerate(all_plugins())}
+    entries: list[ModelBoardEntry] = []
+    # One board per (environment, flow, subset, suite) it is on: a few queries each, none per entry.
+    for env, flow, subset, suite in sorted(boards, key=lambda b: (order.get(b[0], len(order)), *b[1:])):
+        try:
+            board = board_get(env=env, flow=flow, subset=subset, suite=suite, viewer_team_ids=viewer_team_ids)
+        except (KeyError, ValueError):
+            continue  # an environment no longer installed, or a suite renamed out of the slug pattern
+        entries += [ModelBoardEntry(env=env, env_title=board.title, score_label=board.score_label, flow=flow,
+                                    subset=subset, suite=suite, row=row)
+                    for row in board.rows if row.model_id == model_id]
+    best: dict[str, ModelBoardEntry] = {}
+    for entry in entries:
+        if entry.row.mean is None:
+            continue
+        current = best.get(entry.env)
+        if current is None or (entry.row.complete, entry.row.mean) > (current.row.complete, current.row.mean or 0.0):
+            best[entry.env] = entry
+    return ModelPage(
+        id=model.id, name=model.name, team=model.team.name, organisation=model.organisation,
+        parameter_count=model.parameter_count, open_weights=model.open_weights, licence=model.licence,
+        link=model.link, is_baseline=model.is_baseline, entries=entries,
+        best=[ModelEnvironmentBest(env=env, title=entry.env_title, score_label=entry.score_label, entry=entry)
+              for env, entry in best.items()])
+
+
+# --- a submission's headline: its numbers and place on its board ---------------------------------
+
+@dataclass(frozen=True)
+class BoardPlace:
+    """One entry of a board as the board itself computed it."""
+
+    mean: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rank: int | None
+    standing: str
+    tie_p_value: float | None
+    incomplete: bool
+    n_scenarios: int
+    n_scored: int
+    n_attempts: int
+    variant: tuple[str, ...]
+    #: Whether its scored scenarios cover the board's (a board ranks only complete entries by default).
+    complete: bool = True
+    board_scenarios: int = 0
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What a submission's page leads with: its numbers and rank, or why there are none."""
+
+    env: str
+    flow: str
+    subset: str
+    suite: str
+    board_title: str
+    #: The entry on its board, as the board shows it to this visitor; None when it is not there.
+    place: BoardPlace | None
+    #: Entries ranked on that board.
+    ranked: int
+    #: Why there is no rank (or why the rank is not the public one); empty when it is.
+    reason: str
+    #: "running", "cancelled", "failed", "hidden", "private", "baseline", "variant" or "" (ranked).
+    kind: str
+
+    @property
+    def board_label(self) -> str:
+        return f"{self.board_title} · {self.flow.title()} · {self.subset}"
+
+
+def _board_places(env: str, flow: str, subset: str, suite: str,
+                  viewer_team_ids: tuple[int, ...]) -> tuple[dict[int, BoardPlace], int]:
+    """Every platform entry of the board with the numbers and rank the board page shows the same
+    visitor (its default filters), and how many entries it ranks."""
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite, filters=BoardFilter(),
+                      viewer_team_ids=viewer_team_ids)
+    places = {
+        row.submission_id: BoardPlace(
+            mean=row.mean, se=row.se, ci_low=row.ci_low, ci_high=row.ci_high, rank=row.rank, standing=row.standing,
+            tie_p_value=row.tie_p_value, incomplete=row.incomplete, n_scenarios=row.n_scenarios,
+            n_scored=row.n_scored, n_attempts=row.n_attempts, variant=row.variant, complete=row.complete,
+            board_scenarios=row.board_scenarios)
+        for row in board.rows if row.submission_id is not None}
+    return places, sum(1 for row in board.rows if row.rank is not None)
+
+
+def submission_headline(submission: Submission, viewer_team_ids: Collection[int] = ()) -> Headline:
+    """The submission's place on its board, taken from the board's own ranking (cached with the
+    board, so it changes exactly when the board does)."""
+    from leaderboard.cache import board_scope, cached
+
+    env, flow, subset, suite = submission.environment_id, submission.flow, submission.subset, submission.suite
+    try:
+        title = get_plugin(env).title
+    except KeyError:  # an environment no longer configured: it has no board
+        title = env
+    base = dict(env=env, flow=flow, subset=subset, suite=suite, board_title=title)
+    if submission.hidden:
+        return Headline(**base, place=None, ranked=0, kind="hidden",
+                        reason="It is hidden from the boards by the maintainers, so it has no rank.")
+    if submission.is_active:
+        return Headline(**base, place=None, ranked=0, kind="running",
+                        reason="No score yet: it is still running, and enters its board when it finishes.")
+    if submission.status == Submission.Status.CANCELLED:
+        return Headline(**base, place=None, ranked=0, kind="cancelled",
+                        reason="No rank: it was cancelled before it finished. Resuming it queues its unscored "
+                               "attempts again.")
+    teams = tuple(sorted(viewer_team_ids))
+    try:
+        places, ranked = cached("submission-places", (env, flow, subset, suite, teams),
+                                lambda: _board_places(env, flow, subset, suite, teams),
+                                scope=board_scope(env, flow, subset))
+    except (KeyError, ValueError):  # the board no longer exists (environment or flow removed)
+        places, ranked = {}, 0
+    place = places.get(submission.id)
+    if place is None:
+        private = not (submission.is_public or submission.is_baseline)
+        return Headline(**base, place=None, ranked=ranked, kind="private" if private else "failed",
+                        reason="No rank: it is private, and only its team sees it on the board." if private
+                        else "It is not on its board.")
+    if place.mean is None:
+        return Headline(**base, place=place, ranked=ranked, kind="failed",
+                        reason="No score: none of its attempts was scored (infrastructure failures never are).")
+    if submission.is_baseline:
+        return Headline(**base, place=place, ranked=ranked, kind="baseline",
+                        reason="A baseline: shown on the board as a reference, never ranked.")
+    if place.variant:
+        return Headline(**base, place=place, ranked=ranked, kind="variant",
+                        reason=f"Run with non-default settings ({', '.join(place.variant)}): a labelled variant of "
+                               "the official protocol, shown on the board but not ranked.")
+    if not submission.is_public:
+        return Headline(**base, place=place, ranked=ranked, kind="private",
+                        reason="Private: this is its place on the board as its team sees it; the public board "
+                               "does not show it until the team's owner publishes it.")
+    return Headline(**base, place=place, ranked=ranked, kind="", reason="")

@@ -154,6 +154,13 @@ class AttemptOutcome:
     breakdown: Mapping[str, float] | None = None
     #: Wall time of the attempt's last try.
     seconds: float | None = None
+    #: The effort the platform measured: false for an upload, whose runs were not made here (its
+    #: replies are played back, so calls, tokens and time say nothing of the model).
+    measured: bool = True
+    model_calls: int | None = None
+    #: As the endpoint reported them, summed over the attempt's calls (None: not reported).
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 @dataclass
@@ -181,6 +188,19 @@ class EntrySummary:
     mean_seconds: float | None = None
     #: The entry's best-of-N curve (computing it for every entry of a full board on each request is slow).
     best_of_n: list[CurvePoint] = field(default_factory=list, repr=False)
+    #: Effort (``summarise_effort``): scored attempts whose effort was measured, and those of them
+    #: with token counts; totals over them; and per scenario, what one run of a scenario took,
+    #: averaged over scenarios (None where nothing was measured).
+    effort_attempts: int = 0
+    token_attempts: int = 0
+    model_calls_total: int | None = None
+    prompt_tokens_total: int | None = None
+    completion_tokens_total: int | None = None
+    seconds_total: float | None = None
+    model_calls_per_scenario: float | None = None
+    prompt_tokens_per_scenario: float | None = None
+    completion_tokens_per_scenario: float | None = None
+    seconds_per_scenario: float | None = None
 
     #: The fields keyed by scenario id (stored as JSON objects, whose keys are strings).
     PER_SCENARIO: ClassVar[tuple[str, ...]] = ("scenario_means", "scenario_scores", "first_attempts")
@@ -188,6 +208,44 @@ class EntrySummary:
     def numbers(self) -> dict[str, Any]:
         """The fields by name, sharing (not copying) the per-scenario dictionaries."""
         return {f.name: getattr(self, f.name) for f in fields(EntrySummary)}
+
+    @property
+    def tokens_per_scenario(self) -> float | None:
+        if self.prompt_tokens_per_scenario is None or self.completion_tokens_per_scenario is None:
+            return None
+        return self.prompt_tokens_per_scenario + self.completion_tokens_per_scenario
+
+
+def _per_scenario(values: Iterable[tuple[int, float]]) -> float | None:
+    """The mean over scenarios of each scenario's mean value per attempt: every scenario weighs the
+    same, however many of its repeats were measured."""
+    by_scenario: dict[int, list[float]] = defaultdict(list)
+    for scenario_id, value in values:
+        by_scenario[scenario_id].append(value)
+    if not by_scenario:
+        return None
+    return sum(sum(v) / len(v) for v in by_scenario.values()) / len(by_scenario)
+
+
+def summarise_effort(scored: Sequence[AttemptOutcome]) -> dict[str, Any]:
+    """What the scored attempts cost in model calls, tokens and wall time (the ``EntrySummary``
+    effort fields). Only measured attempts count, and tokens only where the endpoint reported both
+    counts for every call: an upload, or an endpoint without ``usage``, is "not measured", never 0."""
+    measured = [o for o in scored if o.measured]
+    counted = [o for o in measured if o.prompt_tokens is not None and o.completion_tokens is not None]
+    calls = [(o.scenario_id, o.model_calls) for o in measured if o.model_calls is not None]
+    timed = [(o.scenario_id, o.seconds) for o in measured if o.seconds is not None]
+    return {
+        "effort_attempts": len(measured), "token_attempts": len(counted),
+        "model_calls_total": sum(c for _, c in calls) if calls else None,
+        "prompt_tokens_total": sum(o.prompt_tokens or 0 for o in counted) if counted else None,
+        "completion_tokens_total": sum(o.completion_tokens or 0 for o in counted) if counted else None,
+        "seconds_total": sum(t for _, t in timed) if timed else None,
+        "model_calls_per_scenario": _per_scenario(calls),
+        "prompt_tokens_per_scenario": _per_scenario((o.scenario_id, o.prompt_tokens or 0) for o in counted),
+        "completion_tokens_per_scenario": _per_scenario((o.scenario_id, o.completion_tokens or 0) for o in counted),
+        "seconds_per_scenario": _per_scenario(timed),
+    }
 
 
 def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence[str] = ()) -> EntrySummary:
@@ -215,4 +273,5 @@ def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence
         ra_pct=100.0 * sum(1 for o in scored if o.repeating_action) / n if n else None,
         breakdown=breakdown, scenario_means=means, scenario_scores=dict(scores), first_attempts=first,
         mean_seconds=sum(durations) / len(durations) if durations else None, best_of_n=best_of_n_curve(scores),
+        **summarise_effort(scored),
     )

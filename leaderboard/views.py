@@ -21,9 +21,11 @@ from leaderboard.selectors import (
     UNKNOWN_SIZE,
     Board,
     BoardFilter,
+    BoardSort,
     board_get,
     board_organisations,
     metric_card,
+    model_page_get,
     overview_get,
 )
 from submissions.csv_safe import write_csv
@@ -47,9 +49,12 @@ def board_key(request: HttpRequest, env: str, flow: str, subset: str) -> tuple[A
 
 def board_storable(board: Board, filters: BoardFilter, organisations: list[str] | None = None) -> bool:
     """Whether a board built for a query may be cached: a suite with no scenarios, or an organisation
-    no entry has, is computed for each request instead, so that made-up queries cannot fill the cache."""
+    no entry has, or a search, is computed for each request instead, so that made-up queries cannot
+    fill the cache."""
     if not board.scenario_count:
         return False
+    if filters.search:
+        return False  # any text can be searched for: each search is computed for its request
     if not filters.organisation:
         return True
     known = organisations if organisations is not None else board_organisations(
@@ -80,13 +85,16 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     filters = BoardFilter.from_query(request.GET)
+    # The sort is validated against the board's columns: it adds at most a few entries per query.
+    order = BoardSort.from_query(request.GET)
     key = board_key(request, env, flow, subset)
 
     def build() -> CachedPage:
         data = _board_or_404(request, env, flow, subset, filters, viewer_team_ids=key[-1])
+        data.rows = order.apply(data.rows)
         organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
         content = render_to_string("leaderboard/_board_content.html", {
-            "filters": filters, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
+            "filters": filters, "order": order, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
             "organisations": organisations, "export_query": filters.query(suite=data.suite),
             # Only the environment's own flows get a tab (an environment may have one flow only).
             "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
@@ -94,7 +102,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
                           cacheable=board_storable(data, filters, organisations))
 
-    page = page_cached("board", key, build, scope=board_scope(env, flow, subset))
+    page = page_cached("board", (*key, order), build, scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/board.html", {"page": page})
 
 
@@ -130,3 +138,26 @@ def metric_card_view(request: HttpRequest, env: str) -> HttpResponse:
     except KeyError:
         raise Http404("no such environment") from None
     return render(request, "leaderboard/metric_card.html", {"card": card})
+
+
+def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
+    """A model's metadata and its entries on every board, as the boards show them to this visitor."""
+    viewer_team_ids = tuple(sorted(request_access(request).team_ids))
+
+    def build() -> CachedPage:
+        model = model_page_get(model_id=model_id, viewer_team_ids=viewer_team_ids)
+        if model is None:
+            return CachedPage(title="", content="", cacheable=False)
+        chart = [{"env": best.title, "label": best.score_label, "mean": best.entry.row.mean,
+                  "low": best.entry.row.ci_low, "high": best.entry.row.ci_high,
+                  "board": f"{best.entry.flow} · {best.entry.subset} · {best.entry.suite}",
+                  "complete": best.entry.row.complete} for best in model.best]
+        content = render_to_string("leaderboard/_model_content.html", {"model": model, "chart": chart})
+        return CachedPage(title=model.name, content=content, charts=bool(chart))
+
+    # Its entries are on any board: the home page's scope moves on with every board's change (and
+    # with the models' metadata, which moves everything on).
+    page = page_cached("model", (model_id, viewer_team_ids), build, scope=HOME)
+    if not page.content:
+        raise Http404("no such model")
+    return render(request, "leaderboard/model.html", {"page": page})

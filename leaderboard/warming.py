@@ -55,9 +55,10 @@ def _build(name: str, render: Callable[[], object], warmed: Warmed) -> None:
 
 
 def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
-    """The board's page, API answer, CSV export, analysis and comparison pages, with default filters."""
+    """The board's page, API answer, CSV export, analysis, comparison and cost pages, with default filters."""
     from leaderboard.analysis_views import board_analysis, board_compare
     from leaderboard.apis import board_payload
+    from leaderboard.cost_views import board_cost
     from leaderboard.views import board, board_export
 
     args = (env, flow, subset)
@@ -68,6 +69,7 @@ def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
     _build(f"analysis {args}", lambda: board_analysis(
         _anonymous(reverse("board-analysis", args=args)), *args), warmed)
     _build(f"compare {args}", lambda: board_compare(_anonymous(reverse("board-compare", args=args)), *args), warmed)
+    _build(f"cost {args}", lambda: board_cost(_anonymous(reverse("board-cost", args=args)), *args), warmed)
 
 
 def warm_home(warmed: Warmed) -> None:

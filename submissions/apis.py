@@ -56,6 +56,7 @@ from submissions.services import (
     submission_publish,
     submission_rerun,
     submission_resume,
+    upload_check,
     upload_read,
 )
 
@@ -193,6 +194,10 @@ class ModelMetadataInput(serializers.Serializer):
     open_weights = OptionalBooleanField(required=False)
     link = serializers.URLField(required=False, allow_blank=True)
     licence = serializers.CharField(max_length=80, required=False, allow_blank=True)
+    price_input_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1_000_000,
+                                                  help_text="USD per million prompt tokens")
+    price_output_per_mtok = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1_000_000,
+                                                   help_text="USD per million completion tokens")
 
 
 class ModelAndBoardInput(ModelMetadataInput):
@@ -238,6 +243,11 @@ class SubmissionListCreateApi(APIView):
                                OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
                    responses={200: SubmissionOutput(many=True)})
     def get(self, request) -> Response:
+        """Submissions the caller may see, newest first.
+
+        Public ones and the caller's teams' private ones; ``mine=1`` keeps only the latter. Paged by
+        ``limit`` (at most 200) and ``offset``.
+        """
         access = request_access(request)
         # Staff see everything, hidden and private submissions included.
         queryset = Submission.objects.all() if access.is_staff else Submission.objects.filter(
@@ -251,6 +261,14 @@ class SubmissionListCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
                                                         403: ErrorOutput, 429: ErrorOutput})
     def post(self, request) -> Response:
+        """Evaluate an OpenAI-compatible endpoint on a board.
+
+        The site calls the endpoint's chat-completions API for every attempt of the board's scenarios
+        and scores each episode itself. ``settings`` overrides evaluation settings by name (e.g.
+        ``{"repeats": 1}``); an unknown name is refused with the list of valid ones. Needs a read-write
+        token; the team's quota applies (429 once reached). The API key is stored encrypted and never
+        shown again.
+        """
         data, team = _validated(self.InputSerializer, request)
         try:
             submission = submission_create_endpoint(
@@ -286,6 +304,11 @@ class UploadCreateApi(APIView):
                    responses={201: SubmissionListCreateApi.CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
                               403: ErrorOutput, 429: ErrorOutput})
     def post(self, request) -> Response:
+        """Submit model outputs produced offline.
+
+        A zip of the MageBench output folder, or per-sample JSONL. The site checks every sample and
+        scores it itself; a refused upload stores nothing and lists every problem found.
+        """
         data, team = _validated(self.InputSerializer, request)
         submission = submission_create_upload(model=model_spec_from(team=team, data=data), env=data["env"],
                                               flow=data["flow"], subset=data["subset"], suite=data["suite"],
@@ -293,6 +316,54 @@ class UploadCreateApi(APIView):
                                               enforce_quota=True)
         return Response({"id": submission.id, "status": submission.status,
                          "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
+
+
+class UploadCheckApi(APIView):
+    """Check a file of outputs as an upload would be checked, storing nothing and using no quota."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema_serializer(component_name="UploadCheckRequest")
+    class InputSerializer(serializers.Serializer):
+        env = serializers.ChoiceField(choices=())
+        flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
+        subset = serializers.ChoiceField(choices=["mini", "full"])
+        suite = serializers.SlugField(required=False, default=None, allow_null=True)
+        file = serializers.FileField(help_text="zip of the MageBench output folder, or per-sample JSONL")
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            cast(serializers.ChoiceField, self.fields["env"]).choices = environment_slugs()
+
+    @extend_schema_serializer(component_name="UploadCheck")
+    class OutputSerializer(serializers.Serializer):
+        valid = serializers.BooleanField()
+        suite = serializers.CharField()
+        runs = serializers.IntegerField()
+        scenarios = serializers.IntegerField(help_text="scenarios with at least one run")
+        repeats = serializers.IntegerField()
+        missing_scenarios = serializers.ListField(child=serializers.CharField())
+
+    @extend_schema(request={"multipart/form-data": InputSerializer},
+                   responses={200: OutputSerializer, 400: ErrorOutput, 401: ErrorOutput})
+    def post(self, request) -> Response:
+        """Check a file of outputs as an upload would be checked, storing nothing and using no quota.
+
+        The same file and fields as an upload. The answer says what the file holds (runs, scenarios,
+        repeats, scenarios of the subset it lacks); a file with problems gets a 400 listing every one.
+        A read-only token may ask: nothing is written.
+        """
+        # Parsing a large archive costs the site time: only members of a team (either token scope) may ask.
+        if not request_access(request).team_ids:
+            raise exceptions.NotAuthenticated("checking a file needs a team's token or a logged-in member")
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        check = upload_check(env=data["env"], flow=data["flow"], subset=data["subset"], suite=data["suite"],
+                             data=upload_read(data["file"]))
+        return Response(self.OutputSerializer({"valid": True, "suite": check.suite, "runs": check.runs,
+                                               "scenarios": check.scenarios, "repeats": check.repeats,
+                                               "missing_scenarios": check.missing_scenarios}).data)
 
 
 class SubmissionDetailApi(APIView):
@@ -315,6 +386,12 @@ class SubmissionDetailApi(APIView):
 
     @extend_schema(responses={200: OutputSerializer, 404: ErrorOutput})
     def get(self, request, submission_id: int) -> Response:
+        """A submission with its progress and every attempt.
+
+        Progress counts the attempts by state and, while the submission waits or runs, gives its
+        place in the queue and an estimate of the time left. A private submission of another team
+        is a 404, as if it did not exist.
+        """
         return Response(self.OutputSerializer(viewable_submission(request_access(request), submission_id)).data)
 
 
@@ -322,8 +399,16 @@ class SubmissionActionApi(APIView):
     ACTIONS = ("cancel", "resume", "rerun", "publish")
 
     @extend_schema(operation_id="submissions_action", request=None,
+                   parameters=[OpenApiParameter("action", str, OpenApiParameter.PATH, enum=ACTIONS)],
                    responses={200: SubmissionOutput, 403: ErrorOutput, 404: ErrorOutput})
     def post(self, request, submission_id: int, action: str) -> Response:
+        """Cancel, resume, re-run or publish a submission.
+
+        ``cancel`` stops the attempts not yet run; ``resume`` queues again every attempt that did not
+        produce a score; ``rerun`` creates a new submission with the same model, endpoint, board and
+        settings (its id is in the answer); ``publish`` shows the submission on the public boards
+        (the team's owner only). Needs the team's read-write token or a logged-in member.
+        """
         if action not in self.ACTIONS:
             raise exceptions.NotFound(f"unknown action; choose one of {', '.join(self.ACTIONS)}")
         access = request_access(request)
@@ -362,6 +447,12 @@ class AttemptTrajectoryApi(APIView):
                                                           "window, and page: the window and each list's length"),
             "artifact": serializers.DictField(required=False)}), 400: ErrorOutput, 404: ErrorOutput})
     def get(self, request, attempt_id: int) -> Response:
+        """An attempt's trajectory, or one of its stored artifacts.
+
+        The trajectory records every step of the episode: what the model was shown, its reply, the
+        action read from it and the reward. A long one is read in pages with ``offset`` and
+        ``limit``.
+        """
         attempt = Attempt.objects.select_related("scenario", "submission").filter(id=attempt_id).first()
         if attempt is None or not can_view_submission(request_access(request), attempt.submission):
             raise exceptions.NotFound("no such attempt")
@@ -406,7 +497,7 @@ class ModelListCreateApi(APIView):
         class Meta:
             model = ModelEntry
             fields = ["id", "name", "team", "organisation", "parameter_count", "open_weights", "link", "licence",
-                      "is_baseline", "created_at"]
+                      "price_input_per_mtok", "price_output_per_mtok", "is_baseline", "created_at"]
 
     @extend_schema_serializer(component_name="ModelRegistration")
     class InputSerializer(ModelMetadataInput):
@@ -415,6 +506,10 @@ class ModelListCreateApi(APIView):
     @extend_schema(parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
                    responses={200: OutputSerializer(many=True)})
     def get(self, request) -> Response:
+        """Registered models.
+
+        Those with a submission the caller may see, and the caller's teams' own, by name.
+        """
         access = request_access(request)
         visible = Submission.objects.filter(visible_entries(access.team_ids)).values("model_id")
         limit, offset = _page(request)
@@ -425,7 +520,11 @@ class ModelListCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: ErrorOutput, 401: ErrorOutput,
                                                         403: ErrorOutput})
     def post(self, request) -> Response:
-        """Register a model, or update the metadata of the team's model of that name."""
+        """Register a model, or update its metadata.
+
+        A team's model is known by its name: posting a name the team already has changes only the
+        metadata fields sent.
+        """
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
@@ -446,6 +545,11 @@ class MeApi(APIView):
         "user": serializers.CharField(allow_null=True), "token_scope": serializers.CharField(allow_null=True),
         "teams": TeamOutput(many=True)})})
     def get(self, request) -> Response:
+        """Who the credentials belong to.
+
+        The user, the token's scope (read or write) and each of the user's teams with its role and
+        submission quotas; anonymous callers get nulls and no teams.
+        """
         access = request_access(request)
         teams = []
         for team in Team.objects.filter(id__in=access.team_ids).order_by("name"):
@@ -479,6 +583,10 @@ class QueueApi(APIView):
     @extend_schema(responses={200: inline_serializer("Queue", {"active": ItemOutput(many=True),
                                                                "recent": ItemOutput(many=True)})})
     def get(self, request) -> Response:
+        """The evaluation queue.
+
+        Waiting and running submissions in serving order, then the latest finished ones.
+        """
         access = request_access(request)
         listed: dict[str, list[dict[str, Any]]] = {"active": [], "recent": []}
         for item, visible in queue_seen_by(lambda submission: can_view_submission(access, submission)):

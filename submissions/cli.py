@@ -9,7 +9,8 @@ its sibling csv_safe.py (itself standard library only), so that submitters can c
 anywhere without installing the site.
 
 Exit codes: 0 success (for follow: completed), 1 the submission ended incomplete or cancelled,
-2 the site refused the request (or the command line was wrong), 3 the site could not be reached.
+2 the site refused the request (or the command line was wrong), 3 the site could not be reached,
+141 the output's reader went away (e.g. ``results | head``), as for any command a closed pipe stops.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import IO, Any, TextIO
 
 import requests
@@ -28,6 +30,8 @@ from submissions.csv_safe import write_csv
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 EXIT_OK, EXIT_UNFINISHED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped.
+EXIT_BROKEN_PIPE = 141
 #: Final submission statuses and the exit code ``follow`` ends with.
 FINAL_STATUSES = {"completed": EXIT_OK, "incomplete": EXIT_UNFINISHED, "cancelled": EXIT_UNFINISHED}
 ATTEMPT_COLUMNS = ("scenario", "repeat", "status", "score", "outcome", "steps", "model_calls", "invalid_action",
@@ -136,6 +140,39 @@ def error_details(extra: Any) -> list[str]:
     return lines
 
 
+# Times -------------------------------------------------------------------------------------------
+
+def parse_time(text: str) -> datetime | None:
+    """An ISO 8601 time from the API (``…Z`` or with an offset), as an aware datetime."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def span_text(seconds: float) -> str:
+    minutes = round(abs(seconds) / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{round(minutes / (24 * 60))} days"
+
+
+def time_text(text: str | None, now: datetime | None = None) -> str:
+    """An API time as a person reads it: "2026-11-24 11:32 UTC (3 min ago)" or "(in 2 h 05 min)"."""
+    moment = parse_time(text or "")
+    if moment is None:
+        return text or ""
+    seconds = (moment - (now or datetime.now(UTC))).total_seconds()
+    if abs(seconds) < 60:
+        relative = "just now" if seconds <= 0 else "in under a minute"
+    else:
+        relative = f"in {span_text(seconds)}" if seconds > 0 else f"{span_text(seconds)} ago"
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC ({relative})"
+
+
 # Progress ----------------------------------------------------------------------------------------
 
 def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
@@ -212,8 +249,49 @@ def follow(client: Client, submission_id: int, interval: float) -> int:
             line.finish()
             reason = submission.get("status_reason") or ""
             print(f"submission {submission_id} {status}" + (f": {reason}" if reason else ""), file=sys.stderr)
+            score = final_score(client, submission)
+            if score:
+                print(score, file=sys.stderr)
             return FINAL_STATUSES[status]
         time.sleep(interval)
+
+
+def board_row(client: Client, submission: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The submission's board and its row there, as the caller sees the board (a team's token shows
+    the team's private entries); None when it is not on the board (cancelled, hidden)."""
+    path = f"/api/v1/boards/{submission.get('env')}/{submission.get('flow')}/{submission.get('subset')}/"
+    try:
+        board = client.get(path, {"suite": str(submission.get("suite") or "")})
+    except (ApiError, Unreachable):
+        return None  # the submission has finished all the same: its status decides the exit code
+    row = next((r for r in board.get("rows") or [] if r.get("submission") == submission.get("id")), None)
+    return (board, row) if row is not None else None
+
+
+def final_score(client: Client, submission: dict[str, Any]) -> str:
+    """The finished submission's score as its board shows it: mean ± standard error, the 95%
+    confidence interval and the rank; the plain mean of its scored attempts when it has no row."""
+    found = board_row(client, submission)
+    if found is None or found[1].get("mean") is None:
+        scores = [a["score"] for a in submission.get("attempts") or [] if a.get("score") is not None]
+        return f"mean score {sum(scores) / len(scores):.2f} over {len(scores)} scored attempt(s)" if scores else ""
+    board, row = found
+    text = f"{board.get('score_label') or 'score'}: {row['mean']:.2f}"
+    if row.get("se") is not None:
+        text += f" ± {row['se']:.2f}"
+    if row.get("ci95_low") is not None and row.get("ci95_high") is not None:
+        text += f" (95% CI {row['ci95_low']:.2f} to {row['ci95_high']:.2f})"
+    text += f" over {row.get('scenarios')} scenario(s)"
+    where = f"{board.get('env')}/{board.get('flow')}/{board.get('subset')} board, suite {board.get('suite')}"
+    if row.get("rank") is not None:
+        ranked = sum(1 for r in board.get("rows") or [] if r.get("rank") is not None)
+        standing = {"leader": " (the leader)", "tied": " (tied with the leader)"}.get(row.get("standing") or "", "")
+        text += f"; rank {row['rank']} of {ranked} on the {where}{standing}"
+    else:
+        why = ("baselines" if row.get("baseline") else f"variant: {', '.join(row['variant'])}" if row.get("variant")
+               else "")
+        text += f"; unranked{f' ({why})' if why else ''} on the {where}"
+    return text
 
 
 # Commands ----------------------------------------------------------------------------------------
@@ -236,7 +314,7 @@ def team_line(team: dict[str, Any]) -> str:
             f"submissions left today, {q.get('total_left')} of {q.get('total_limit')} in total, "
             f"{q.get('concurrent_left')} of {q.get('concurrent_limit')} at once")
     if q.get("per_day_resets_at"):
-        text += f"; the next daily one frees up at {q['per_day_resets_at']}"
+        text += f"; the next daily one frees up at {time_text(q['per_day_resets_at'])}"
     return text
 
 
@@ -258,6 +336,7 @@ def metadata(args: argparse.Namespace) -> dict[str, Any]:
     # Metadata flags left out are not sent, so the model keeps what the site or an earlier call set.
     optional = {"team": args.team, "suite": args.suite, "organisation": args.organisation,
                 "parameter_count": args.parameter_count, "link": args.link, "licence": args.licence,
+                "price_input_per_mtok": args.price_input, "price_output_per_mtok": args.price_output,
                 "open_weights": True if args.open_weights else None}
     fields.update({name: value for name, value in optional.items() if value not in (None, "")})
     return fields
@@ -301,6 +380,31 @@ def cmd_upload(client: Client, args: argparse.Namespace) -> int:
     return created(client, result, args)
 
 
+def cmd_check(client: Client, args: argparse.Namespace) -> int:
+    """Check a file of outputs the way an upload is checked; nothing is stored and no quota is used."""
+    fields = {"env": args.env, "flow": args.flow, "subset": args.subset}
+    if args.suite:
+        fields["suite"] = args.suite
+    try:
+        with open(args.file, "rb") as file:
+            result = client.post_file("/api/v1/uploads/check/", fields, os.path.basename(args.file), file)
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    for line in check_lines(result):
+        print(line)
+    return EXIT_OK
+
+
+def check_lines(result: dict[str, Any]) -> list[str]:
+    lines = [f"valid: {result.get('runs')} run(s) of {result.get('scenarios')} scenario(s), "
+             f"up to {result.get('repeats')} repeat(s), suite {result.get('suite')}"]
+    missing = result.get("missing_scenarios") or []
+    if missing:
+        lines.append(f"{len(missing)} scenario(s) of the subset have no run (the entry would be incomplete): "
+                     + ", ".join(map(str, missing)))
+    return lines
+
+
 def cmd_follow(client: Client, args: argparse.Namespace) -> int:
     return follow(client, args.id, args.interval)
 
@@ -319,6 +423,10 @@ def status_lines(s: dict[str, Any]) -> list[str]:
              f"status: {s.get('status')}" + (f" ({s['status_reason']})" if s.get("status_reason") else ""),
              f"public: {'yes' if s.get('is_public') else 'no'} · verified: {'yes' if s.get('verified') else 'no'}",
              progress_line(progress)]
+    times = [f"{label} {time_text(s[key])}" for label, key in (("created", "created_at"), ("started", "started_at"),
+                                                                ("finished", "finished_at")) if s.get(key)]
+    if times:
+        lines.append(" · ".join(times))
     scores = [a["score"] for a in s.get("attempts") or [] if a.get("score") is not None]
     if scores:
         lines.append(f"mean score {sum(scores) / len(scores):.2f} over {len(scores)} scored attempt(s)")
@@ -406,6 +514,8 @@ def submission_options() -> argparse.ArgumentParser:
                         help="the weights are public (metadata flags left out keep what the site has)")
     parser.add_argument("--link", help="model card or paper URL")
     parser.add_argument("--licence")
+    parser.add_argument("--price-input", type=float, metavar="USD", help="price per million prompt tokens")
+    parser.add_argument("--price-output", type=float, metavar="USD", help="price per million completion tokens")
     parser.add_argument("--follow", action="store_true", help="then follow the progress until it finishes")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between polls with --follow")
     return parser
@@ -414,8 +524,8 @@ def submission_options() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m submissions.cli", description=__doc__.split("\n\n")[0],
-        epilog="Exit codes: 0 done, 1 incomplete or cancelled, 2 refused, 3 unreachable.")
-    parser.add_argument("--url", default=os.environ.get("MAGEBENCH_URL") or DEFAULT_URL,
+        epilog="Exit codes: 0 done, 1 incomplete or cancelled, 2 refused, 3 unreachable, 141 output pipe closed.")
+    parser.add_argument("--url", default=None,
                         help=f"site address (default: $MAGEBENCH_URL or {DEFAULT_URL})")
     parser.add_argument("--token", default=os.environ.get("MAGEBENCH_TOKEN"),
                         help="API token mbw_… or mbr_… (default: $MAGEBENCH_TOKEN, which keeps it out of argv)")
@@ -436,6 +546,15 @@ def build_parser() -> argparse.ArgumentParser:
     upload = commands.add_parser("upload", parents=[shared], help="upload a zip of MageBench output or a JSONL file")
     upload.add_argument("file")
     upload.set_defaults(handler=cmd_upload)
+
+    check = commands.add_parser("check", help="check a zip or JSONL file of outputs as an upload would be, "
+                                              "storing nothing and using no quota")
+    check.add_argument("file")
+    check.add_argument("--env", required=True, help="environment slug, as listed by the site")
+    check.add_argument("--flow", required=True, choices=["global", "online"])
+    check.add_argument("--subset", required=True, choices=["mini", "full"])
+    check.add_argument("--suite", help="scenario suite (the site's default when left out)")
+    check.set_defaults(handler=cmd_check)
 
     follow_cmd = commands.add_parser("follow", help="show progress until the submission finishes")
     follow_cmd.add_argument("id", type=int)
@@ -473,16 +592,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def unreachable_hint(given: str) -> str:
+    """What to change when the site cannot be reached, by where its address came from."""
+    if given == "default":
+        return f"no site address was given, so the CLI tried {DEFAULT_URL}: set MAGEBENCH_URL or pass --url"
+    where = "--url" if given == "flag" else "MAGEBENCH_URL"
+    return f"is {where} the site's address, and is the site up?"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    given = "flag" if args.url else "env" if os.environ.get("MAGEBENCH_URL") else "default"
+    args.url = args.url or os.environ.get("MAGEBENCH_URL") or DEFAULT_URL
     if not re.match(r"https?://", args.url):
         print(f"--url must start with http:// or https:// (got {args.url!r})", file=sys.stderr)
         return EXIT_REFUSED
     client = Client(args.url, (args.token or "").strip() or None)
     try:
-        return args.handler(client, args)
+        code = args.handler(client, args)
+        # Written out here, so that a reader gone away is noticed inside this try, not at exit.
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader (head, less) stopped reading: nothing is wrong. Python flushes stdout again at
+        # exit, which would fail the same way, so stdout goes to /dev/null (as the Python docs advise).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Unreachable as exc:
         print(f"cannot reach {exc.url}: {exc.reason}", file=sys.stderr)
+        print(f"  {unreachable_hint(given)}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except ApiError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

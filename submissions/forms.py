@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,8 +10,15 @@ from evaluators.base import all_plugins
 from evaluators.settings import setting_range
 
 
+def _plugins_in_order() -> list[Any]:
+    return sorted(all_plugins(), key=lambda plugin: plugin.position)
+
+
 def _env_choices() -> list[tuple[str, str]]:
-    return [(p.slug, p.title) for p in all_plugins()]
+    return [(p.slug, p.title) for p in _plugins_in_order()]
+
+
+FLOW_TITLES = {"global": "Global", "online": "Online"}
 
 
 def _titles(titles: Sequence[str]) -> str:
@@ -34,6 +42,11 @@ class _ModelAndBoardForm(forms.Form):
     open_weights = forms.BooleanField(required=False)
     link = forms.URLField(required=False, label="Paper or model card", assume_scheme="https")
     licence = forms.CharField(max_length=80, required=False)
+    price_input_per_mtok = forms.FloatField(required=False, min_value=0, max_value=1_000_000,
+                                            label="Price per million prompt tokens (USD)",
+                                            help_text="Optional; with both prices the boards show what the runs cost")
+    price_output_per_mtok = forms.FloatField(required=False, min_value=0, max_value=1_000_000,
+                                             label="Price per million completion tokens (USD)")
     env = forms.ChoiceField(choices=_env_choices, label="Environment")
     flow = forms.ChoiceField(choices=[("global", "Global"), ("online", "Online")])
     subset = forms.ChoiceField(choices=[("mini", "mini"), ("full", "full")])
@@ -46,6 +59,25 @@ class _ModelAndBoardForm(forms.Form):
         team_field = self.fields["team"]
         assert isinstance(team_field, forms.ChoiceField)
         team_field.choices = [(str(team.id), team.name) for team in teams]
+        # The flows each environment has, from its plug-in: the first environment and its first flow
+        # are the initial pair (always a board that exists), and the page's script offers only the
+        # chosen environment's flows (static/js/board_pair.js); clean() refuses any other pair.
+        self.env_flows = {plugin.slug: list(plugin.flows) for plugin in _plugins_in_order()}
+        if self.env_flows:
+            first = next(iter(self.env_flows))
+            self.fields["env"].initial = first
+            self.fields["flow"].initial = self.env_flows[first][0]
+        self.fields["subset"].initial = "mini"
+        self.fields["env"].widget.attrs["data-flows"] = json.dumps(self.env_flows)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        env, flow = str(data.get("env") or ""), str(data.get("flow") or "")
+        if env in self.env_flows and flow and flow not in self.env_flows[env]:
+            title = dict(_env_choices()).get(env, env)
+            offered = " and ".join(FLOW_TITLES.get(name, name) for name in self.env_flows[env])
+            self.add_error("flow", f"{title} has no flow {FLOW_TITLES.get(flow, flow)}; it offers {offered}.")
+        return data
 
 
 class EndpointSubmissionForm(_ModelAndBoardForm):

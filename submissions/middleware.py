@@ -25,8 +25,14 @@ MULTIPART_OVERHEAD_BYTES = 64 * 1024
 
 @lru_cache(maxsize=1)
 def _upload_paths() -> dict[str, bool]:
-    """The upload URLs, each with whether it is the API's."""
-    return {reverse("upload"): False, reverse("api-upload"): True}
+    """The upload URLs, each with whether it is the API's. The check of a file is one too: it reads as
+    large a body, so it is refused from the headers in the same way."""
+    return {reverse("upload"): False, reverse("api-upload"): True, reverse("api-upload-check"): True}
+
+
+def _read_only_allowed() -> set[str]:
+    """Upload URLs a read-only token may use: checking a file stores nothing."""
+    return {reverse("api-upload-check")}
 
 
 def upload_body_limit() -> int:
@@ -80,7 +86,7 @@ def _uploader_refusal(request: HttpRequest, *, is_api: bool) -> HttpResponse | N
         token = token_authenticate(raw)
         if token is None:
             return _answer(is_api=True, status=401, message="unknown or revoked API token")
-        if token.scope != ApiToken.Scope.WRITE:
+        if token.scope != ApiToken.Scope.WRITE and request.path_info not in _read_only_allowed():
             return _answer(is_api=True, status=403,
                            message="this token is read-only; create a read-write token to submit")
         return None

@@ -4,12 +4,16 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
 from accounts.models import Team
 from evaluators.settings import EvaluationSettings
 from leaderboard.models import Environment, Scenario
+
+#: A price per million tokens, in USD: none is negative, and none is anywhere near a million.
+PRICE_BOUNDS = [MinValueValidator(0), MaxValueValidator(1_000_000)]
 
 
 class ModelEntry(models.Model):
@@ -21,6 +25,12 @@ class ModelEntry(models.Model):
     link = models.URLField(blank=True)
     licence = models.CharField(max_length=80, blank=True)
     is_baseline = models.BooleanField(default=False)
+    #: What the model's provider bills per million tokens (USD), if the team gave it: with both, the
+    #: boards show what an entry's runs cost; the platform measures the tokens, never the price.
+    price_input_per_mtok = models.FloatField(null=True, blank=True, validators=PRICE_BOUNDS,
+                                             help_text="USD per million prompt tokens")
+    price_output_per_mtok = models.FloatField(null=True, blank=True, validators=PRICE_BOUNDS,
+                                              help_text="USD per million completion tokens")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -216,6 +226,19 @@ class SubmissionResult(models.Model):
     mean_seconds = models.FloatField(null=True)
     #: [[N, expected best score, scenarios averaged], …]
     best_of_n = models.JSONField(default=list)
+    #: The effort the platform measured (``leaderboard.stats.EntrySummary``): scored attempts run
+    #: against the team's endpoint, those whose endpoint reported token counts, totals over them and
+    #: each one's mean for one run of a scenario, averaged over scenarios. Uploads measure none.
+    effort_attempts = models.PositiveIntegerField(default=0)
+    token_attempts = models.PositiveIntegerField(default=0)
+    model_calls_total = models.BigIntegerField(null=True)
+    prompt_tokens_total = models.BigIntegerField(null=True)
+    completion_tokens_total = models.BigIntegerField(null=True)
+    seconds_total = models.FloatField(null=True)
+    model_calls_per_scenario = models.FloatField(null=True)
+    prompt_tokens_per_scenario = models.FloatField(null=True)
+    completion_tokens_per_scenario = models.FloatField(null=True)
+    seconds_per_scenario = models.FloatField(null=True)
     computed_at = models.DateTimeField()
 
     def __str__(self) -> str:

@@ -17,7 +17,9 @@ from accounts.models import Team
 from evaluators.base import all_plugins, get_plugin
 from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
-from leaderboard.stats import AttemptOutcome
+from leaderboard.cost import token_cost
+from leaderboard.ordering import natural_key
+from leaderboard.stats import AttemptOutcome, summarise_effort
 from submissions.models import Attempt, Submission
 from submissions.scheduling import NEVER, Contender, Served, SimOutcome, SimSubmission, SimWorker, simulate
 
@@ -43,6 +45,14 @@ class Progress:
     @property
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
+
+    def resumable(self, *, active: bool) -> bool:
+        """Whether resuming would queue anything: a running submission's waiting attempts are
+        already queued, so only those retrying are worth sending again; a finished one's failed,
+        cancelled and stuck attempts are."""
+        if active:
+            return self.retrying > 0
+        return self.infra_failed + self.cancelled + self.pending + self.retrying > 0
 
 
 
@@ -396,23 +406,29 @@ def queue_loads() -> list[QueueLoad]:
 def attempt_outcomes(submission_ids: list[int], *, with_breakdown: bool = False) -> dict[int, list[AttemptOutcome]]:
     """Every attempt of these submissions as the board sees it, grouped by submission."""
     fields = ["id", "submission_id", "scenario_id", "repeat", "status", "score", "invalid_action", "repeating_action",
-              "duration_seconds"]
+              "duration_seconds", "model_calls", "prompt_tokens", "completion_tokens"]
     if with_breakdown:
         fields.append("details__breakdown")
     grouped: dict[int, list[AttemptOutcome]] = {submission_id: [] for submission_id in submission_ids}
+    # An upload's replies are played back here: its calls, tokens and time are not the model's.
+    uploads = set(Submission.objects.filter(id__in=submission_ids, source=Submission.Source.UPLOAD)
+                  .values_list("id", flat=True))
     rows = Attempt.objects.filter(submission_id__in=submission_ids).order_by().values_list(*fields)
-    for attempt_id, submission_id, scenario_id, repeat, status, score, ia, ra, seconds, *extra in rows.iterator(
-            chunk_size=5000):
+    for (attempt_id, submission_id, scenario_id, repeat, status, score, ia, ra, seconds, calls, prompt, completion,
+         *extra) in rows.iterator(chunk_size=5000):
         breakdown = extra[0] if extra and isinstance(extra[0], dict) else None
         grouped[submission_id].append(AttemptOutcome(
             attempt_id=attempt_id, scenario_id=scenario_id, repeat=repeat, scored=status == Attempt.Status.SCORED,
             infra_failed=status == Attempt.Status.INFRA_FAILED, score=score, invalid_action=ia, repeating_action=ra,
-            breakdown=breakdown, seconds=seconds))
+            breakdown=breakdown, seconds=seconds, measured=submission_id not in uploads, model_calls=calls,
+            prompt_tokens=prompt, completion_tokens=completion))
     return grouped
 
 
-def submission_attempts(submission: Submission) -> QuerySet[Attempt]:
-    return submission.attempts.select_related("scenario").order_by("scenario__key", "repeat")
+def submission_attempts(submission: Submission) -> list[Attempt]:
+    """A submission's attempts by scenario in natural order (level_2 before level_10), then repeat."""
+    attempts = submission.attempts.select_related("scenario").order_by("repeat", "id")
+    return sorted(attempts, key=lambda attempt: natural_key(attempt.scenario.key))
 
 
 @dataclass
@@ -557,3 +573,86 @@ def quota_status(team: Team, *, now: datetime | None = None, excluding: Submissi
         concurrent_used=Submission.objects.filter(team=team, is_baseline=False, status__in=[
             Submission.Status.QUEUED, Submission.Status.RUNNING]).count(),
     )
+
+
+@dataclass(frozen=True)
+class Effort:
+    """What a submission's scored attempts took, as its page shows it (``leaderboard.stats.summarise_effort``),
+    and what that cost at its model's prices."""
+
+    #: False for an upload: the platform made no model calls of its own, so nothing was measured.
+    measured: bool
+    scored: int
+    numbers: dict[str, Any]
+    price_input_per_mtok: float | None
+    price_output_per_mtok: float | None
+
+    @property
+    def has_prices(self) -> bool:
+        return self.price_input_per_mtok is not None and self.price_output_per_mtok is not None
+
+    @property
+    def tokens_per_scenario(self) -> float | None:
+        prompt, completion = self.numbers["prompt_tokens_per_scenario"], self.numbers["completion_tokens_per_scenario"]
+        return None if prompt is None or completion is None else prompt + completion
+
+    @property
+    def cost_total(self) -> float | None:
+        return token_cost(self.numbers["prompt_tokens_total"], self.numbers["completion_tokens_total"],
+                          self.price_input_per_mtok, self.price_output_per_mtok)
+
+    @property
+    def cost_per_scenario(self) -> float | None:
+        return token_cost(self.numbers["prompt_tokens_per_scenario"], self.numbers["completion_tokens_per_scenario"],
+                          self.price_input_per_mtok, self.price_output_per_mtok)
+
+
+def submission_effort(submission: Submission, attempts: Iterable[Attempt]) -> Effort:
+    """The effort of these (already loaded) attempts of ``submission``, counted as a board counts it,
+    while it runs too."""
+    measured = submission.source != Submission.Source.UPLOAD
+    scored = [AttemptOutcome(attempt_id=a.id, scenario_id=a.scenario_id, repeat=a.repeat, scored=True,
+                             infra_failed=False, score=a.score, seconds=a.duration_seconds, measured=measured,
+                             model_calls=a.model_calls, prompt_tokens=a.prompt_tokens,
+                             completion_tokens=a.completion_tokens)
+              for a in attempts if a.status == Attempt.Status.SCORED]
+    return Effort(measured=measured, scored=len(scored), numbers=summarise_effort(scored),
+                  price_input_per_mtok=submission.model.price_input_per_mtok,
+                  price_output_per_mtok=submission.model.price_output_per_mtok)
+
+
+# --- a team's submissions -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TeamSubmission:
+    submission: Submission
+    #: The mean and standard error as its board computes them; None while nothing is scored.
+    mean: float | None
+    se: float | None
+
+
+def team_submissions(team: Team, *, member: bool) -> list[TeamSubmission]:
+    """The team's submissions, newest first: all of them for its members, and for anyone else only
+    what the public boards could show (published or baseline, and not hidden by the maintainers)."""
+    from leaderboard.stats import summarise_entry  # the board's own summary, for results never stored
+
+    queryset = (Submission.objects.filter(team=team).select_related("model", "environment", "result")
+                .defer("result__scenario_scores", "result__first_attempts", "result__scenario_means",
+                       "result__best_of_n")
+                .order_by("-created_at", "-id"))
+    if not member:
+        queryset = queryset.filter(Q(is_public=True) | Q(is_baseline=True), hidden=False)
+    submissions = list(queryset)
+    numbers: dict[int, tuple[float | None, float | None]] = {}
+    for submission in submissions:
+        # A missing one-to-one row raises an AttributeError subclass, which getattr turns into None.
+        result = getattr(submission, "result", None)
+        if result is not None:
+            numbers[submission.id] = (result.mean, result.se)
+    # A submission still running, or one finished before results were stored, is summarised from its attempts.
+    missing = [submission.id for submission in submissions if submission.id not in numbers]
+    if missing:
+        for submission_id, outcomes in attempt_outcomes(missing).items():
+            summary = summarise_entry(outcomes)
+            numbers[submission_id] = (summary.mean, summary.se)
+    return [TeamSubmission(submission, *numbers[submission.id]) for submission in submissions]

@@ -32,7 +32,7 @@ from submissions.endpoints import endpoint_url_validate
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
 from submissions.rescoring import recorded_run, rescoring_label, upload_settings
 from submissions.selectors import attempt_outcomes, queue_for, quota_status
-from submissions.uploads import UploadError, UploadLimits, parse_upload
+from submissions.uploads import UploadedRun, UploadError, UploadLimits, parse_upload
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,8 @@ class SubmissionError(ValueError):
     """A submission that cannot be accepted, with a message meant for the submitter."""
 
 
-MODEL_FIELDS = ("organisation", "parameter_count", "open_weights", "link", "licence")
+MODEL_FIELDS = ("organisation", "parameter_count", "open_weights", "link", "licence", "price_input_per_mtok",
+                "price_output_per_mtok")
 
 
 def model_entry_upsert(*, team: Team, name: str, is_baseline: bool | None = None, **metadata: Any) -> ModelEntry:
@@ -101,7 +102,8 @@ def model_spec_from(*, team: Team, data: Mapping[str, Any], blanks_unchanged: bo
     """
     metadata = {key: data[key] for key in MODEL_FIELDS if key in data}
     if blanks_unchanged:
-        metadata = {key: value for key, value in metadata.items() if value not in ("", None, False)}
+        # A price of 0 (a free model) is a value given, not a blank: only False itself is an unticked box.
+        metadata = {key: value for key, value in metadata.items() if value not in ("", None) and value is not False}
     return ModelSpec(team=team, name=data["model_name"], metadata=metadata)
 
 
@@ -224,21 +226,19 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
     """Validate an upload completely, then store it and queue its re-scoring in one go.
 
     Nothing is stored for an upload with any problem, nor for a team without quota left (checked
-    before the file is parsed, and again as it is stored). Scenarios of the subset the upload
-    leaves out are listed on the submission, which stays ``incomplete`` until a full upload
+    once the file is known to be valid, and again as it is stored). Scenarios of the subset the
+    upload leaves out are listed on the submission, which stays ``incomplete`` until a full upload
     replaces it.
     """
     _board_check(env, flow, subset)
     environment, suite, scenarios = _board_scenarios(env, subset, suite)
     _model_check(model)
-    if enforce_quota and isinstance(model.team, Team):
-        quota_check(team=model.team)  # parsing a large archive is the expensive part: refuse before it
     by_key = {scenario.key: scenario for scenario in scenarios}
-    try:
-        runs = parse_upload(data, env=env, flow=flow, scenarios=set(by_key), max_repeats=MAX_UPLOAD_REPEATS,
-                            limits=upload_limits())
-    except UploadError as exc:
-        raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
+    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=set(by_key))
+    # After the file's check: a team out of quota still learns what is wrong with its file, and
+    # fixes it while it waits (parsing is bounded by the upload's size limits either way).
+    if enforce_quota and isinstance(model.team, Team):
+        quota_check(team=model.team)
     digest = hashlib.sha256(data).hexdigest()
     frozen = upload_settings(env, flow, subset=subset, overrides={"repeats": max(run.repeat for run in runs) + 1})
     relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
@@ -257,6 +257,39 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
         _upload_store(data, relative)
         attempts_enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
     return submission
+
+
+def _upload_runs(data: bytes, *, env: str, flow: str, scenario_keys: set[str]) -> list[UploadedRun]:
+    """Every run of the file, or UploadRejected listing every problem in it."""
+    try:
+        return parse_upload(data, env=env, flow=flow, scenarios=scenario_keys, max_repeats=MAX_UPLOAD_REPEATS,
+                            limits=upload_limits())
+    except UploadError as exc:
+        raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
+
+
+@dataclass(frozen=True)
+class UploadCheck:
+    """What an upload would hold, found by the same checks as a real upload."""
+
+    suite: str
+    runs: int
+    scenarios: int
+    repeats: int
+    missing_scenarios: list[str]
+
+
+def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | None = None) -> UploadCheck:
+    """Check a file exactly as ``submission_create_upload`` would, storing nothing and using no quota:
+    UploadRejected lists its problems, SubmissionError names a board that does not exist."""
+    _board_check(env, flow, subset)
+    _, suite, scenarios = _board_scenarios(env, subset, suite)
+    keys = {scenario.key for scenario in scenarios}
+    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=keys)
+    covered = {run.scenario for run in runs}
+    return UploadCheck(suite=suite, runs=len(runs), scenarios=len(covered),
+                       repeats=max((run.repeat for run in runs), default=-1) + 1,
+                       missing_scenarios=sorted(keys - covered))
 
 
 def _upload_store(data: bytes, relative: Path) -> None:

@@ -21,6 +21,7 @@ from accounts.selectors import (
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
 from leaderboard.cache import cached
+from leaderboard.selectors import submission_headline
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -34,11 +35,13 @@ from submissions.selectors import (
     quota_status,
     scenario_rows,
     submission_attempts,
+    submission_effort,
     submission_progress,
     trajectory_dir,
 )
 from submissions.services import (
     SubmissionError,
+    UploadCheck,
     UploadRejected,
     model_spec_from,
     submission_cancel,
@@ -47,6 +50,7 @@ from submissions.services import (
     submission_publish,
     submission_rerun,
     submission_resume,
+    upload_check,
     upload_read,
 )
 
@@ -81,7 +85,18 @@ def upload(request: HttpRequest) -> HttpResponse:
     teams = user_teams(request.user)
     form = UploadSubmissionForm(request.POST or None, request.FILES or None, teams=teams)
     problems: list[str] = []
-    if request.method == "POST" and form.is_valid():
+    check: UploadCheck | None = None
+    if request.method == "POST" and "check" in request.POST and form.is_valid():
+        data = form.cleaned_data
+        try:
+            check = upload_check(env=data["env"], flow=data["flow"], subset=data["subset"],
+                                 data=upload_read(data["file"]))
+        except UploadRejected as exc:
+            problems = exc.problems
+            form.add_error("file", f"{len(problems)} problem(s) in the file")
+        except SubmissionError as exc:
+            form.add_error(None, str(exc))
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         team = next(t for t in teams if str(t.id) == data["team"])
         try:
@@ -99,8 +114,11 @@ def upload(request: HttpRequest) -> HttpResponse:
                                       "queued for re-scoring.")
             return redirect("submission-detail", submission_id=submission.id)
     plugins = sorted(all_plugins(), key=lambda plugin: plugin.position)
+    # A browser cannot refill a file input: the page names the refused file so it is easy to pick again.
+    chosen = request.FILES.get("file") if request.method == "POST" else None
     return render(request, "submissions/upload.html", {
         "form": form, "teams": teams, "problems": problems, "quotas": [(t, quota_status(t)) for t in teams],
+        "chosen_file": (chosen.name or "")[:200] if chosen is not None else "", "check": check,
         "upload_notes": [plugin.upload_note for plugin in plugins if plugin.upload_note],
         "code_uploads": [(plugin.title, [name for _, name in plugin.code_files]) for plugin in plugins
                          if plugin.code_files]})
@@ -124,10 +142,13 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _viewable(access, get_object_or_404(
         Submission.objects.select_related("model", "team", "environment"), id=submission_id))
     attempts = list(submission_attempts(submission))
+    progress = submission_progress(submission)
     return render(request, "submissions/detail.html", {
-        "submission": submission, "progress": submission_progress(submission), "attempts": attempts,
+        "submission": submission, "progress": progress, "attempts": attempts,
+        "headline": submission_headline(submission, access.team_ids),
+        "can_resume": progress.resumable(active=submission.is_active),
         "queue_item": queue_item(submission) if submission.is_active else None,
-        "scenarios": scenario_rows(attempts),
+        "scenarios": scenario_rows(attempts), "effort": submission_effort(submission, attempts),
         "can_manage": can_manage_submission(access, submission),
         "can_publish": can_publish_submission(access, submission) and not submission.is_public,
     })
@@ -143,12 +164,19 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
         raise PermissionDenied("only the submission's team can do that" if action != "publish"
                                else "only the team's owner publishes a submission")
     if action == "publish":
+        if request.POST.get("confirm") != "yes":
+            # Publishing cannot be undone from the site: the first press only asks, with no script needed.
+            return render(request, "submissions/publish_confirm.html", {"submission": submission})
         submission_publish(submission=submission)
         messages.success(request, "Published: the submission now shows on the public boards.")
     elif action == "cancel":
         submission_cancel(submission=submission)
         messages.info(request, "Submission cancelled; running attempts stop at their next step.")
     elif action == "resume":
+        # Only a press that would queue nothing at all is turned away; the service decides the rest.
+        if not submission_progress(submission).resumable(active=False):
+            messages.info(request, "Nothing to resume: no attempt is waiting for another try.")
+            return redirect("submission-detail", submission_id=submission.id)
         try:
             submission_resume(submission=submission, enforce_quota=True)
         except SubmissionError as exc:

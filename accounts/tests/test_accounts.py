@@ -136,14 +136,24 @@ def test_the_permission_matrix_holds_on_every_endpoint(world, role, visibility):
     submission.refresh_from_db()
     assert (submission.status == Submission.Status.CANCELLED) == manages
 
-    publish = web.post(reverse("submission-action", args=[submission.id, "publish"]))
+    # The page's first press only asks; publishing takes the confirmation.
+    asked = web.post(reverse("submission-action", args=[submission.id, "publish"]))
+    if role == "owner":
+        assert asked.status_code == 200 and "Yes, publish it" in asked.content.decode()
+        assert Submission.objects.get(id=submission.id).is_public == (visibility == "public")
+    else:
+        assert asked.status_code == publish_refusal(role, sees)
+    publish = web.post(reverse("submission-action", args=[submission.id, "publish"]), {"confirm": "yes"})
     if role == "owner":
         assert publish.status_code == 302 and Submission.objects.get(id=submission.id).is_public
-    elif role == "member":
-        assert publish.status_code == 403
     else:
-        assert publish.status_code == (403 if sees else 404)
+        assert publish.status_code == publish_refusal(role, sees)
         assert Submission.objects.get(id=submission.id).is_public == (visibility == "public")
+
+
+def publish_refusal(role: str, sees: bool) -> int:
+    """Only the team's owner publishes: a member is refused, and an outsider who cannot see it finds nothing."""
+    return 403 if role == "member" or sees else 404
 
 
 def test_a_read_only_token_reads_private_submissions_but_cannot_write(world):

@@ -16,7 +16,7 @@ def test_a_new_team_signs_up_uploads_outputs_and_publishes_them(live_server, sit
     page, errors = site_page(viewport={"width": 1300, "height": 1000})
     page.goto(f"{live_server.url}/submit/upload/")
     page.wait_for_url("**/accounts/login/**")  # submitting needs an account
-    page.get_by_role("link", name="Sign up").click()
+    page.locator("main").get_by_role("link", name="Sign up").click()  # the header has one too
     page.fill("input[name=username]", "grace")
     page.fill("input[name=password1]", "a long passphrase 7")
     page.fill("input[name=password2]", "a long passphrase 7")
@@ -57,6 +57,7 @@ def test_a_new_team_signs_up_uploads_outputs_and_publishes_them(live_server, sit
     page.reload()
     assert "re-scored" in page.locator("main").inner_text()
     page.get_by_role("button", name="Publish it").click()
+    page.get_by_role("button", name="Yes, publish it").click()  # publishing asks first
     page.wait_for_url(f"**/submissions/{submission.id}/")
     submission.refresh_from_db()
     assert submission.is_public and submission.status == Submission.Status.INCOMPLETE  # 2 runs of a full set

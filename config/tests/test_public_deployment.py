@@ -52,6 +52,7 @@ def test_every_kind_of_page_carries_a_content_security_policy_that_runs_only_the
         (anonymous, reverse("submission-detail", args=[submission.id])),
         (anonymous, reverse("attempt-replay", args=[attempt.id])), (anonymous, "/no/such/page/"),
         (anonymous, reverse("api-schema")), (anonymous, "/api/v1/boards/sokoban/global/mini/"),
+        (anonymous, reverse("api-docs")), (anonymous, reverse("api-redoc")),
         (member, reverse("account")), (member, reverse("team", args=[team.slug])), (member, reverse("upload")),
         (member, reverse("password_change")), (member, "/admin/"), (member, "/admin/submissions/submission/"),
     ]

@@ -45,3 +45,17 @@ def test_a_page_links_its_scripts_and_styles_by_their_hashed_names(collected, db
     page = Client().get("/").content.decode()
     assert re.search(r'href="/static/css/site\.[0-9a-f]{12}\.css"', page)
     assert re.search(r'src="/static/js/board_sort\.[0-9a-f]{12}\.js"', page)
+
+
+def test_the_api_docs_load_swagger_ui_and_redoc_collected_under_hashed_names(collected, db):
+    swagger = Client().get("/api/docs/").content.decode()
+    redoc = Client().get("/api/redoc/").content.decode()
+    sidecar = r"/static/drf_spectacular_sidecar/"
+    assets = [re.search(sidecar + r"swagger-ui-dist/swagger-ui-bundle\.[0-9a-f]{12}\.js", swagger),
+              re.search(sidecar + r"swagger-ui-dist/swagger-ui\.[0-9a-f]{12}\.css", swagger),
+              re.search(sidecar + r"redoc/bundles/redoc\.standalone\.[0-9a-f]{12}\.js", redoc),
+              re.search(r"/static/js/api_reference\.[0-9a-f]{12}\.js", redoc)]
+    assert all(assets), assets
+    for asset in assets:
+        response = Client().get(asset.group(0), HTTP_ACCEPT_ENCODING="gzip")
+        assert response.status_code == 200 and response.headers["Content-Encoding"] in ("gzip", "br")

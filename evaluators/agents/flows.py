@@ -62,6 +62,38 @@ class FlowResult:
     endpoint_retries: int = 0
 
 
+@dataclass
+class TokenTally:
+    """The tokens an attempt's model calls billed, as its endpoint reported them (OpenAI ``usage``).
+
+    A count is known only when every call of the attempt reported it: a sum over some of the calls
+    would understate the attempt's cost, so one call without it makes the count unknown (None).
+    """
+
+    prompt: int = 0
+    completion: int = 0
+    prompt_unreported: bool = False
+    completion_unreported: bool = False
+
+    def add(self, prompt: int | None, completion: int | None) -> None:
+        if prompt is None:
+            self.prompt_unreported = True
+        else:
+            self.prompt += prompt
+        if completion is None:
+            self.completion_unreported = True
+        else:
+            self.completion += completion
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        return None if self.prompt_unreported else self.prompt
+
+    @property
+    def completion_tokens(self) -> int | None:
+        return None if self.completion_unreported else self.completion
+
+
 class _Session:
     """Model calls, token accounting and recording shared by both flows."""
 
@@ -73,8 +105,7 @@ class _Session:
         self.progress = progress
         self.calls = 0
         self.endpoint_retries = 0
-        self.prompt_tokens: int | None = None
-        self.completion_tokens: int | None = None
+        self.tokens = TokenTally()
         self.diagnostics = DiagnosticsTracker(
             vocabulary=frozenset(getattr(plugin, "ACTIONS", ())),
             pass_actions=frozenset(getattr(plugin, "PASS_ACTIONS", ())),
@@ -101,10 +132,7 @@ class _Session:
         self.calls += 1
         # A model called in-process (a baseline object, a test double) makes no HTTP request to retry.
         self.endpoint_retries += max(0, int(getattr(completion, "attempts", 1)) - 1)
-        if completion.prompt_tokens is not None:
-            self.prompt_tokens = (self.prompt_tokens or 0) + completion.prompt_tokens
-        if completion.completion_tokens is not None:
-            self.completion_tokens = (self.completion_tokens or 0) + completion.completion_tokens
+        self.tokens.add(completion.prompt_tokens, completion.completion_tokens)
         text = completion.text if isinstance(completion.text, str) else ""
         index = self.recorder.record_call({
             "messages": _redact_images(messages, images),
@@ -349,8 +377,8 @@ def _finish(episode: Episode, session: _Session, outcome: str | None) -> FlowRes
         outcome=outcome,
         details=details,
         diagnostics=session.diagnostics,
-        prompt_tokens=session.prompt_tokens,
-        completion_tokens=session.completion_tokens,
+        prompt_tokens=session.tokens.prompt_tokens,
+        completion_tokens=session.tokens.completion_tokens,
     )
 
 

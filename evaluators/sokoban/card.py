@@ -11,6 +11,12 @@ METRIC_CARD: dict[str, object] = {
         ("B_t", "best cumulative reward so far: B_0 = 0, B_t = max(B_{t−1}, A_t); the empty prefix counts"),
         ("R_ub", "the level's optimal reward from upper_bound.json = 10 + boxes − 0.1 · optimal steps"),
     ],
+    "floor": "The score has a floor well above 0. An agent that does nothing keeps B_T = B_0 = 0 and scores "
+             "100 − 5 · R_ub; with R_ub = 10 + boxes − 0.1 · optimal steps, that is about 40 to 55 on the paper's "
+             "levels (one box solved in 10 steps: R_ub = 10, floor 50). Moving boxes off targets or wandering cannot "
+             "take the score below it, since B_T never falls below B_0. A score is therefore read against the idle "
+             "floor (the idle baseline's row on every board), not against 0: the range of the metric that separates "
+             "agents is the floor to 100, not 0 to 100.",
     "facts": [
         "An agent that never moves scores exactly 100 − 5 · R_ub; an optimal solution scores 100.",
         "The episode ends when every box is on a target or after gym-sokoban's max_steps (120) env steps.",
@@ -83,3 +89,18 @@ METRIC_CARD: dict[str, object] = {
         "gym-sokoban runs unwrapped: gym 0.26's checker and wrappers do not work with gym-sokoban 0.0.6 under numpy 2.",
     ],
 }
+
+
+def floor_note(upper_bounds: list[float]) -> str:
+    """The idle floor, 100 − 5 · R_ub, over levels with these optimal rewards."""
+    if not upper_bounds:
+        return ""
+    # The official metric's own function, so that the note cannot drift from the scoring.
+    from evaluators.sokoban.env import idle_score_from
+
+    floors = [idle_score_from(bound) for bound in upper_bounds]
+    low, high = min(floors), max(floors)
+    levels = f"{len(floors)} level{'s' if len(floors) != 1 else ''}"
+    spread = f"{low:.1f}" if low == high else f"{low:.1f} to {high:.1f} (mean {sum(floors) / len(floors):.1f})"
+    return (f"Score floor: an agent that does nothing scores 100 − 5 · R_ub (R_ub: the level's optimal cumulative "
+            f"reward), here {spread} over the {levels}; read a score against that floor, not against 0.")

@@ -54,6 +54,14 @@ class SokobanPlugin(EnvironmentPlugin):
 
         return METRIC_CARD
 
+    #: Each level's optimal cumulative reward: what the score's floor follows from.
+    scenario_note_field: ClassVar[str] = "upper_bound__reward"
+
+    def scenario_note(self, values: Sequence[Any]) -> str:
+        from evaluators.sokoban.card import floor_note
+
+        return floor_note([float(value) for value in values if value is not None])
+
     def discover(self, resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
         from evaluators.sokoban.resources import discover_sokoban
 

@@ -1,8 +1,5 @@
-"""One pass over every kind of page of the site, in headless Chromium, on runs the platform played.
-
-Seeds real episodes: Sokoban Online by the oracle and by an oracle whose endpoint rambles on every
-third request (so its replay has unparsed replies), WebUI Global by the degraded oracle (rendered
-and scored in Chromium) and text-only Football by the random agent. Then visits each page type,
+"""One pass over every kind of page of the site, in headless Chromium, on runs the platform played
+(seeded by the ``played`` fixture: see site_pages.py). Visits each page type, anonymous and signed in,
 sorts and filters a board, downloads its CSV, steps through a replay, and checks that no page logs
 a console error or asks anything of a host other than the site.
 """
@@ -12,61 +9,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from accounts.services import team_get_or_create
-from conftest import FIXTURE_RESOURCES
-from submissions.engine import attempt_run
-from submissions.models import Attempt, Submission
-from submissions.services import model_entry_upsert, submission_create_endpoint
+from leaderboard.tests.site_pages import visit_site_pages
+from submissions.models import Attempt
 
 pytestmark = pytest.mark.integration
-
-
-def _run(url: str, name: str, env: str, flow: str, *, baseline: bool, **settings) -> Submission:
-    team = team_get_or_create(name="MageBench baselines" if baseline else "Lab")
-    model = model_entry_upsert(team=team, name=name, is_baseline=baseline, organisation="" if baseline else "Lab Org")
-    submission = submission_create_endpoint(model=model, env=env, flow=flow, subset="mini", suite="fixture",
-                                            endpoint_url=url, settings={"repeats": 1, **settings},
-                                            is_baseline=baseline)
-    for attempt_id in submission.attempts.values_list("id", flat=True):
-        attempt_run(attempt_id=attempt_id)
-    submission.refresh_from_db()
-    assert submission.status == Submission.Status.COMPLETED, submission.status_reason
-    return submission
-
-
-@pytest.fixture
-def played(transactional_db, fixture_scenarios, baseline_endpoint):
-    from evaluators.baselines.agents import make_agent
-    from evaluators.baselines.server import start_server
-
-    # A few decisions per episode are enough for every page to have something to show.
-    oracle = _run(baseline_endpoint("oracle").url, "Oracle agent", "sokoban", "online", baseline=True,
-                  resolution=256, max_loop=8)
-    rambling = _run(baseline_endpoint("oracle", fault="rambling", every_n=3).url, "Rambling model", "sokoban",
-                    "online", baseline=False, resolution=256, parse_retries=1, max_loop=8)
-    with start_server(make_agent("degraded", pages=[FIXTURE_RESOURCES / "WebUI"])) as server:
-        webui = _run(server.url, "Degraded oracle", "webui", "global", baseline=True)
-    football = _run(baseline_endpoint("random", seed=4).url, "Random agent", "football", "online", baseline=True,
-                    observation_images=False, max_loop=6)
-    return {"oracle": oracle, "rambling": rambling, "webui": webui, "football": football}
-
-
-def _pages(live: str, played: dict[str, Submission]) -> list[tuple[str, str]]:
-    def replay(key: str) -> str:
-        attempt = played[key].attempts.filter(status=Attempt.Status.SCORED).order_by("-model_calls", "id").first()
-        return f"{live}/attempts/{attempt.id}/replay/"
-
-    boards = [("sokoban", "global"), ("sokoban", "online"), ("webui", "global"), ("webui", "online"),
-              ("football", "online")]
-    pages = [("home", f"{live}/"), ("submit", f"{live}/submit/"), ("queue", f"{live}/queue/")]
-    for env, flow in boards:
-        pages += [(f"{env} {flow} board", f"{live}/boards/{env}/{flow}/mini/?suite=fixture"),
-                  (f"{env} {flow} analysis", f"{live}/boards/{env}/{flow}/mini/analysis/?suite=fixture"),
-                  (f"{env} {flow} compare", f"{live}/boards/{env}/{flow}/mini/compare/?suite=fixture")]
-    pages += [(f"{env} metric card", f"{live}/environments/{env}/") for env in ("sokoban", "webui", "football")]
-    pages += [(f"submission {key}", f"{live}/submissions/{s.id}/") for key, s in played.items()]
-    pages += [(f"{key} replay", replay(key)) for key in played]
-    return pages
 
 
 def test_every_page_type_loads_cleanly_and_a_visitor_sorts_filters_exports_and_steps_through_a_replay(
@@ -76,12 +22,10 @@ def test_every_page_type_loads_cleanly_and_a_visitor_sorts_filters_exports_and_s
     site = urlsplit(live_server.url).netloc
     page.on("request", lambda r: outside.append(r.url)
             if urlsplit(r.url).scheme in ("http", "https") and urlsplit(r.url).netloc != site else None)
-    for name, url in _pages(live_server.url, played):
-        response = page.goto(url)
-        assert response is not None and response.status == 200, (name, response and response.status)
-        page.wait_for_load_state("networkidle")
+    for name in visit_site_pages(page, live_server.url, played):
         assert not errors, (name, errors)
     assert not outside, outside
+    page.context.clear_cookies()
 
     # A board: sort it, filter it, export what is left.
     page.goto(f"{live_server.url}/boards/sokoban/online/mini/?suite=fixture")

@@ -5,7 +5,9 @@
   if (!Plotly) return;
 
   const CONFIG = { displayModeBar: false, responsive: true };
-  const FONT = { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12, color: "#1d2330" };
+  const FONT = { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 };
+  // Backgrounds and text in the page's colour scheme (static/js/theme.js).
+  const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
   // The same colours as the board's lost-score bars (static/css/site.css, .seg.*).
   const LOST_COLOURS = {
     aes: "#1f7a46", parse: "#8c2d2d", render: "#c0582b", interaction: "#d9a21b", unmatched: "#7c8ba1",
@@ -13,6 +15,9 @@
   };
   // Low scores red, high scores green, like the per-scenario matrix.
   const ZONE_COLOURS = [[0, "#e8a39b"], [0.5, "#f3e3a0"], [1, "#8fd19e"]];
+
+  const LEGEND = { orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom",
+    yref: "container" };
 
   function readJson(id) {
     const node = document.getElementById(id);
@@ -27,10 +32,13 @@
   // The height goes on the container, not the layout: a responsive plot re-reads its container's size on every
   // window resize, and a container without a height would collapse the chart to its CSS minimum.
   function layout(node, extra) {
-    const options = Object.assign({
-      font: FONT, paper_bgcolor: "#fff", plot_bgcolor: "#fff",
-      margin: { l: 60, r: 20, t: 20, b: 50 }, legend: { orientation: "h", y: -0.2 }, height: 340,
-    }, extra);
+    const options = theme(Object.assign({
+      font: FONT,
+      margin: { l: 60, r: 20, t: 20, b: 50 }, height: 340,
+    }, extra));
+    // The legend sits under everything else, at the foot of the figure: a legend placed relative to
+    // the plot area (y: -0.2) lands on the x axis title and tick labels whenever these are tall.
+    options.legend = Object.assign({ bgcolor: "rgba(0,0,0,0)" }, LEGEND, extra && extra.legend);
     node.style.height = options.height + "px";
     delete options.height;
     options.autosize = true;
@@ -73,14 +81,15 @@
     draw("chart-lost", traces, {
       barmode: "stack", height: Math.max(200, 60 + 36 * rows.length),
       xaxis: Object.assign(axisTitle("% of the maximum score"), { range: [0, 100] }),
-      yaxis: { automargin: true, autorange: "reversed" }, margin: { l: 20, r: 20, t: 10, b: 70 },
-      legend: { orientation: "h", y: -0.25, traceorder: "normal" },
+      yaxis: { automargin: true, autorange: "reversed" }, margin: { l: 20, r: 20, t: 10, b: 50 },
+      legend: { traceorder: "normal" },
     });
   }
 
   function drawCurves(data) {
     const curves = data.curves || [];
-    const traces = curves.filter((c) => c.n.length).map((c) => ({
+    // A curve needs two repeats at least (the page says so when no model has them).
+    const traces = curves.filter((c) => c.n.length >= 2).map((c) => ({
       type: "scatter", mode: "lines+markers", name: c.label, x: c.n, y: c.value, customdata: c.scenarios,
       hovertemplate: "N = %{x}: %{y:.2f} (%{customdata} scenarios)<extra>" + c.label + "</extra>",
     }));
@@ -131,7 +140,7 @@
     if (select) {
       select.addEventListener("change", () => {
         const model = zones.models[Number(select.value)] || zones.models[0];
-        Plotly.react(node, trace(model), zoneLayout, CONFIG);
+        Plotly.react(node, trace(model), theme(zoneLayout), CONFIG);
       });
     }
   }

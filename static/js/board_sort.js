@@ -1,10 +1,40 @@
-// Sortable board columns: click a header to sort by it, again to reverse. The sorted column is
-// highlighted and carries the direction arrow; empty cells always go last.
+// A board's view, kept in its URL so that the URL is a shareable permalink: click a header to sort
+// by it (again to reverse; empty cells always go last), type in the search box to narrow the rows to
+// matching model or team names, and pick the columns shown. The server reads the same parameters
+// (sort, dir, q, hide is ours alone) so that an opened link shows the same view; the filter form
+// carries them along when it is submitted.
 (function () {
   "use strict";
+  const form = document.querySelector("form[data-board-view]");
+
+  function field(name) { return form ? form.elements.namedItem(name) : null; }
+
+  // Sets (or, for "", drops) query parameters in the address bar, the filter form and the export links:
+  // on a board's own page only (the one with the view's form), not on the home page's cards.
+  function remember(params) {
+    if (!form) return;
+    const url = new URL(window.location.href);
+    Object.entries(params).forEach(([name, value]) => {
+      if (value) url.searchParams.set(name, value); else url.searchParams.delete(name);
+      const input = field(name);
+      if (input && input.type === "hidden") { input.value = value; input.disabled = !value; }
+    });
+    window.history.replaceState(window.history.state, "", url);
+    document.querySelectorAll("a[data-board-export]").forEach((link) => {
+      const target = new URL(link.href);
+      if ("q" in params) {
+        if (params.q) target.searchParams.set("q", params.q); else target.searchParams.delete("q");
+      }
+      link.href = target.toString();
+    });
+  }
+
   document.querySelectorAll("table.board[data-board]").forEach((table) => {
     const headers = Array.from(table.tHead.rows[0].cells);
     const body = table.tBodies[0];
+    const entries = () => Array.from(body.rows).filter((r) => r.cells.length > 1);
+
+    // --- Sorting -------------------------------------------------------------------------------
     headers.forEach((th, column) => {
       if (!th.dataset.sort) return;
       th.tabIndex = 0;
@@ -25,10 +55,10 @@
 
     function sortBy(column, th) {
       const kind = th.dataset.sort;
-      // Scores start high-to-low, names and ranks low-to-high.
-      const first = kind === "num" && column > 0 ? "desc" : "asc";
+      // Scores and dates start high-to-low, names and ranks low-to-high (as the server's default).
+      const first = ["rank", "model", "team", "tokens", "cost"].includes(th.dataset.col) ? "asc" : "desc";
       const dir = th.classList.contains("sorted") ? (th.dataset.dir === "asc" ? "desc" : "asc") : first;
-      const rows = Array.from(body.rows).filter((r) => r.cells.length > 1);
+      const rows = entries();
       rows.sort((a, b) => {
         const x = value(a, column, kind), y = value(b, column, kind);
         if (x === null && y === null) return 0;
@@ -38,6 +68,11 @@
         return dir === "asc" ? order : -order;
       });
       rows.forEach((r) => body.appendChild(r));
+      mark(column, dir);
+      if (th.dataset.col) remember({ sort: th.dataset.col, dir: dir });
+    }
+
+    function mark(column, dir) {
       headers.forEach((h, i) => {
         const on = i === column;
         h.classList.toggle("sorted", on);
@@ -53,8 +88,86 @@
         } else {
           h.removeAttribute("aria-sort");
         }
-        Array.from(body.rows).forEach((r) => { if (r.cells[i]) r.cells[i].classList.toggle("sorted", on); });
+        Array.from(body.rows).forEach((r) => { if (r.cells[i] && r.cells.length > 1) r.cells[i].classList.toggle("sorted", on); });
       });
     }
+
+    // The server sorted the rows already; show which column it sorted by.
+    const sorted = headers.findIndex((h) => h.classList.contains("sorted"));
+    if (sorted >= 0) mark(sorted, headers[sorted].dataset.dir || "desc");
+
+    // --- Search --------------------------------------------------------------------------------
+    const search = form ? form.querySelector("[data-board-search]") : null;
+    if (search) {
+      // Rows the server left out for the search it was asked (q) cannot come back without it.
+      const served = search.value.trim().toLowerCase();
+      const empty = document.createElement("tr");
+      empty.className = "search-empty";
+      empty.hidden = true;
+      empty.innerHTML = '<td class="empty"></td>';
+      empty.cells[0].colSpan = headers.length;
+      empty.cells[0].textContent = "No entry matches the search.";
+      body.appendChild(empty);
+      const apply = () => {
+        const needle = search.value.trim().replace(/\s+/g, " ").toLowerCase();
+        if (served && !needle.includes(served)) {
+          remember({ q: needle });
+          window.location.reload();
+          return;
+        }
+        let shown = 0;
+        entries().forEach((row) => {
+          const hit = !needle || (row.dataset.search || "").includes(needle);
+          row.hidden = !hit;
+          if (hit) shown += 1;
+        });
+        empty.hidden = shown > 0 || entries().length === 0;
+        remember({ q: needle });
+      };
+      search.addEventListener("input", apply);
+      search.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); apply(); } });
+    }
+
+    // --- Column picker -------------------------------------------------------------------------
+    // Any header with a data-col and data-label can be hidden; the hidden ones are the URL's hide.
+    const pickable = headers.filter((h) => h.dataset.col && h.dataset.label);
+    if (!form || !pickable.length) return;
+    const hidden = new Set((new URL(window.location.href).searchParams.get("hide") || "").split(",").filter(Boolean));
+    const picker = document.createElement("details");
+    picker.className = "column-picker";
+    const summary = document.createElement("summary");
+    summary.textContent = "Columns";
+    picker.appendChild(summary);
+    const list = document.createElement("div");
+    list.className = "column-picker-list";
+    picker.appendChild(list);
+
+    function show(th, visible) {
+      const index = headers.indexOf(th);
+      th.classList.toggle("col-hidden", !visible);
+      Array.from(body.rows).forEach((r) => {
+        if (r.cells.length > 1 && r.cells[index]) r.cells[index].classList.toggle("col-hidden", !visible);
+      });
+    }
+
+    pickable.forEach((th) => {
+      const label = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.name = "column";
+      box.value = th.dataset.col;
+      box.checked = !hidden.has(th.dataset.col);
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(" " + th.dataset.label));
+      list.appendChild(label);
+      show(th, box.checked);
+      box.addEventListener("change", () => {
+        if (box.checked) hidden.delete(th.dataset.col); else hidden.add(th.dataset.col);
+        show(th, box.checked);
+        remember({ hide: pickable.map((h) => h.dataset.col).filter((c) => hidden.has(c)).join(",") });
+      });
+    });
+    table.parentNode.insertBefore(picker, table);
+    if (hidden.size) remember({ hide: pickable.map((h) => h.dataset.col).filter((c) => hidden.has(c)).join(",") });
   });
 })();

@@ -55,10 +55,21 @@
       if (item.failed) li.classList.add("failed");
       li.tabIndex = -1;
       li.addEventListener("click", () => show(i));
+      if (i === current) li.classList.add("active");
       list.appendChild(li);
     });
   }
   fillList();
+
+  // Scrolls the list, not the page, to bring an entry into view.
+  function scrollWithin(container, entry) {
+    if (!entry) return;
+    const top = entry.offsetTop - container.offsetTop;
+    if (top < container.scrollTop) container.scrollTop = top;
+    else if (top + entry.offsetHeight > container.scrollTop + container.clientHeight) {
+      container.scrollTop = top + entry.offsetHeight - container.clientHeight;
+    }
+  }
 
   function row(name, value) {
     const tr = document.createElement("tr");
@@ -81,11 +92,19 @@
     }).join("\n\n");
   }
 
-  function show(i) {
+  // Shows timeline entry i. Unless it came from the environment's panel (quiet), the panel is told
+  // which decision that is ("replay:select"), so the pitch, its list and its chart follow.
+  function show(i, quiet) {
     current = Math.max(0, Math.min(items.length - 1, i));
     const item = items[current];
     Array.from(list.children).forEach((li, j) => li.classList.toggle("active", j === current));
-    list.children[current].scrollIntoView({ block: "nearest" });
+    scrollWithin(list, list.children[current]);
+    if (!quiet) {
+      const decision = item.step ? item.step.index : current === 0 ? 0 : null;
+      if (decision !== null) document.dispatchEvent(new CustomEvent("replay:select", { detail: { decision: decision } }));
+    }
+    // Near the end of the steps that have arrived: fetch the next page before the visitor gets there.
+    if (items.length - current <= 5) loadNext().catch(showLoadError);
     if (item.frame) { img.src = frameBase + item.frame; img.hidden = false; } else { img.hidden = true; }
     const s = item.step;
     caption.textContent = current === 0 ? "Initial observation"
@@ -124,9 +143,31 @@
     if (e.key === "ArrowRight") { show(current + 1); e.preventDefault(); }
     else if (e.key === "ArrowLeft") { show(current - 1); e.preventDefault(); }
     else if (e.key === "Home") { show(0); e.preventDefault(); }
-    else if (e.key === "End") { show(items.length - 1); e.preventDefault(); }
+    else if (e.key === "End") {
+      e.preventDefault();
+      loadAll().then(() => show(items.length - 1), showLoadError);
+    }
   });
-  show(0);
+
+  // The environment's panel moved to another decision (a click on its list or chart, playback):
+  // the timeline marks it too, fetching the pages up to it when needed.
+  document.addEventListener("replay:decision", (event) => {
+    const detail = event.detail || {};
+    const decision = detail.decision || 0;
+    const find = () => (decision === 0 ? 0 : items.findIndex((item) => item.step && item.step.index === decision));
+    const select = () => {
+      const at = find();
+      if (at < 0) return false;
+      if (detail.scroll === false) {
+        current = at;
+        Array.from(list.children).forEach((li, j) => li.classList.toggle("active", j === current));
+      } else {
+        show(at, true);
+      }
+      return true;
+    };
+    if (!select()) loadUntil(() => find() >= 0).then(select, showLoadError);
+  });
 
   // A long trajectory arrives a page at a time: its steps and calls join the timeline, its calls the table.
   const callRows = document.getElementById("call-rows");
@@ -143,32 +184,55 @@
     });
     return tr;
   }
-  async function fetchRest() {
-    const pageSize = (t.page || {}).limit || 50;
-    let offset = pageSize;
-    while ((totals.steps || 0) > steps.length || (totals.calls || 0) > calls.length) {
+  // Only the first page is embedded; the next one is fetched when the visitor nears the end of what
+  // has arrived (moving along the timeline, scrolling its list, asking for the end), not up front.
+  const pageSize = (t.page || {}).limit || 50;
+  let offset = pageSize;
+  let loading = null;
+  function more() { return (totals.steps || 0) > steps.length || (totals.calls || 0) > calls.length; }
+  function loadNext() {
+    if (loading) return loading;
+    if (!t.page || !root.dataset.pages || !more()) return Promise.resolve(false);
+    loading = (async () => {
       const response = await fetch(root.dataset.pages + "?offset=" + offset + "&limit=" + pageSize,
         { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error("trajectory page " + offset + ": HTTP " + response.status);
       const page = (await response.json()).trajectory || {};
       const moreSteps = page.steps || [];
       const moreCalls = page.calls || [];
-      if (!moreSteps.length && !moreCalls.length) break;
+      offset += pageSize;
       steps.push(...moreSteps);
       calls.push(...moreCalls);
       if (callRows) moreCalls.forEach((c) => callRows.appendChild(callRow(c)));
-      offset += pageSize;
+      const scrolled = list.scrollTop;
       fillList();
-      // Marked only: showing it again would scroll the page while the visitor reads elsewhere.
-      if (list.children[current]) list.children[current].classList.add("active");
+      list.scrollTop = scrolled;
+      if (!moreSteps.length && !moreCalls.length) { totals.steps = steps.length; totals.calls = calls.length; }
+      noteProgress();
+      return moreSteps.length + moreCalls.length > 0;
+    })().finally(() => { loading = null; });
+    return loading;
+  }
+  async function loadUntil(done) {
+    while (!done() && more()) {
+      if (!(await loadNext())) break;
     }
-    const loading = document.getElementById("replay-loading");
-    if (loading) loading.hidden = true;
   }
-  if (t.page && root.dataset.pages) {
-    fetchRest().catch((error) => {
-      const loading = document.getElementById("replay-loading");
-      if (loading) loading.textContent = "The rest of this replay could not be loaded: " + error.message;
-    });
+  function loadAll() { return loadUntil(() => false); }
+  function noteProgress() {
+    const note = document.getElementById("replay-loading");
+    if (!note) return;
+    note.hidden = !more();
+    note.textContent = "Showing the first " + steps.length + " of " + stepCount + " steps; the next ones load as you " +
+      "move towards them (End loads them all).";
   }
+  function showLoadError(error) {
+    const note = document.getElementById("replay-loading");
+    if (note) { note.hidden = false; note.textContent = "The rest of this replay could not be loaded: " + error.message; }
+  }
+  list.addEventListener("scroll", () => {
+    if (list.scrollTop + list.clientHeight >= list.scrollHeight - 40) loadNext().catch(showLoadError);
+  });
+  show(0, true);
+  noteProgress();
 })();

@@ -4,11 +4,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -64,8 +67,45 @@ def test_an_endpoint_submission_prints_its_id_and_follow_ends_on_a_full_bar(caps
     assert out == ""
 
 
+def test_follow_ends_with_the_score_its_confidence_interval_and_rank_as_the_board_shows_them(
+        capsys, site, oracle_submission, baseline_endpoint, client):
+    code, out, err = run(capsys, *site, "submit-endpoint", "--model", "Idle", "--env", "sokoban", "--flow", "global",
+                         "--subset", "mini", "--suite", "fixture", "--endpoint", baseline_endpoint("idle").url,
+                         "--setting", "repeats=1")
+    assert code == 0, err
+    idle = int(out.strip())
+    run_attempts(oracle_submission)
+    run_attempts(idle)
+    board = client.get("/api/v1/boards/sokoban/global/mini/", {"suite": "fixture"},
+                       HTTP_AUTHORIZATION=f"Bearer {site[-1]}").json()
+    row = next(r for r in board["rows"] if r["submission"] == idle)
+    assert row["se"] > 0  # a spread to show: the idle agent's score differs from level to level
+
+    _, _, idle_err = run(capsys, *site, "follow", str(idle), "--interval", "0.1")
+    _, _, oracle_err = run(capsys, *site, "follow", str(oracle_submission), "--interval", "0.1")
+
+    assert idle_err.splitlines()[-1] == (
+        f"{board['score_label']}: {row['mean']:.2f} ± {row['se']:.2f} (95% CI {row['ci95_low']:.2f} to "
+        f"{row['ci95_high']:.2f}) over {row['scenarios']} scenario(s); rank 2 of 2 on the sokoban/global/mini board, "
+        "suite fixture")
+    assert oracle_err.splitlines()[-1].endswith("rank 1 of 2 on the sokoban/global/mini board, suite fixture "
+                                                "(the leader)")
+    assert oracle_err.splitlines()[-2] == f"submission {oracle_submission} completed"
+
+
+def test_a_followed_submission_that_is_not_on_its_board_ends_with_its_mean_attempt_score(capsys, site,
+                                                                                       oracle_submission):
+    attempt_run(attempt_id=Attempt.objects.filter(submission_id=oracle_submission).values_list("id", flat=True)[0])
+    run(capsys, *site, "cancel", str(oracle_submission))
+
+    code, _, err = run(capsys, *site, "follow", str(oracle_submission), "--interval", "0.1")
+
+    assert code == 1
+    assert err.splitlines()[-1] == "mean score 100.00 over 1 scored attempt(s)"
+
+
 def test_follow_shows_an_endpoint_error_once_and_still_ends_completed(capsys, site, fixture_scenarios,
-                                                                     baseline_endpoint, settings):
+                                                                     baseline_endpoint, settings, wait_for):
     settings.MAGEBENCH_ENDPOINT_MAX_RETRIES = 1
     endpoint = baseline_endpoint("oracle", fault="500", first_n=2)
     code, out, err = run(capsys, *site, "submit-endpoint", "--model", "Flaky", "--env", "sokoban", "--flow", "global",
@@ -79,14 +119,23 @@ def test_follow_shows_an_endpoint_error_once_and_still_ends_completed(capsys, si
     follower = threading.Thread(target=lambda: exit_codes.append(
         cli.main([*site, "follow", str(submission_id), "--interval", "0.1"])), daemon=True)
     follower.start()
-    time.sleep(1.0)  # several polls while the error is the latest one
+    shown: list[str] = []
+
+    def error_shown() -> bool:
+        shown.append(capsys.readouterr().err)
+        return "last error: " in "".join(shown)
+
+    wait_for(error_shown, 60, "follow to show the endpoint's error")
+    # More polls while the error is still the latest one; on a busy machine there may be fewer, which
+    # weakens the check but cannot make it fail.
+    time.sleep(1.0)
 
     for attempt_id in attempt_ids:
         while attempt_run(attempt_id=attempt_id) is not None:
             time.sleep(0.3)
     follower.join(timeout=60)
 
-    err = capsys.readouterr().err
+    err = "".join(shown) + capsys.readouterr().err
     assert exit_codes == [0], err
     assert err.count("last error: ") == 1 and "server_error" in err
     assert f"submission {submission_id} completed" in err
@@ -146,6 +195,10 @@ def test_status_summarises_a_finished_submission_with_its_mean_score(capsys, sit
     assert (f"submission {oracle_submission}: CLI oracle (Lab) on sokoban/global/mini, suite fixture, "
             "run on its endpoint") in out
     assert "status: completed" in out and "mean score 100.00" in out
+    # Times as a person reads them, in UTC, never the API's ISO text with its microseconds.
+    assert re.search(r"^created \d{4}-\d\d-\d\d \d\d:\d\d UTC \((just now|\d+ min ago)\) · started .* · "
+                     r"finished .* UTC \(", out, re.M), out
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:", out), out
 
 
 def test_a_cancelled_submission_makes_follow_exit_1(capsys, site, oracle_submission):
@@ -221,7 +274,61 @@ def test_an_unreachable_site_exits_3(capsys):
 
     assert code == 3 and out == ""
     assert err.startswith(f"cannot reach {url}: ")
+    assert "is --url the site's address, and is the site up?" in err
     assert "mbr_not_sent_anywhere" not in err
+
+
+def _free_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def test_an_unreachable_default_address_says_how_to_set_the_sites_address(capsys, monkeypatch):
+    monkeypatch.delenv("MAGEBENCH_URL", raising=False)
+    monkeypatch.setattr(cli, "DEFAULT_URL", _free_port_url())
+
+    code, out, err = run(capsys, "me")
+
+    assert code == 3 and out == ""
+    assert err.startswith(f"cannot reach {cli.DEFAULT_URL}: ")
+    assert f"no site address was given, so the CLI tried {cli.DEFAULT_URL}: set MAGEBENCH_URL or pass --url" in err
+    assert "Traceback" not in err
+
+
+def test_an_unreachable_address_from_the_environment_names_the_variable(capsys, monkeypatch):
+    monkeypatch.setenv("MAGEBENCH_URL", _free_port_url())
+
+    code, _, err = run(capsys, "me")
+
+    assert code == 3 and "is MAGEBENCH_URL the site's address" in err
+
+
+def test_an_unknown_setting_is_refused_with_the_list_of_valid_ones(capsys, site, fixture_scenarios):
+    code, out, err = run(capsys, *site, "submit-endpoint", "--model", "M", "--env", "sokoban", "--flow", "global",
+                         "--subset", "mini", "--suite", "fixture", "--endpoint", "http://127.0.0.1:9/v1",
+                         "--setting", "repeats=1", "--setting", "foo=1")
+
+    assert code == 2 and out == ""
+    listed = re.search(r"unknown setting 'foo'; the settings are (.+)", err)
+    assert listed, err
+    assert {"repeats", "temperature", "max_tokens"} <= set(listed.group(1).split(", "))
+    assert not Submission.objects.exists()
+
+
+def test_results_piped_into_a_reader_that_stops_early_exit_quietly(live_server, lab, oracle_submission):
+    # A reader gone before the first byte, as `results 7 | head -c0` would be: every write fails.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "submissions.cli", "--url", live_server.url, "--token",
+                               lab.write_token, "results", str(oracle_submission)],
+                              stdout=write_end, stderr=subprocess.PIPE, cwd=ROOT, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+
+    assert done.stderr == ""
+    assert done.returncode == cli.EXIT_BROKEN_PIPE
 
 
 def test_me_lists_the_team_with_its_quota_and_never_the_token(capsys, site, lab, settings):
@@ -280,6 +387,24 @@ def test_on_a_terminal_the_progress_line_is_redrawn_in_place():
 
     # The shorter last line is padded over the longer one it replaces; the note keeps a line of its own.
     assert stream.getvalue() == f"\r{running}\r{error}\n{running}\r{done.ljust(len(running))}\n"
+
+
+def test_api_times_read_as_utc_minutes_with_how_long_ago_or_how_long_until():
+    now = datetime(2026, 11, 24, 11, 32, 30, tzinfo=UTC)
+
+    assert cli.time_text("2026-11-24T11:29:10.123456Z", now) == "2026-11-24 11:29 UTC (3 min ago)"
+    assert cli.time_text("2026-11-24T13:37:30+00:00", now) == "2026-11-24 13:37 UTC (in 2 h 05 min)"
+    assert cli.time_text("2026-11-24T12:32:10+01:00", now) == "2026-11-24 11:32 UTC (just now)"
+    assert cli.time_text("2026-11-20T11:32:30Z", now) == "2026-11-20 11:32 UTC (4 days ago)"
+    assert cli.time_text("not a time", now) == "not a time"
+
+
+def test_the_next_free_daily_slot_is_shown_as_a_time_and_how_long_until_it(capsys, site, oracle_submission):
+    code, out, _ = run(capsys, *site, "me")
+
+    assert code == 0
+    assert re.search(r"the next daily one frees up at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in (23 h 59 min|24 h 00 min)\)",
+                     out), out
 
 
 def test_the_eta_reads_as_minutes_and_says_when_it_is_only_a_lower_bound():

@@ -10,10 +10,9 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from accounts.models import Team
-from leaderboard.models import Environment, Scenario
-from submissions.models import Attempt, ModelEntry, Submission
+from submissions.models import Attempt
 from submissions.selectors import attempt_artifact
+from submissions.tests.replay_fixtures import finished_submission
 
 TERMS = ["move", "opponents", "score", "stolen", "pass", "shot"]
 # (decision, action chosen by the model, mode, first engine step, last engine step)
@@ -132,15 +131,8 @@ def write_football_trajectory(directory: Path, *, with_log: bool = True) -> dict
 
 
 def football_attempt(media_root: Path, *, with_log: bool = True) -> Attempt:
-    environment, _ = Environment.objects.get_or_create(
-        slug="football", defaults={"title": "Football", "score_label": "Reward", "position": 2})
-    scenario = Scenario.objects.create(environment=environment, suite="fixture", key="R5_P_1", in_mini=True,
-                                       content_hash="0" * 64)
-    team = Team.objects.create(name="Lab", slug="lab")
-    model = ModelEntry.objects.create(team=team, name="Striker")
-    submission = Submission.objects.create(is_public=True, team=team, model=model, environment=environment,
-                                           flow="online", subset="mini", suite="fixture",
-                                           status=Submission.Status.COMPLETED)
+    scenario, submission = finished_submission(env="football", scenario_key="R5_P_1", team="Lab", model="Striker",
+                                               flow="online")
     attempt = Attempt.objects.create(submission=submission, scenario=scenario, repeat=0, status=Attempt.Status.SCORED,
                                      score=0.0, outcome="stolen", steps=len(SEGMENTS), model_calls=len(SEGMENTS),
                                      trajectory_path=f"trajectories/{submission.id}/R5_P_1-0")
@@ -263,8 +255,10 @@ def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(liv
     page.keyboard.press("Space")
     assert page.locator("#football-play").inner_text() == "Play"
 
-    page.keyboard.press("ArrowRight")  # the generic viewer still steps through decisions
-    assert page.locator("#step-list li.active").inner_text() == "1. right"
+    page.keyboard.press("Home")  # the timeline and the pitch are one navigator: both go back to the start
+    assert page.locator("#step-list li.active").inner_text() == "start" and step.inner_text() == "Step 0 / 20"
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#step-list li.active").inner_text() == "1. right" and step.inner_text() == "Step 1 / 20"
     wait_for(lambda: page.evaluate("(() => { const img = document.getElementById('football-frame');"
                                    " return img.complete && img.naturalWidth > 0; })()"), 10, "the frame to decode")
     assert errors == []

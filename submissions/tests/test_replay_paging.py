@@ -11,10 +11,9 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from accounts.models import Team
 from evaluators.trajectory import REPLAY_PAGE
-from leaderboard.models import Environment, Scenario
-from submissions.models import Attempt, ModelEntry, Submission
+from submissions.models import Attempt
+from submissions.tests.replay_fixtures import finished_submission
 
 STEPS = 3 * REPLAY_PAGE + 7
 
@@ -27,14 +26,8 @@ def _observation(t: int) -> dict[str, Any]:
 
 def long_football_attempt(media_root: Path, *, is_public: bool = True) -> Attempt:
     """A Football attempt of STEPS decisions, one engine step each, with its trajectory and engine log."""
-    environment, _ = Environment.objects.get_or_create(
-        slug="football", defaults={"title": "Football", "score_label": "Reward", "position": 2})
-    scenario = Scenario.objects.create(environment=environment, suite="fixture", key="R5_long", in_mini=True,
-                                       content_hash="1" * 64)
-    team = Team.objects.create(name="Long lab", slug="long-lab")
-    submission = Submission.objects.create(is_public=is_public, team=team, model=ModelEntry.objects.create(
-        team=team, name="Runner"), environment=environment, flow="online", subset="mini", suite="fixture",
-        status=Submission.Status.COMPLETED)
+    scenario, submission = finished_submission(env="football", scenario_key="R5_long", team="Long lab",
+                                               model="Runner", flow="online", is_public=is_public)
     attempt = Attempt.objects.create(submission=submission, scenario=scenario, repeat=0, status=Attempt.Status.SCORED,
                                      score=0.2, steps=STEPS, model_calls=STEPS,
                                      trajectory_path=f"trajectories/{submission.id}/long")
@@ -137,24 +130,39 @@ def test_the_pages_of_a_private_replay_are_hidden_from_outsiders_like_the_replay
 
 
 @pytest.mark.integration
-def test_a_visitor_of_a_long_replay_gets_every_step_as_its_pages_arrive(live_server, site_page, transactional_db,
-                                                                        media_root, wait_for):
+def test_a_visitor_of_a_long_replay_gets_later_steps_only_as_it_moves_towards_them(live_server, site_page,
+                                                                                  transactional_db, media_root,
+                                                                                  wait_for):
     attempt = long_football_attempt(media_root)
+    requests: list[str] = []
     page, errors = site_page(viewport={"width": 1400, "height": 1000})
+    page.on("request", lambda r: requests.append(r.url) if "/trajectory/" in r.url else None)
     page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
-    # The timeline: the start and every step; the calls table: every call.
-    wait_for(lambda: page.locator("#step-list li").count() == STEPS + 1, 20, "every step on the timeline")
-    wait_for(lambda: page.locator("#call-rows tr").count() == STEPS, 20, "every call in the table")
-    wait_for(lambda: page.locator("#replay-loading").is_hidden(), 20, "the loading note to go")
-    page.keyboard.press("End")
-    assert page.locator("#step-list li.active").inner_text() == f"{STEPS}. right"
-    # The pitch: every engine step, the last one included.
-    wait_for(lambda: page.evaluate("document.getElementById('football-chart').data !== undefined"
-                                   " && document.getElementById('football-chart').data[0].x.length") == STEPS,
-             20, "the chart to hold every engine step")
-    page.locator("#football-slider").fill(str(STEPS))
-    assert page.locator("#football-step").inner_text() == f"Step {STEPS} / {STEPS}"
+    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    chart_steps = ("document.getElementById('football-chart').data"
+                   " && document.getElementById('football-chart').data[0].x.length")
+    # Only the embedded first page: nothing fetched up front.
+    assert page.locator("#step-list li").count() == REPLAY_PAGE + 1
+    assert page.locator("#call-rows tr").count() == REPLAY_PAGE
+    assert page.evaluate(chart_steps) == REPLAY_PAGE and requests == []
+    # Every decision is listed; one on the second page brings that page of engine steps and of the timeline.
     assert page.locator("#football-segments li").count() == STEPS
+    page.locator("#football-segments li[data-decision='60']").click()
+    step = page.locator("#football-step")
+    wait_for(lambda: step.inner_text() == f"Step 60 / {STEPS}", 20, "the pitch to reach step 60")
+    wait_for(lambda: page.locator("#step-list li.active").inner_text() == "60. right", 20, "the timeline to follow")
+    assert page.evaluate(chart_steps) == 2 * REPLAY_PAGE
+    assert page.locator("#step-list li").count() == 2 * REPLAY_PAGE + 1
+    assert not [url for url in requests if f"offset={2 * REPLAY_PAGE}" in url], requests
+    # End asks for the rest: the last step everywhere, every call in the table.
+    page.locator("h1").click()
+    page.keyboard.press("End")
+    wait_for(lambda: page.locator("#step-list li").count() == STEPS + 1, 20, "every step on the timeline")
+    wait_for(lambda: page.locator("#step-list li.active").inner_text() == f"{STEPS}. right", 20, "the last step")
+    wait_for(lambda: step.inner_text() == f"Step {STEPS} / {STEPS}", 20, "the pitch to show the last step")
+    assert page.locator("#call-rows tr").count() == STEPS
+    assert page.evaluate(chart_steps) == STEPS
+    assert page.locator("#replay-loading").is_hidden()
     assert errors == []
 
 

@@ -37,7 +37,10 @@ def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_se
     download.value.save_as(csv_path)
     assert "Oracle agent" in csv_path.read_text()
 
+    # The model's name leads to its page, which lists this entry; the entry's date leads to the submission.
     row.get_by_role("link", name="Oracle agent").click()
+    page.wait_for_url(f"**/models/{evaluated.model_id}/")
+    page.locator(f"#model-entries a[href$='/submissions/{evaluated.id}/']").click()
     page.wait_for_url(f"**/submissions/{evaluated.id}/")
     assert "completed" in page.locator("p .status").first.inner_text()
 

@@ -121,3 +121,16 @@ def test_the_upload_handler_stops_reading_a_file_that_grows_past_the_limit(setti
     assert "file" not in files
     assert stream.tell() < len(body) // 2  # the rest of the body was never read
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_check_is_judged_on_its_headers_like_an_upload_and_takes_a_read_only_token(live_server, lab,
+                                                                                        upload_temp_dir, settings):
+    path = reverse("api-upload-check")
+    status, body, sent = _send_until_answered(live_server, _head(path))
+    assert status == 401 and sent < READ_BY_THE_SERVER, body
+    # Checking stores nothing, so a read-only token may ask; a file over the upload limit is still refused
+    # with the upload's limit, not the 2.5 MB that caps every other request.
+    status, body, sent = _send_until_answered(live_server, _head(path, Authorization=f"Bearer {lab.read_token}"))
+    assert status == 413 and sent < READ_BY_THE_SERVER, body
+    assert str(settings.MAGEBENCH_UPLOAD_MAX_BYTES).encode() in body
+    assert list(upload_temp_dir.iterdir()) == []

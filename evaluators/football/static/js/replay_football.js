@@ -13,7 +13,7 @@
   const segments = Array.isArray(data.segments) ? data.segments : [];
   // A long attack arrives a page of engine steps at a time (see fetchRest): total is all of them.
   const totals = (data.page || {}).totals || {};
-  const total = typeof totals.steps === "number" ? totals.steps : steps.length;
+  let total = typeof totals.steps === "number" ? totals.steps : steps.length;
   const termNames = Array.isArray(data.term_names) && data.term_names.length
     ? data.term_names : Object.keys((steps[0] || {}).terms || {});
   const decisions = Array.isArray(trajectory.steps) ? trajectory.steps : [];
@@ -201,6 +201,9 @@
   }
 
   // --- caption, frame and decisions -------------------------------------------------------------
+  // The pitch, the frame, the decision list, the chart's marker and the shared timeline above
+  // (static/js/replay.js) are one navigator: whichever the visitor moves, the others follow. The
+  // timeline announces its choice as "replay:select"; this panel answers with "replay:decision".
   function decisionAt(t) { return t <= 0 ? null : (steps[t - 1] || {}).decision; }
 
   function decisionRecord(k) {
@@ -226,7 +229,9 @@
     } else {
       frameImg.hidden = true;
       frameImg.removeAttribute("src");
-      frameCaption.textContent = "No frame was rendered here: the endpoint reads no images.";
+      frameCaption.textContent = k && !decisionRecord(k)
+        ? "The frame of decision " + k + " is on a later page of the replay."
+        : "No frame was rendered here: the endpoint reads no images.";
     }
   }
 
@@ -245,6 +250,16 @@
     if (obs.game_mode) parts.push("play stopped: " + (GAME_MODES[obs.game_mode] || "game mode " + obs.game_mode));
     if (Array.isArray(obs.ball)) parts.push("ball height " + fmt(obs.ball[2], 2));
     return parts.join(" · ");
+  }
+
+  let shownDecision;
+  function highlightDecision(k) {
+    Array.from(segmentList.children).forEach((li) => {
+      const active = Number(li.dataset.decision) === k;
+      li.classList.toggle("active", active);
+      // Scrolled within the list only: the page stays where the visitor reads.
+      if (active && !playing) scrollWithin(segmentList, li);
+    });
   }
 
   function updateUi(t) {
@@ -266,13 +281,13 @@
     if (s && s.pass_clearance !== null && s.pass_clearance !== undefined) extras.push("pass clearance " + fmt(s.pass_clearance));
     if (s && s.shot_clearance !== null && s.shot_clearance !== undefined) extras.push("shot clearance " + fmt(s.shot_clearance));
     text("football-possession", [possession(obs)].concat(extras).join(" · "));
-    Array.from(segmentList.children).forEach((li) => {
-      const active = Number(li.dataset.decision) === k;
-      li.classList.toggle("active", active);
-      if (active && !playing) li.scrollIntoView({ block: "nearest" });
-    });
+    highlightDecision(k);
     showFrame(k);
     moveMarker(t);
+    if (k !== shownDecision) {
+      shownDecision = k;
+      document.dispatchEvent(new CustomEvent("replay:decision", { detail: { decision: k || 0, scroll: !playing } }));
+    }
   }
 
   function render() {
@@ -281,44 +296,75 @@
     if (t !== shownStep) updateUi(t);
   }
 
+  // Shows engine step t, fetching the pages up to it first when they have not arrived yet.
+  let wanted = null;
   function go(t) {
-    position = Math.max(0, Math.min(steps.length, Math.round(t)));
+    const target = Math.max(0, Math.min(total, Math.round(t)));
+    if (target > steps.length) {
+      wanted = target;
+      ensureSteps(target).then(() => { if (wanted === target) { wanted = null; go(target); } }, showLoadError);
+      return;
+    }
+    wanted = null;
+    position = target;
     render();
   }
 
   function fillSegments() {
-   segmentList.replaceChildren();
-   segments.forEach((seg) => {
-    const li = document.createElement("li");
-    li.dataset.decision = String(seg.decision);
-    let autoSteps = 0;
-    for (let t = seg.first_step; t <= seg.last_step; t++) if ((steps[t - 1] || {}).auto) autoSteps++;
-    const title = document.createElement("span");
-    title.className = "segment-action";
-    title.textContent = seg.decision + ". " + seg.action;
-    const detail = document.createElement("small");
-    const span = seg.first_step === seg.last_step ? "step " + seg.first_step : "steps " + seg.first_step + "–" + seg.last_step;
-    detail.textContent = span + " · " + seg.mode;
-    li.append(title, " ", detail);
-    if (autoSteps) {
-      li.classList.add("auto");
-      const badge = document.createElement("span");
-      badge.className = "badge auto";
-      badge.textContent = "auto ×" + autoSteps;
-      badge.title = autoSteps + " engine step(s) carried on automatically";
-      li.append(" ", badge);
-    }
-    li.title = "Jump to engine step " + seg.first_step;
-    li.addEventListener("click", () => { pause(); go(seg.first_step); });
-    segmentList.appendChild(li);
-   });
+    const fragment = document.createDocumentFragment();
+    segments.forEach((seg) => {
+      const li = document.createElement("li");
+      li.dataset.decision = String(seg.decision);
+      let autoSteps = 0;
+      for (let t = seg.first_step; t <= seg.last_step; t++) if ((steps[t - 1] || {}).auto) autoSteps++;
+      const title = document.createElement("span");
+      title.className = "segment-action";
+      title.textContent = seg.decision + ". " + seg.action;
+      const detail = document.createElement("small");
+      const span = seg.first_step === seg.last_step ? "step " + seg.first_step : "steps " + seg.first_step + "–" + seg.last_step;
+      detail.textContent = span + " · " + seg.mode;
+      li.append(title, " ", detail);
+      if (seg.last_step > steps.length) li.classList.add("pending");  // its engine steps are on a later page
+      if (autoSteps) {
+        li.classList.add("auto");
+        const badge = document.createElement("span");
+        badge.className = "badge auto";
+        badge.textContent = "auto ×" + autoSteps;
+        badge.title = autoSteps + " engine step(s) carried on automatically";
+        li.append(" ", badge);
+      }
+      li.title = "Jump to engine step " + seg.first_step;
+      li.addEventListener("click", () => { pause(); go(seg.first_step); });
+      fragment.appendChild(li);
+    });
+    segmentList.replaceChildren(fragment);
+    Array.from(segmentList.children).forEach((li) => {
+      li.classList.toggle("active", Number(li.dataset.decision) === decisionAt(shownStep));
+    });
   }
-  fillSegments();
+
+  function scrollWithin(container, item) {
+    const top = item.offsetTop - container.offsetTop;
+    if (top < container.scrollTop) container.scrollTop = top;
+    else if (top + item.offsetHeight > container.scrollTop + container.clientHeight) {
+      container.scrollTop = top + item.offsetHeight - container.clientHeight;
+    }
+  }
+
+  // The timeline above moved: show the first engine step of its decision (the start for none).
+  document.addEventListener("replay:select", (event) => {
+    const k = (event.detail || {}).decision;
+    pause();
+    if (!k) { go(0); return; }
+    const seg = segments.find((s) => s.decision === k);
+    if (seg) go(seg.first_step);
+  });
 
   // --- playback --------------------------------------------------------------------------------
   function tick(now) {
     if (!playing) return;
-    // Past the steps fetched so far, playing waits for the next page.
+    // Past the steps fetched so far, playing waits for the next page (asked for half a page ahead).
+    if (steps.length < total && steps.length - position < pageSize / 2) loadNext().catch(showLoadError);
     position = Math.min(steps.length, position + ((now - lastTick) / 1000) * ENGINE_STEPS_PER_SECOND * speed);
     lastTick = now;
     render();
@@ -339,7 +385,11 @@
     playing = false;
     playButton.textContent = "Play";
     playButton.setAttribute("aria-label", "Play");
-    if (wasPlaying) { position = Math.floor(position); render(); }
+    if (wasPlaying) {
+      position = Math.floor(position);
+      shownStep = -1;  // shown again: the list and the timeline follow now that playing stopped
+      render();
+    }
   }
   function toggle() { if (playing) pause(); else play(); }
 
@@ -356,7 +406,7 @@
   });
   window.addEventListener("resize", () => { resize(); draw(); });
 
-  // --- reward terms chart ----------------------------------------------------------------------
+  // --- reward chart ----------------------------------------------------------------------------
   let markerShape = -1;
 
   function autoRuns() {
@@ -370,44 +420,75 @@
     return runs;
   }
 
-  function buildChart() {
-    if (!chart) return;
-    if (typeof window.Plotly === "undefined") {
-      chart.textContent = "The chart library could not be loaded.";
-      return;
-    }
+  function chartFigure() {
     const x = steps.map((s, i) => (typeof s.t === "number" ? s.t : i + 1));
-    const traces = termNames.map((name) => ({
-      type: "bar", name: name, x: x, y: steps.map((s) => Number((s.terms || {})[name]) || 0),
+    const theme = window.MageTheme || { colours: () => ({ text: "#1d2330", muted: "#5f6b7a" }), plotly: (l) => l };
+    const termValues = termNames.map((name) => steps.map((s) => Number((s.terms || {})[name]) || 0));
+    const cumulative = steps.map((s) => Number(s.cumulative) || 0);
+    const traces = termNames.map((name, i) => ({
+      type: "bar", name: name, x: x, y: termValues[i],
       marker: { color: TERM_COLOURS[name] || "#7c8ba1" },
       hovertemplate: name + " %{y:.4f}<extra>step %{x}</extra>",
     }));
     traces.push({
-      type: "scatter", mode: "lines+markers", name: "cumulative", x: x, y: steps.map((s) => Number(s.cumulative) || 0),
-      yaxis: "y2", line: { color: "#1d2330", width: 2 }, marker: { size: 4 },
+      type: "scatter", mode: "lines+markers", name: "cumulative reward", x: x, y: cumulative,
+      yaxis: "y2", line: { color: theme.colours().text, width: 2 }, marker: { size: 4 },
       hovertemplate: "cumulative %{y:.4f}<extra>step %{x}</extra>",
     });
-    const shapes = autoRuns().map(([a, b]) => ({
+    // The bars stack (positive terms up, negative down), so the left axis must hold each step's sums.
+    const stacked = [];
+    steps.forEach((s, t) => {
+      let up = 0;
+      let down = 0;
+      termValues.forEach((values) => { if (values[t] > 0) up += values[t]; else down += values[t]; });
+      stacked.push(up, down);
+    });
+    const axes = window.MageChartAxes.alignedZeroRanges(stacked, cumulative, 5);
+    const runs = autoRuns();
+    const shapes = runs.map(([a, b]) => ({
       type: "rect", xref: "x", yref: "paper", x0: a - 0.5, x1: b + 0.5, y0: 0, y1: 1,
       fillcolor: "rgba(95,107,122,.14)", line: { width: 0 }, layer: "below",
     }));
-    const annotations = autoRuns().map(([a, b]) => ({
+    const annotations = runs.map(([a, b]) => ({
       xref: "x", yref: "paper", x: (a + b) / 2, y: 1, yanchor: "top", showarrow: false,
-      text: "auto", font: { size: 11, color: "#5f6b7a" },
+      text: "auto", font: { size: 11, color: theme.colours().muted },
     }));
     markerShape = shapes.length;
-    shapes.push({ type: "line", xref: "x", yref: "paper", x0: 0, x1: 0, y0: 0, y1: 1,
+    const at = shownStep < 0 ? 0 : shownStep;
+    shapes.push({ type: "line", xref: "x", yref: "paper", x0: at, x1: at, y0: 0, y1: 1,
                   line: { color: "#2457c5", width: 2 } });
-    const layout = {
-      barmode: "relative", height: 320, margin: { l: 60, r: 76, t: 36, b: 44 },
-      paper_bgcolor: "#fff", plot_bgcolor: "#fff", font: { family: "system-ui, sans-serif", size: 12, color: "#1d2330" },
-      xaxis: { title: { text: "engine step" }, range: [-0.5, total + 0.5], zeroline: false, gridcolor: "#eef1f5" },
-      yaxis: { title: { text: "term (per step)" }, zerolinecolor: "#c5cdd8", gridcolor: "#eef1f5" },
-      yaxis2: { title: { text: "cumulative" }, overlaying: "y", side: "right", showgrid: false, zeroline: false },
-      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" }, shapes: shapes, annotations: annotations,
-      hovermode: "x",
-    };
-    window.Plotly.newPlot(chart, traces, layout, { displayModeBar: false, responsive: true }).then(() => {
+    const layout = theme.plotly({
+      barmode: "relative", height: 360,
+      // The title sits in the top margin and the legend below the x axis title: neither is clipped
+      // nor drawn over the plot or an axis title.
+      title: { text: "Reward per engine step (bars, left) and cumulative reward (line, right)",
+               x: 0, xanchor: "left", xref: "paper", y: 1, yref: "container", yanchor: "top", pad: { t: 8 },
+               font: { size: 13 } },
+      margin: { l: 64, r: 72, t: 48, b: 96 },
+      font: { family: "system-ui, sans-serif", size: 12 },
+      xaxis: { title: { text: "engine step" }, range: [-0.5, total + 0.5], zeroline: false },
+      yaxis: { title: { text: "reward per step" }, range: axes.left.range, dtick: axes.left.dtick, tick0: 0,
+               zeroline: true, zerolinecolor: theme.colours().muted, automargin: true },
+      yaxis2: { title: { text: "cumulative reward" }, overlaying: "y", side: "right", range: axes.right.range,
+                dtick: axes.right.dtick, tick0: 0, showgrid: false, zeroline: false, automargin: true },
+      legend: { orientation: "h", x: 0, xanchor: "left", y: -0.3, yanchor: "top" },
+      shapes: shapes, annotations: annotations, hovermode: "x",
+    });
+    return { traces: traces, layout: layout };
+  }
+
+  let chartDrawn = false;
+  function drawChart() {
+    if (!chart) return;
+    if (typeof window.Plotly === "undefined" || !window.MageChartAxes) {
+      chart.textContent = "The chart library could not be loaded.";
+      return;
+    }
+    const figure = chartFigure();
+    const config = { displayModeBar: false, responsive: true };
+    if (chartDrawn) { window.Plotly.react(chart, figure.traces, figure.layout, config); return; }
+    chartDrawn = true;
+    window.Plotly.newPlot(chart, figure.traces, figure.layout, config).then(() => {
       moveMarker(shownStep);
       chart.on("plotly_click", (event) => {
         const point = event && event.points && event.points[0];
@@ -424,27 +505,42 @@
     window.Plotly.relayout(chart, update);
   }
 
-  resize();
-  go(0);
-  buildChart();
-
-  async function fetchRest() {
-    const pageSize = (data.page || {}).limit || 50;
-    while (steps.length < total) {
+  // --- pages of a long attack --------------------------------------------------------------------
+  // Only the first page of engine steps is embedded; the next is fetched when the visitor (or
+  // playback) comes near the end of what has arrived, never all of them up front.
+  const pageSize = (data.page || {}).limit || 50;
+  let loading = null;
+  function loadNext() {
+    if (loading) return loading;
+    if (steps.length >= total || !root.dataset.pages) return Promise.resolve(false);
+    loading = (async () => {
       const response = await fetch(root.dataset.pages + "&offset=" + steps.length + "&limit=" + pageSize,
         { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error("engine log page " + steps.length + ": HTTP " + response.status);
       const more = ((await response.json()).artifact || {}).steps || [];
-      if (!more.length) break;
       steps.push(...more);
+      if (!more.length) total = steps.length;  // the log is shorter than it said: stop asking
+      fillSegments();
+      drawChart();
+      return more.length > 0;
+    })().finally(() => { loading = null; });
+    return loading;
+  }
+  async function ensureSteps(t) {
+    while (steps.length < t && steps.length < total) {
+      if (!(await loadNext())) break;
     }
-    fillSegments();
-    segmentList.querySelectorAll("li").forEach((li) => {
-      li.classList.toggle("active", Number(li.dataset.decision) === decisionAt(shownStep));
-    });
-    buildChart();
   }
-  if (steps.length < total && root.dataset.pages) {
-    fetchRest().catch((error) => { chart.textContent = "The rest of this replay could not be loaded: " + error.message; });
+  function showLoadError(error) {
+    if (chart) chart.textContent = "The rest of this replay could not be loaded: " + error.message;
   }
+  segmentList.addEventListener("scroll", () => {
+    // Scrolled near the bottom of the decisions: their engine steps come next.
+    if (segmentList.scrollTop + segmentList.clientHeight >= segmentList.scrollHeight - 40) loadNext().catch(showLoadError);
+  });
+
+  fillSegments();
+  resize();
+  go(0);
+  drawChart();
 })();

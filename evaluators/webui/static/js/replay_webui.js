@@ -12,14 +12,51 @@
   function colour(score) { return "hsl(" + Math.round(120 * Math.max(0, Math.min(1, score))) + ", 75%, 42%)"; }
   function pct(x) { return (100 * x).toFixed(1) + "%"; }
 
-  function shot(frame, boxes) {
+  // Why a state has no screenshot, read from the attempt's evaluation (the section's data attributes).
+  const evaluation = { outcome: root.dataset.outcome || "", load_error: root.dataset.loadError || "" };
+  function missingReason(side, state) {
+    if (side === "target") return "the target page gave no screenshot of this state";
+    if (evaluation.outcome === "parse_error") return "the reply held no usable code";
+    if (evaluation.load_error) return "the page failed to load (" + evaluation.load_error + ")";
+    if (state.action_error) return "its action failed (" + state.action_error + ")";
+    return "the generated page did not reach this state";
+  }
+
+  // One side of a state: its screenshot (a link to the full-size image) with the element boxes
+  // drawn over it, or a placeholder saying why there is none.
+  function shot(side, state, boxes) {
+    const frame = side === "target" ? state.target_frame : state.generated_frame;
+    const figure = document.createElement("figure");
+    figure.className = "shot-figure " + side;
+    const caption = document.createElement("figcaption");
+    caption.textContent = side === "target" ? "Target" : "Generated";
+    figure.appendChild(caption);
     const wrap = document.createElement("div");
     wrap.className = "shot";
-    if (!frame) { wrap.textContent = "no screenshot"; wrap.classList.add("empty"); return wrap; }
+    figure.appendChild(wrap);
+    if (!frame) {
+      wrap.textContent = "not rendered: " + missingReason(side, state);
+      wrap.classList.add("empty");
+      return figure;
+    }
+    const link = document.createElement("a");
+    link.className = "enlarge";
+    link.href = base + frame;
+    link.target = "_blank";
+    link.rel = "noopener";
+    link.title = "Open the full-size screenshot";
     const img = document.createElement("img");
     img.src = base + frame;
-    img.alt = frame;
-    wrap.appendChild(img);
+    img.alt = (side === "target" ? "target" : "generated") + " state " + state.name;
+    link.appendChild(img);
+    wrap.appendChild(link);
+    caption.append(" · ");
+    const full = document.createElement("a");
+    full.href = base + frame;
+    full.target = "_blank";
+    full.rel = "noopener";
+    full.textContent = "full size";
+    caption.appendChild(full);
     img.addEventListener("load", () => {
       const scale = img.clientWidth / PAGE_WIDTH;
       boxes.forEach((b) => {
@@ -34,7 +71,7 @@
         wrap.appendChild(div);
       });
     });
-    return wrap;
+    return figure;
   }
 
   function table(matched) {
@@ -72,7 +109,7 @@
     const generatedBoxes = matched.map((m) => ({ rect: m.generated_rect, score: m.score, title: m.generated_xpath + " " + pct(m.score) }));
     const pair = document.createElement("div");
     pair.className = "pair";
-    pair.append(shot(state.target_frame, targetBoxes), shot(state.generated_frame, generatedBoxes));
+    pair.append(shot("target", state, targetBoxes), shot("generated", state, generatedBoxes));
     section.appendChild(pair);
     if (matched.length) {
       const details = document.createElement("details");

@@ -1,0 +1,65 @@
+"""What an entry's runs cost, and which entries no other beats on both score and cost.
+
+Plain Python (no Django): the board, its exports and the cost page all read these.
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+TOKENS_PER_PRICE_UNIT = 1_000_000
+
+
+def token_cost(prompt_tokens: float | None, completion_tokens: float | None, price_input_per_mtok: float | None,
+               price_output_per_mtok: float | None) -> float | None:
+    """The USD cost of these tokens at these prices per million tokens; None unless all four are known
+    (a model with one price only would be costed as if its other tokens were free)."""
+    if None in (prompt_tokens, completion_tokens, price_input_per_mtok, price_output_per_mtok):
+        return None
+    assert prompt_tokens is not None and completion_tokens is not None  # for the type checker
+    assert price_input_per_mtok is not None and price_output_per_mtok is not None
+    return (prompt_tokens * price_input_per_mtok + completion_tokens * price_output_per_mtok) / TOKENS_PER_PRICE_UNIT
+
+
+@dataclass(frozen=True)
+class CostPoint:
+    """One entry as the frontier sees it: higher ``score`` is better, lower ``cost`` is better."""
+
+    key: Hashable
+    score: float | None
+    cost: float | None
+
+
+@dataclass(frozen=True)
+class Frontier:
+    #: The entries no other entry dominates, cheapest first (ties in cost: best score first).
+    frontier: list[CostPoint]
+    #: The entries with a score and a cost that some other entry dominates.
+    dominated: list[CostPoint]
+    #: The entries without a score or without a cost: not placed, listed as such.
+    excluded: list[CostPoint]
+
+    @property
+    def keys(self) -> set[Hashable]:
+        return {point.key for point in self.frontier}
+
+
+def dominates(a: CostPoint, b: CostPoint) -> bool:
+    """``a`` scores at least as high as ``b`` at no higher cost, and is strictly better on one of them."""
+    assert a.score is not None and a.cost is not None and b.score is not None and b.cost is not None
+    return a.score >= b.score and a.cost <= b.cost and (a.score > b.score or a.cost < b.cost)
+
+
+def pareto_frontier(points: Sequence[CostPoint]) -> Frontier:
+    """Split entries into the Pareto frontier of score against cost, the dominated ones and those that
+    cannot be placed. Two entries with the same score and cost do not dominate each other: both are
+    on the frontier when nothing else beats them."""
+    placed = [p for p in points if p.score is not None and p.cost is not None]
+    excluded = [p for p in points if p.score is None or p.cost is None]
+    frontier: list[CostPoint] = []
+    dominated: list[CostPoint] = []
+    for point in placed:
+        beaten = any(dominates(other, point) for other in placed if other is not point)
+        (dominated if beaten else frontier).append(point)
+    frontier.sort(key=lambda p: (p.cost, -(p.score or 0.0)))
+    return Frontier(frontier=frontier, dominated=dominated, excluded=excluded)

@@ -1,0 +1,12 @@
+"""Fixtures of the leaderboard's browser tests."""
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.tests.site_pages import play_site
+
+
+@pytest.fixture
+def played(transactional_db, fixture_scenarios, baseline_endpoint):
+    """One short run per environment the platform really played, and a signed-up team (site_pages.py)."""
+    return play_site(baseline_endpoint)
