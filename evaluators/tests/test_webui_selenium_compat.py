@@ -125,9 +125,10 @@ def test_a_click_on_a_covered_element_raises_click_intercepted_within_about_a_se
     started, page_started = driver.clock(), js(driver, "performance.now()")
     with pytest.raises(ElementClickInterceptedException, match="Other element would receive the click"):
         driver.find_element(By.ID, "b").click()
-    # a second of the page's time (which the virtual clock passes without waiting for it)
-    assert 0.9 < driver.clock() - started < 3.0
-    assert 900 < js(driver, "performance.now()") - page_started < 1200
+    # a second of the page's time (which the virtual clock passes without waiting for it); the
+    # session clock also counts the host's own time, so only its lower bound is sharp
+    assert driver.clock() - started >= 1.0
+    assert 1000 <= js(driver, "performance.now()") - page_started < 1200
 
 
 def test_clicking_an_option_selects_it_on_its_select_and_fires_change(open_page: Opener):

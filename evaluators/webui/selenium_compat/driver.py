@@ -54,6 +54,7 @@ NONTYPEABLE_FIRES_EVENTS = False
 TEXT_CONTROL_TYPES = frozenset({"text", "search", "tel", "url", "password"})
 #: How long chromedriver keeps retrying a click whose target is covered by another element.
 CLICK_RETRY_SECONDS = 1.0
+CLICK_RETRY_STEP_SECONDS = 0.05
 #: chromedriver's rule for counting presses as a double (or triple) click.
 MULTI_CLICK_SECONDS = 0.5
 MULTI_CLICK_RANGE = 4
@@ -435,14 +436,17 @@ class CompatElement:
             return
         if kind["tag"] == "input" and kind["type"] == "file":
             raise WebDriverException("invalid argument: a file input cannot be clicked through WebDriver")
-        deadline = self._driver.clock() + CLICK_RETRY_SECONDS
+        # The retry is counted in the page's time (the waits), not the session clock: on a virtual
+        # clock a busy host's slow calls would otherwise cut the page's second short.
+        waited = 0.0
         point = self._driver._call(self.handle, "clickPoint")
         while point["blocker"] is not None:
-            if self._driver.clock() >= deadline:
+            if waited >= CLICK_RETRY_SECONDS - 1e-9:
                 raise ElementClickInterceptedException(
                     f"element click intercepted: Element {point['target']} is not clickable at point "
                     f"({point['x']}, {point['y']}). Other element would receive the click: {point['blocker']}")
-            self._driver.wait(0.05)
+            self._driver.wait(CLICK_RETRY_STEP_SECONDS)
+            waited += CLICK_RETRY_STEP_SECONDS
             point = self._driver._call(self.handle, "clickPoint")
         x, y = int(point["x"]), int(point["y"])
         mouse = self._driver.page.mouse
