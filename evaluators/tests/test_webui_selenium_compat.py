@@ -90,7 +90,8 @@ def test_a_missing_element_fails_at_once_instead_of_waiting(open_page: Opener):
     with pytest.raises(NoSuchElementException, match="late"):
         driver.find_element(By.ID, "late")
     assert driver.find_elements(By.CSS_SELECTOR, "#late") == []
-    assert time.monotonic() - started < 1.0
+    # well under the 3 s after which the element would exist, with room for a busy host
+    assert time.monotonic() - started < 2.5
 
 
 def test_an_invalid_selector_raises_invalid_selector(open_page: Opener):
