@@ -4,7 +4,8 @@ from django.http import HttpRequest
 
 from leaderboard.admin import BoardsChangedAdmin, boards_of
 from leaderboard.cache import boards_changed
-from submissions.models import Submission
+from submissions.models import LiveWorker, Submission
+from submissions.workers import live_since
 
 
 @admin.register(Submission)
@@ -30,3 +31,28 @@ class SubmissionAdmin(BoardsChangedAdmin):
         boards = boards_of(queryset)
         queryset.update(verified=False)
         boards_changed(*boards)
+
+
+@admin.register(LiveWorker)
+class LiveWorkerAdmin(admin.ModelAdmin):
+    """Which workers the scheduler counts on: the rows are the workers' own, so the admin only reads them
+    (a hand-edited row would be overwritten at the next beat, or would invent slots that ETAs count)."""
+
+    list_display = ("hostname", "queue_list", "concurrency", "started_at", "last_seen", "is_live")
+    search_fields = ("hostname",)
+    ordering = ("hostname",)
+
+    @admin.display(description="queues")
+    def queue_list(self, worker: LiveWorker) -> str:
+        return ", ".join(worker.queues)
+
+    @admin.display(description="live", boolean=True)
+    def is_live(self, worker: LiveWorker) -> bool:
+        # The same limit as the queue page and the ETAs use.
+        return worker.last_seen >= live_since()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: LiveWorker | None = None) -> bool:
+        return False

@@ -249,6 +249,16 @@ def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None, r
                                       ).values_list("next_try_at", flat=True).first()
     if retry_at is not None:
         attempts_enqueue([hint], countdown=(retry_at - now).total_seconds())
+        return
+    # A claim skips rows locked by anyone: another worker claiming them, or a short write such as
+    # attempts_enqueue stamping queued_at on the attempts it has just sent. Attempts still due then go
+    # untaken while this message was their turn: it comes back shortly instead of being dropped.
+    if queue_contenders(queues=queues).contenders:
+        attempts_enqueue([hint], countdown=LOCKED_RETRY_SECONDS)
+
+
+#: How soon a message that found every due attempt locked by someone else tries again.
+LOCKED_RETRY_SECONDS = 0.5
 
 
 def scenario_spec(scenario: Scenario) -> ScenarioSpec:

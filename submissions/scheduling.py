@@ -6,6 +6,7 @@ Nothing here reads the database: callers hand over plain values.
 """
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -81,6 +82,9 @@ class SimSubmission:
     queue: str
     #: Attempts not started yet (pending, or retrying).
     waiting: int
+    #: Seconds from now until each of those that waits to retry after an infrastructure error may be
+    #: started again (one entry per such attempt; the others of ``waiting`` may start now).
+    due_in: list[float] = field(default_factory=list)
     #: Seconds left of each attempt running now (the mean time less the time it has run, at least 0).
     running_left: list[float] = field(default_factory=list)
     #: Where each running attempt runs (a worker's name), parallel to ``running_left``; "" if unknown.
@@ -126,6 +130,9 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
     """
     by_id = {s.contender.submission_id: s for s in submissions}
     waiting = {sid: s.waiting for sid, s in by_id.items()}
+    # What may start now; an attempt waiting to retry joins it when its wait is over.
+    startable = {sid: s.waiting - len([t for t in s.due_in if t > 0]) for sid, s in by_id.items()}
+    releases = deque(sorted((t, sid) for sid, s in by_id.items() for t in s.due_in if t > 0))
     served = Served(last_by_team=dict(last_by_team or {}), last_by_submission={
         s.contender.submission_id: s.last_started for s in submissions if s.last_started is not None})
     running = served.running_by_submission
@@ -169,7 +176,7 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
 
     def pick(worker: int) -> int | None:
         ready = [by_id[sid].contender for queue in reads[worker] for sid in on_queue.get(queue, ())
-                 if waiting[sid] > 0 and _room(by_id[sid].contender)]
+                 if startable[sid] > 0 and _room(by_id[sid].contender)]
         return min(ready, key=served.key).submission_id if ready else None
 
     def _room(contender: Contender) -> bool:
@@ -178,6 +185,8 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
 
     now = 0.0
     for _ in range(MAX_EVENTS):
+        while releases and releases[0][0] <= now:
+            startable[releases.popleft()[1]] += 1
         # Attempts ending now free their slots (and their team's and endpoint's places).
         for slot in slots:
             if slot.submission is not None and slot.busy_until <= now:
@@ -201,6 +210,7 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
                 continue
             s = by_id[chosen]
             waiting[chosen] -= 1
+            startable[chosen] -= 1
             if s.per_attempt is None:
                 unknown_started[s.queue] = True
             start(slot, chosen, s.per_attempt or 0.0, now)
@@ -208,11 +218,12 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
         for sid, s in by_id.items():
             if outcomes[sid].finish is None and unknown_started.get(s.queue):
                 outcomes[sid].at_least = True
-        if not busy:
+        if not busy and not releases:
             break
         later = [t for t in busy if t > now]
-        # Every attempt started at this instant took 0 s: go round again at the same time.
-        now = min(later) if len(later) == len(busy) else now
+        if len(later) < len(busy):  # an attempt started at this instant took 0 s: go round again now
+            continue
+        now = min(later + [releases[0][0]] if releases else later)
     else:
         _rest_in_bulk(by_id, waiting, running, outcomes, workers, now)
     return outcomes

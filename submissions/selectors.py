@@ -178,6 +178,12 @@ def _estimate(items: list[QueueItem]) -> None:
                                                                       submission_id__in=ids)
                                               .values_list("submission_id", "started_at", "worker")):
         running.setdefault(submission_id, []).append((started_at, worker))
+    # Attempts waiting to retry after an infrastructure error are not served before their time.
+    due_in: dict[int, list[float]] = {}
+    for submission_id, next_try_at in (Attempt.objects.filter(status=Attempt.Status.RETRYING, submission_id__in=ids,
+                                                              next_try_at__gt=now)
+                                       .values_list("submission_id", "next_try_at")):
+        due_in.setdefault(submission_id, []).append((next_try_at - now).total_seconds())
     # When each submission and team last had an attempt started, in seconds from now (the fair
     # order's turn-taking).
     last_started = {sid: (last - now).total_seconds() for sid, last in (
@@ -200,6 +206,7 @@ def _estimate(items: list[QueueItem]) -> None:
             contender=Contender(submission_id=s.id, team_id=s.team_id, baseline=s.is_baseline or s.model.is_baseline,
                                 subset=s.subset, created_at=s.created_at, endpoint=s.endpoint_url),
             queue=queue_for(s.environment_id), waiting=item.progress.pending + item.progress.retrying,
+            due_in=due_in.get(s.id, []),
             running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
             per_attempt=seconds, last_started=last_started.get(s.id)))
     outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY,

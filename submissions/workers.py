@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -35,10 +35,14 @@ def worker_gone(*, hostname: str) -> None:
     LiveWorker.objects.filter(hostname=hostname[:200]).delete()
 
 
+def live_since() -> datetime:
+    """The oldest last beat of a worker still taken as up."""
+    return timezone.now() - timedelta(seconds=django_settings.MAGEBENCH_WORKER_STALE_AFTER_SECONDS)
+
+
 def live_workers() -> QuerySet[LiveWorker]:
     """Workers that said they were up recently enough to be taken as up."""
-    fresh = timezone.now() - timedelta(seconds=django_settings.MAGEBENCH_WORKER_STALE_AFTER_SECONDS)
-    return LiveWorker.objects.filter(last_seen__gte=fresh).order_by("hostname")
+    return LiveWorker.objects.filter(last_seen__gte=live_since()).order_by("hostname")
 
 
 class _Beat:

@@ -91,6 +91,27 @@ def test_the_reward_chart_puts_zero_at_the_same_height_on_both_axes_with_its_tit
     assert errors == []
 
 
+def test_the_reward_chart_takes_the_new_colours_when_the_system_turns_dark_with_the_page_open(
+        live_server, site_page, transactional_db, media_root, wait_for):
+    attempt = football_attempt(media_root)
+    page, errors = site_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
+    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    colours = """(() => { const c = document.getElementById('football-chart');
+        const line = c.data.find((t) => t.name === 'cumulative reward');
+        return [line.line.color, c.layout.yaxis.zerolinecolor, c.layout.paper_bgcolor]; })()"""
+    assert page.evaluate(colours) == ["#1d2330", "#5f6b7a", "#fff"]
+    page.evaluate("window.__before = document.getElementById('football-chart').layout.shapes.slice(-1)[0].x0")
+    page.emulate_media(color_scheme="dark")
+    # The line and the zero line are drawn in the scheme's text colours: a dark line on a dark chart
+    # would vanish.
+    wait_for(lambda: page.evaluate(colours)[0] == "#e2e8f0", 10, "the cumulative line to turn light")
+    line, zeroline, background = page.evaluate(colours)
+    assert zeroline == "#9aa6b5" and background != "#fff"
+    assert page.evaluate(MARKER) == page.evaluate("window.__before")  # the redraw keeps the shown step
+    assert errors == []
+
+
 def _webui_attempt(media_root: Path) -> Attempt:
     """A WebUI attempt of two states: the first rendered on both sides, the second with no generated
     screenshot (its click failed)."""

@@ -176,6 +176,35 @@ def test_the_simulation_keeps_an_endpoint_under_its_limit():
     assert outcomes[1].finish == pytest.approx(12.0)
 
 
+def test_an_attempt_waiting_to_retry_is_not_served_before_its_time_and_the_slot_serves_others_meanwhile():
+    # One slot. A (older): 1 attempt due now + 1 retrying in 20 s, 5 s each; B: 2 × 4 s.
+    # t=0 A's due one (0-5), t=5 B (5-9), t=9 B again (A has nothing startable): 9-13, the slot is then
+    # idle until A's retry is due at 20: 20-25. B done at 13 s, A at 25 s.
+    a = SimSubmission(contender=_contender(1, 1), queue="light", waiting=2, due_in=[20.0], per_attempt=5.0)
+    b = SimSubmission(contender=_contender(2, 2, minute=1), queue="light", waiting=2, per_attempt=4.0)
+    outcomes = simulate([a, b], [SimWorker(name="w", queues=["light"], slots=1)])
+    assert outcomes[2].finish == pytest.approx(13.0)
+    assert outcomes[1].finish == pytest.approx(25.0)
+
+
+def test_a_retry_already_due_counts_as_waiting_now():
+    a = SimSubmission(contender=_contender(1, 1), queue="light", waiting=2, due_in=[0.0, -3.0], per_attempt=5.0)
+    assert simulate([a], [SimWorker(name="w", queues=["light"], slots=2)])[1].finish == pytest.approx(5.0)
+
+
+def test_the_queue_estimate_of_a_submission_waiting_on_a_retry_includes_the_wait(fixture_scenarios):
+    LiveWorker.objects.create(hostname="w@host", queues=["browser", "engine", "light"], concurrency=1)
+    waiting = _submission("Lab", 1)
+    done = _submission("Earlier", 1)
+    Submission.objects.filter(id=done.id).update(status=Submission.Status.COMPLETED)
+    SubmissionResult.objects.create(submission=done, mean_seconds=3.0, computed_at=timezone.now())
+    Attempt.objects.filter(submission=waiting).update(status=Attempt.Status.RETRYING,
+                                                      next_try_at=timezone.now() + timedelta(seconds=60))
+    item = next(item for item in queue_list() if item.submission.id == waiting.id)
+    # Its one attempt may start in about 60 s and takes 3 s (the board's recent mean).
+    assert item.eta_seconds == pytest.approx(63.0, abs=2.0)
+
+
 def test_the_queue_estimates_use_the_live_workers_slots(fixture_scenarios):
     LiveWorker.objects.create(hostname="w@host", queues=["browser", "engine", "light"], concurrency=2)
     large = _submission("Big lab", 10, ago=60)
@@ -268,3 +297,43 @@ def test_a_message_that_comes_before_its_retry_is_due_waits_for_it_and_others_do
     assert len(sent) == 1 and sent[0][0] == [retrying.id] and 55 < (sent[0][1] or 0) <= 60
     attempt_run_next(queue="light", worker="w", hint=None)
     assert len(sent) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_finding_the_due_attempts_locked_by_a_write_comes_back_instead_of_being_dropped(
+        fixture_scenarios, sent):
+    import threading
+
+    from django.db import connection, transaction
+
+    from submissions.engine import LOCKED_RETRY_SECONDS, attempt_run_next
+
+    waiting = _submission("Lab", 2)
+    hint = waiting.attempts.order_by("id").first().id
+    locked, release = threading.Event(), threading.Event()
+
+    def stamp_queued_at() -> None:
+        # What attempts_enqueue does right after sending the messages: one UPDATE of every row it sent.
+        try:
+            with transaction.atomic():
+                Attempt.objects.filter(submission=waiting).update(queued_at=timezone.now())
+                locked.set()
+                release.wait(60)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=stamp_queued_at)
+    writer.start()
+    try:
+        assert locked.wait(60)
+        attempt_run_next(queue="light", worker="w", hint=hint)
+    finally:
+        release.set()
+        writer.join()
+    assert not waiting.attempts.exclude(status=Attempt.Status.PENDING).exists()
+    assert sent == [([hint], LOCKED_RETRY_SECONDS)]
+    # Once the write is over, the message takes an attempt; with every attempt taken, one more does nothing.
+    for _ in range(3):
+        attempt_run_next(queue="light", worker="w", hint=hint)
+    assert not waiting.attempts.filter(status=Attempt.Status.PENDING).exists()
+    assert sent == [([hint], LOCKED_RETRY_SECONDS)]

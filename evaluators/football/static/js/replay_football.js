@@ -488,6 +488,9 @@
     const config = { displayModeBar: false, responsive: true };
     if (chartDrawn) { window.Plotly.react(chart, figure.traces, figure.layout, config); return; }
     chartDrawn = true;
+    // The cumulative line, the zero line and the "auto" labels take the scheme's colours when drawn, which
+    // the site-wide relayout on a scheme change does not reach: redraw the whole figure instead.
+    if (window.MageTheme && window.MageTheme.onChange) window.MageTheme.onChange(() => drawChart());
     window.Plotly.newPlot(chart, figure.traces, figure.layout, config).then(() => {
       moveMarker(shownStep);
       chart.on("plotly_click", (event) => {
