@@ -183,7 +183,8 @@ def _estimate(items: list[QueueItem]) -> None:
     for submission_id, next_try_at in (Attempt.objects.filter(status=Attempt.Status.RETRYING, submission_id__in=ids,
                                                               next_try_at__gt=now)
                                        .values_list("submission_id", "next_try_at")):
-        due_in.setdefault(submission_id, []).append((next_try_at - now).total_seconds())
+        if next_try_at is not None:  # always, by the filter; the column itself may be empty
+            due_in.setdefault(submission_id, []).append((next_try_at - now).total_seconds())
     # When each submission and team last had an attempt started, in seconds from now (the fair
     # order's turn-taking).
     last_started = {sid: (last - now).total_seconds() for sid, last in (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -24,6 +25,15 @@ def media_root(settings, tmp_path) -> Path:
     return settings.MEDIA_ROOT
 
 
+def _football_replay(live_server, site_page, media_root: Path) -> tuple[Any, list[str]]:
+    """A Football attempt's replay open on a desktop-sized page, its reward chart drawn."""
+    attempt = football_attempt(media_root)
+    page, errors = site_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
+    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    return page, errors
+
+
 def _shown(page) -> dict[str, str | None]:
     """What each part of the navigator shows now."""
     return {
@@ -36,10 +46,7 @@ def _shown(page) -> dict[str, str | None]:
 
 def test_a_decision_the_arrow_keys_and_the_chart_each_move_the_whole_football_navigator(
         live_server, site_page, transactional_db, media_root, wait_for):
-    attempt = football_attempt(media_root)
-    page, errors = site_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
-    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    page, errors = _football_replay(live_server, site_page, media_root)
     assert page.locator("#step-list li.active").inner_text() == "start"
 
     # A click on a decision: its first engine step, its frame, its timeline entry and the chart's marker.
@@ -73,10 +80,7 @@ def test_a_decision_the_arrow_keys_and_the_chart_each_move_the_whole_football_na
 
 def test_the_reward_chart_puts_zero_at_the_same_height_on_both_axes_with_its_title_in_view(
         live_server, site_page, transactional_db, media_root):
-    attempt = football_attempt(media_root)
-    page, errors = site_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
-    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    page, errors = _football_replay(live_server, site_page, media_root)
     axes = page.evaluate("""(() => { const l = document.getElementById('football-chart')._fullLayout;
         return [l.yaxis.range, l.yaxis2.range, l.yaxis.dtick, l.yaxis2.dtick]; })()""")
     (low, high), (low2, high2), dtick, dtick2 = axes
@@ -93,10 +97,7 @@ def test_the_reward_chart_puts_zero_at_the_same_height_on_both_axes_with_its_tit
 
 def test_the_reward_chart_takes_the_new_colours_when_the_system_turns_dark_with_the_page_open(
         live_server, site_page, transactional_db, media_root, wait_for):
-    attempt = football_attempt(media_root)
-    page, errors = site_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
-    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    page, errors = _football_replay(live_server, site_page, media_root)
     colours = """(() => { const c = document.getElementById('football-chart');
         const line = c.data.find((t) => t.name === 'cumulative reward');
         return [line.line.color, c.layout.yaxis.zerolinecolor, c.layout.paper_bgcolor]; })()"""
