@@ -6,7 +6,7 @@ Nothing here reads the database: callers hand over plain values.
 """
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -131,8 +131,9 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
     by_id = {s.contender.submission_id: s for s in submissions}
     waiting = {sid: s.waiting for sid, s in by_id.items()}
     # What may start now; an attempt waiting to retry joins it when its wait is over.
-    startable = {sid: s.waiting - len([t for t in s.due_in if t > 0]) for sid, s in by_id.items()}
     releases = deque(sorted((t, sid) for sid, s in by_id.items() for t in s.due_in if t > 0))
+    held = Counter(sid for _, sid in releases)
+    startable = {sid: s.waiting - held[sid] for sid, s in by_id.items()}
     served = Served(last_by_team=dict(last_by_team or {}), last_by_submission={
         s.contender.submission_id: s.last_started for s in submissions if s.last_started is not None})
     running = served.running_by_submission

@@ -174,16 +174,15 @@ def _estimate(items: list[QueueItem]) -> None:
     per_attempt = _per_attempt(items)
     ids = [i.submission.id for i in items]
     running: dict[int, list[tuple[datetime | None, str]]] = {}
-    for submission_id, started_at, worker in (Attempt.objects.filter(status=Attempt.Status.RUNNING,
-                                                                      submission_id__in=ids)
-                                              .values_list("submission_id", "started_at", "worker")):
-        running.setdefault(submission_id, []).append((started_at, worker))
     # Attempts waiting to retry after an infrastructure error are not served before their time.
     due_in: dict[int, list[float]] = {}
-    for submission_id, next_try_at in (Attempt.objects.filter(status=Attempt.Status.RETRYING, submission_id__in=ids,
-                                                              next_try_at__gt=now)
-                                       .values_list("submission_id", "next_try_at")):
-        if next_try_at is not None:  # always, by the filter; the column itself may be empty
+    for submission_id, status, started_at, worker, next_try_at in (
+            Attempt.objects.filter(Q(status=Attempt.Status.RUNNING)
+                                   | Q(status=Attempt.Status.RETRYING, next_try_at__gt=now), submission_id__in=ids)
+            .values_list("submission_id", "status", "started_at", "worker", "next_try_at")):
+        if status == Attempt.Status.RUNNING:
+            running.setdefault(submission_id, []).append((started_at, worker))
+        elif next_try_at is not None:  # always, by the filter; the column itself may be empty
             due_in.setdefault(submission_id, []).append((next_try_at - now).total_seconds())
     # When each submission and team last had an attempt started, in seconds from now (the fair
     # order's turn-taking).
