@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -11,7 +13,7 @@ import pytest
 from PIL import Image
 
 from evaluators.webui.elements import CSS_PROPERTIES
-from evaluators.webui.render import PageRenderer, RenderedState, RenderResult
+from evaluators.webui.render import PageRenderer, PageUnresponsive, RenderedState, RenderResult
 from evaluators.webui.selenium_compat import ActionChains, By, CompatDriver, load_actions
 
 pytestmark = pytest.mark.integration
@@ -293,6 +295,39 @@ def test_an_infinite_loop_in_a_click_handler_is_stopped_and_the_worker_goes_on(r
     assert result.states[3].action_error == "not run: the page stopped responding during 'click_spin'"
     again = render(renderer, make_page(tmp_path, COUNTER, folder="next"), click("inc"))
     assert by_id(again.states[1], "v").text == "1"
+
+
+def test_a_browser_that_dies_while_a_blank_page_opens_is_relaunched_and_the_page_still_renders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    opened = PageRenderer._open_context
+    calls: list[int | None] = []
+
+    def dying_once(self: PageRenderer, browser, *args, **kwargs):
+        calls.append(self.browser_pid)
+        if len(calls) == 1 and self.browser_pid is not None:
+            os.kill(self.browser_pid, signal.SIGKILL)  # before the page's own files are even asked for
+        return opened(self, browser, *args, **kwargs)
+
+    monkeypatch.setattr(PageRenderer, "_open_context", dying_once)
+    with PageRenderer(action_timeout=3.0, load_timeout=3.0, kill_grace=2.0) as fresh:
+        result = render(fresh, make_page(tmp_path, COUNTER), click("inc"))
+        assert by_id(result.states[1], "v").text == "1" and not result.unresponsive
+        assert len(calls) == 2 and None not in calls and calls[0] != calls[1]
+
+
+def test_a_browser_that_dies_twice_while_opening_is_an_unresponsive_page_not_a_hang(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    opened = PageRenderer._open_context
+
+    def dying(self: PageRenderer, browser, *args, **kwargs):
+        assert self.browser_pid is not None
+        os.kill(self.browser_pid, signal.SIGKILL)
+        return opened(self, browser, *args, **kwargs)
+
+    monkeypatch.setattr(PageRenderer, "_open_context", dying)
+    with (PageRenderer(action_timeout=3.0, load_timeout=3.0, kill_grace=2.0) as fresh,
+          pytest.raises(PageUnresponsive, match="the page crashed or was closed")):
+        render(fresh, make_page(tmp_path, COUNTER))
 
 
 def test_a_page_that_hangs_while_loading_is_a_load_error(renderer: PageRenderer, tmp_path: Path):

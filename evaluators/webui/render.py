@@ -189,6 +189,10 @@ class PageUnresponsive(Exception):
     """The page stopped answering (or crashed) and was killed."""
 
 
+class PageCrashed(PageUnresponsive):
+    """The page's renderer crashed, or the page or its browser was closed under it."""
+
+
 class PageLoadError(Exception):
     """The page could not be loaded (missing index.html, navigation failure, load timeout)."""
 
@@ -912,7 +916,7 @@ class PageRenderer:
                 if self.watchdog.fired:
                     raise PageUnresponsive(overran) from exc
                 if is_fatal(exc):
-                    raise PageUnresponsive(
+                    raise PageCrashed(
                         f"{what} failed: the page crashed or was closed ({_first_line(exc)})") from exc
                 raise
         if self.watchdog.fired:
@@ -935,6 +939,16 @@ class PageRenderer:
     # --- pages -------------------------------------------------------------------------------
 
     def _new_page(self, page_dir: Path, *, trace: bool, clock: ClockKind | None = None) -> LivePage:
+        try:
+            return self._new_page_once(page_dir, trace=trace, clock=clock)
+        except PageCrashed as exc:
+            # Nothing of the page has run yet (its index.html loads later), so a blank tab that crashed
+            # is the browser's failure: open it again in a fresh browser rather than fail the attempt.
+            log.warning("a blank page crashed while opening, relaunching the browser: %s", exc)
+            self._discard = True
+            return self._new_page_once(page_dir, trace=trace, clock=clock)
+
+    def _new_page_once(self, page_dir: Path, *, trace: bool, clock: ClockKind | None) -> LivePage:
         browser = self._ensure_browser()
         self.monitor.begin(self._browser_pid)
         try:
