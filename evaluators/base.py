@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from PIL import Image
 
 if TYPE_CHECKING:
+    from evaluators.agents.checkout import OfficialCheckout
     # evaluators.settings reads the plug-ins' declarations, so this module names it for typing only.
     from evaluators.settings import DefaultValue, EvaluationSettings
 
@@ -103,16 +104,45 @@ class ParseResult:
         return self.error is None and bool(self.actions)
 
 
+PROMPTS_PLATFORM = "platform"
+PROMPTS_OFFICIAL = "official"
+
+
 @dataclass(frozen=True)
 class PromptSet:
-    """The texts a flow sends; versioned so a submission records exactly what its model saw."""
+    """The texts a flow sends; versioned so a submission records exactly what its model saw.
+
+    A plug-in's own prompt sets are in the platform's wording (``source`` "platform"); a suite
+    imported with an official checkout beside it gets the official texts, read from that checkout
+    as data (``source`` "official", ``evaluators.agents.checkout``). Either way the flows compose
+    the requests the way the official flows do.
+    """
 
     version: str
     system: str
+    #: Global: after the observation; Online: the first user message, before the first observation.
     format_instruction: str
+    #: Global: before the observation; Online: after the first observation.
     first_turn: str
+    #: Online: after every later observation.
     next_turn: str
+    #: Online: the whole user turn after a reply without a usable action.
     regenerate: str
+    #: Stands where an image past ``max_image`` would be.
+    unavailable_image: str = "(image left out)"
+    #: Before every observation of an environment whose observations open with a text (Football).
+    observation_lead: str = ""
+    #: "platform" (the platform's wording) or "official" (read from an official checkout).
+    source: str = PROMPTS_PLATFORM
+    #: Further texts and templates one flow needs (WebUI Online's code and refinement turns), by name.
+    extra: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def texts(self) -> dict[str, str]:
+        """Every text by name, extras after the common ones (what a prompt set's page lists)."""
+        common = {name: getattr(self, name) for name in (
+            "system", "format_instruction", "first_turn", "next_turn", "regenerate", "unavailable_image",
+            "observation_lead")}
+        return {**common, **dict(self.extra)}
 
 
 @dataclass
@@ -318,6 +348,12 @@ class EnvironmentPlugin(abc.ABC):
 
     @abc.abstractmethod
     def parse(self, flow: str, reply: str) -> ParseResult: ...
+
+    def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
+        """The texts the official harness sends in ``flow``, read from an operator's official checkout
+        as data (never executed); None where the official harness has no such flow. Raises
+        ``evaluators.agents.checkout.CheckoutError`` when the checkout's files are not as expected."""
+        return None
 
     @property
     def metric_card(self) -> dict[str, Any]:
