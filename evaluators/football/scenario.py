@@ -9,8 +9,16 @@ Accepted inside ``build_scenario(builder)``:
   builder.SetBallPosition(<x>, <y>)
   builder.SetTeam(Team.e_Left | Team.e_Right)
   builder.AddPlayer(<x>, <y>, e_PlayerRole_<XX>[, lazy=<bool>][, controllable=<bool>])
-plus a docstring and ``pass``. At module level: imports of gfootball's scenario helpers
-(``from . import *``, ``from gfootball.scenarios import *``) and docstrings.
+plus a docstring and ``pass``. At module level, docstrings and either text style of the scenario files:
+
+* gfootball's own, importing its scenario helpers (``from . import *``, ``from gfootball.scenarios import *``);
+* the official MageBench files', binding the names from the engine module::
+
+    import gfootball_engine as libgame
+    e_PlayerRole_GK = libgame.e_PlayerRole.e_PlayerRole_GK   # likewise for each of the ten roles
+    Team = libgame.e_Team
+
+Both styles give the same parsed scenario for the same builder calls.
 """
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ CONFIG_FIELDS = {
     "control_all_players": bool,
 }
 ALLOWED_IMPORTS = {".", "gfootball.scenarios"}
+ENGINE_MODULE, ENGINE_ALIAS = "gfootball_engine", "libgame"
 
 
 class ScenarioFileError(ValueError):
@@ -95,6 +104,39 @@ def _role(node: ast.expr) -> str:
     return name[len("e_PlayerRole_"):]
 
 
+def _is_engine_import(node: ast.stmt) -> bool:
+    """``import gfootball_engine as libgame``, exactly: one module, that alias."""
+    return (isinstance(node, ast.Import) and len(node.names) == 1 and node.names[0].name == ENGINE_MODULE
+            and node.names[0].asname == ENGINE_ALIAS)
+
+
+def _engine_attribute(node: ast.expr) -> list[str] | None:
+    """The attribute path below ``libgame`` (``libgame.a.b`` gives ``["a", "b"]``), or None."""
+    path: list[str] = []
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    return path if isinstance(node, ast.Name) and node.id == ENGINE_ALIAS and path else None
+
+
+def _check_engine_binding(node: ast.Assign, engine_imported: bool) -> None:
+    """Accept ``e_PlayerRole_<XX> = libgame.e_PlayerRole.e_PlayerRole_<XX>`` and ``Team = libgame.e_Team``."""
+    target = node.targets[0] if len(node.targets) == 1 else None
+    name = target.id if isinstance(target, ast.Name) else None
+    if name == "Team":
+        expected = ["e_Team"]
+    elif name is not None and name.startswith("e_PlayerRole_") and name[len("e_PlayerRole_"):] in ROLES:
+        expected = ["e_PlayerRole", name]
+    else:
+        raise ScenarioFileError(node.lineno, "only e_PlayerRole_<role> and Team may be assigned at module level")
+    wanted = ".".join([ENGINE_ALIAS, *expected])
+    if _engine_attribute(node.value) != expected:
+        raise ScenarioFileError(node.lineno, f"{name} must be bound to {wanted}")
+    if not engine_imported:
+        raise ScenarioFileError(node.lineno, f"{name} is bound to {wanted} before "
+                                             f"import {ENGINE_MODULE} as {ENGINE_ALIAS}")
+
+
 def parse_scenario(source: str) -> FootballScenario:
     """Read a scenario file's builder calls. Raises ScenarioFileError on anything else."""
     try:
@@ -102,15 +144,25 @@ def parse_scenario(source: str) -> FootballScenario:
     except SyntaxError as exc:
         raise ScenarioFileError(exc.lineno or 0, f"not valid Python: {exc.msg}") from None
     builds = []
+    engine_imported = False
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and "." * node.level + (node.module or "") in ALLOWED_IMPORTS:
+            continue
+        if _is_engine_import(node):
+            engine_imported = True
+            continue
+        if isinstance(node, ast.Assign):
+            _check_engine_binding(node, engine_imported)
             continue
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             continue
         if isinstance(node, ast.FunctionDef) and node.name == "build_scenario":
             builds.append(node)
             continue
-        raise ScenarioFileError(node.lineno, f"unexpected {type(node).__name__} at module level")
+        hint = f" (the only plain import accepted is import {ENGINE_MODULE} as {ENGINE_ALIAS})"
+        if not isinstance(node, ast.Import):
+            hint = ""
+        raise ScenarioFileError(node.lineno, f"unexpected {type(node).__name__} at module level{hint}")
     if len(builds) != 1:
         raise ScenarioFileError(1, "a scenario file defines build_scenario(builder) exactly once")
     function = builds[0]

@@ -60,3 +60,97 @@ def test_it_rejects_module_level_code_and_missing_builders():
         parse_scenario("def build_scenario(builder):\n  builder.AddPlayer(0, 0, e_PlayerRole_GK)\n")
     with pytest.raises(ScenarioFileError, match="not valid Python"):
         parse_scenario("def build_scenario(builder:\n")
+
+
+ROLE_NAMES = ("GK", "CB", "LB", "RB", "DM", "CM", "LM", "RM", "AM", "CF")
+# The official MageBench header: line 1 blank, line 2 the import, lines 3-12 the roles, line 13 Team.
+OFFICIAL_HEADER = [
+    "",
+    "import gfootball_engine as libgame",
+    *[f"e_PlayerRole_{role} = libgame.e_PlayerRole.e_PlayerRole_{role}" for role in ROLE_NAMES],
+    "Team = libgame.e_Team",
+    "",
+]
+OFFICIAL_BODY = [
+    "def build_scenario(builder):",
+    "    builder.config().game_duration = 400",
+    "    builder.config().deterministic = False",
+    "    builder.config().right_team_difficulty = 0.0",
+    "    builder.config().left_team_difficulty = 1.0",
+    "    builder.SetBallPosition(-0.48, -0.32)",
+    "",
+    "    builder.SetTeam(Team.e_Left)",
+    "",
+    "    builder.AddPlayer(-1.0, 0.0, e_PlayerRole_GK)",
+    "    builder.AddPlayer(-0.5, -0.3, e_PlayerRole_CM, lazy=False)",
+    "",
+    "",
+    "    builder.SetTeam(Team.e_Right)",
+    "",
+    "    builder.AddPlayer(-0.97, 0.0, e_PlayerRole_GK)",
+]
+
+
+def official(header: list[str] = OFFICIAL_HEADER) -> str:
+    return "\r\n".join([*header, *OFFICIAL_BODY]) + "\r\n"
+
+
+def test_a_file_in_the_official_text_format_gives_the_same_scenario_as_in_gfootball_style():
+    source = official()
+    assert source.startswith("\r\nimport gfootball_engine as libgame\r\n") and "\n    builder.SetTeam" in source
+    assert parse_scenario(source) == parse_scenario(VALID)
+    assert parse_scenario(source).as_dict() == parse_scenario(VALID).as_dict()
+
+
+def test_the_official_format_also_parses_with_plain_newlines():
+    assert parse_scenario(official().replace("\r\n", "\n")) == parse_scenario(VALID)
+
+
+@pytest.mark.parametrize("line,replacement,message", [
+    (2, "import gfootball_engine", "unexpected Import"),
+    (2, "import gfootball_engine as engine", "unexpected Import"),
+    (2, "import gfootball_engine as libgame, os", "unexpected Import"),
+    (2, "from gfootball_engine import *", "unexpected ImportFrom"),
+    (3, "e_PlayerRole_GK = libgame.e_PlayerRole.e_PlayerRole_CB",
+     "e_PlayerRole_GK must be bound to libgame.e_PlayerRole.e_PlayerRole_GK"),
+    (4, "e_PlayerRole_CB = libgame.e_PlayerRole_CB", "e_PlayerRole_CB must be bound to libgame.e_PlayerRole."),
+    (5, "e_PlayerRole_LB = os.e_PlayerRole.e_PlayerRole_LB", "e_PlayerRole_LB must be bound to libgame."),
+    (6, "e_PlayerRole_RB = libgame.e_PlayerRole.e_PlayerRole_RB()", "e_PlayerRole_RB must be bound to libgame."),
+    (7, "e_PlayerRole_DM = e_PlayerRole_CM", "e_PlayerRole_DM must be bound to libgame."),
+    (8, "e_PlayerRole_CM = libgame.e_PlayerRole.e_PlayerRole_CM.e_PlayerRole_CM",
+     "e_PlayerRole_CM must be bound to libgame."),
+    (9, "e_PlayerRole_XX = libgame.e_PlayerRole.e_PlayerRole_XX", "only e_PlayerRole_<role> and Team"),
+    (10, "e_PlayerRole_RM: int = libgame.e_PlayerRole.e_PlayerRole_RM", "unexpected AnnAssign"),
+    (11, "e_PlayerRole_AM = e_PlayerRole_LM = libgame.e_PlayerRole.e_PlayerRole_AM",
+     "only e_PlayerRole_<role> and Team"),
+    (12, "e_PlayerRole_CF += libgame.e_PlayerRole.e_PlayerRole_CF", "unexpected AugAssign"),
+    (13, "Team = libgame.e_PlayerRole", "Team must be bound to libgame.e_Team"),
+    (13, "Team = __import__('os')", "Team must be bound to libgame.e_Team"),
+    (13, "Team = e_Team", "Team must be bound to libgame.e_Team"),
+    (13, "libgame = __import__('os')", "only e_PlayerRole_<role> and Team"),
+    (13, "Team, libgame = libgame.e_Team, None", "only e_PlayerRole_<role> and Team"),
+    (14, "print(libgame)", "unexpected Expr"),
+])
+def test_each_header_line_wrong_in_one_way_is_refused_with_its_line(line, replacement, message):
+    header = list(OFFICIAL_HEADER)
+    header[line - 1] = replacement
+    with pytest.raises(ScenarioFileError, match=re.escape(f"line {line}: {message}")) as error:
+        parse_scenario(official(header))
+    assert error.value.line == line
+
+
+def test_a_role_bound_before_the_engine_is_imported_is_refused():
+    header = [OFFICIAL_HEADER[2], *OFFICIAL_HEADER[:2], *OFFICIAL_HEADER[3:]]
+    with pytest.raises(ScenarioFileError, match="line 1: e_PlayerRole_GK is bound .* before import gfootball_engine"):
+        parse_scenario(official(header))
+
+
+@pytest.mark.parametrize("statement", [
+    "import os", "import subprocess as libgame", "import gfootball_engine.os as libgame", "import gfootball",
+    "from os import system", "from gfootball_engine import e_Team", "from .. import *",
+])
+def test_an_import_of_any_other_module_is_still_refused(statement):
+    header = list(OFFICIAL_HEADER)
+    header.insert(2, statement)
+    with pytest.raises(ScenarioFileError, match=r"line 3: unexpected Import(From)? at module level"):
+        parse_scenario(official(header))
