@@ -9,8 +9,10 @@ def resize_longest_side(image: Image.Image, resolution: int) -> Image.Image:
     if resolution <= 0:
         raise ValueError(f"resolution must be positive, got {resolution}")
     width, height = image.size
-    scale = resolution / max(width, height)
-    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    # The official resize computes the scale and truncates the product exactly so: a side that
+    # rounds to one pixel more (or a float product just under the resolution) stays as it does there.
+    scale = resolution / float(max(width, height))
+    size = (max(1, int(width * scale)), max(1, int(height * scale)))
     if size == image.size:
         return image.copy()
     return image.resize(size, Image.Resampling.LANCZOS)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.agents.flows import Cancelled, ChatModel, FlowResult, ProgressCallback
-from evaluators.base import ScenarioSpec, get_plugin
+from evaluators.base import PromptSet, ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
 from evaluators.paths import shown, shown_in
 from evaluators.settings import EvaluationSettings
@@ -36,8 +36,12 @@ def effective_settings(env: str, flow: str, overrides: Mapping[str, Any] | None 
 
 
 def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSettings, model: ChatModel,
-                out_dir: Path, progress: ProgressCallback | None = None) -> FlowResult:
-    """Play one episode and score it. Raises InfraError (never scored) or Cancelled."""
+                out_dir: Path, progress: ProgressCallback | None = None,
+                prompts: PromptSet | Mapping[str, PromptSet] | None = None) -> FlowResult:
+    """Play one episode and score it. Raises InfraError (never scored) or Cancelled.
+
+    ``prompts`` is the prompt set of ``flow`` (or the sets by flow, for a flow that also plays
+    another's turns, as WebUI Online opens with a Global generation); None: the plug-in's own."""
     plugin = get_plugin(scenario.env)
     if flow not in plugin.flows:
         raise ValueError(f"{plugin.title} has no {flow} flow")
@@ -46,7 +50,9 @@ def run_attempt(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSettin
     episode = None
     try:
         episode = plugin.new_episode(scenario, settings)
-        result = plugin.flow_runner(flow)(plugin, episode, model, settings, recorder, progress)
+        prompt_sets = {flow: prompts} if isinstance(prompts, PromptSet) else prompts
+        result = plugin.flow_runner(flow)(plugin, episode, model, settings, recorder, progress,
+                                          prompt_sets=prompt_sets)
         artifacts = episode.save_artifacts(out_dir)
     except (InfraError, Cancelled):
         recorder.finish({"status": "aborted"})

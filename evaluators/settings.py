@@ -67,6 +67,9 @@ class EvaluationSettings:
     parse_retries: int = field(default=0, metadata=_rule(int, 0, 5))
     #: The official ``--model_no_system`` variant: the rules become the first part of the first user message.
     no_system_role: bool = field(default=False, metadata=_rule(bool))
+    #: Label every image's data URL with its real type (image/png). Officially PNG bytes go out
+    #: labelled image/jpeg; a server that trusts the label may decode them differently.
+    png_image_label: bool = field(default=False, metadata=_rule(bool))
     #: Size in pixels of the frames the model is shown.
     resolution: int = field(metadata=_rule(int, 64, 4096))
     #: Images a request may carry (Global), or keeps in the newest messages of its memory (Online);

@@ -229,7 +229,9 @@ class SubmissionListCreateApi(APIView):
     @extend_schema_serializer(component_name="EndpointSubmission")
     class InputSerializer(ModelAndBoardInput):
         endpoint_url = serializers.CharField(max_length=500)
-        endpoint_model = serializers.CharField(max_length=200, required=False, default="")
+        endpoint_model = serializers.CharField(
+            max_length=200, required=False, default="", allow_blank=True,
+            help_text="blank: the first model the endpoint lists at /models, as the official client does")
         api_key = serializers.CharField(required=False, default="", write_only=True, trim_whitespace=True)
         settings = serializers.DictField(required=False, default=dict)
 

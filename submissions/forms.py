@@ -84,7 +84,9 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
     endpoint_url = forms.CharField(max_length=500, label="Endpoint URL",
                                    help_text="…/v1 or …/v1/chat/completions of an OpenAI-compatible server on a public "
                                              "address, without credentials (the key goes in the API key field)")
-    endpoint_model = forms.CharField(max_length=200, required=False, label="Model id at the endpoint")
+    endpoint_model = forms.CharField(max_length=200, required=False, label="Model id at the endpoint",
+                                     help_text="Blank: the first model the endpoint lists at /models, as the official "
+                                               "client does")
     api_key = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False), label="API key",
                               help_text="Stored encrypted, never shown again")
     repeats = forms.IntegerField(required=False, **_bounds("repeats"))

@@ -183,7 +183,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
         submission = Submission.objects.create(
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
             source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
-            endpoint_model=endpoint_model or entry.name, api_key_encrypted=encrypt_secret(api_key),
+            endpoint_model=endpoint_model, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
         )
         _attempts_create(submission, scenarios, frozen.repeats)

@@ -19,7 +19,7 @@ labelled option, never the default.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,7 +27,7 @@ from PIL import Image
 
 from evaluators.agents.diagnostics import DiagnosticsTracker
 from evaluators.agents.replay import RepliesExhausted
-from evaluators.agents.requests import merge_same_role
+from evaluators.agents.requests import image_media_type, merge_same_role
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
 from evaluators.endpoints.client import image_part
 from evaluators.settings import EvaluationSettings
@@ -188,25 +188,26 @@ def _assistant(reply: str) -> dict[str, Any]:
     return {"role": "assistant", "content": [{"type": "text", "text": reply}]}
 
 
-UNAVAILABLE_IMAGE = "image not available."
-
-
 def _observation_parts(observation: Observation, trailer: str, recorder: TrajectoryRecorder,
-                       images: dict[int, str], max_image: int | None = None) -> list[dict[str, Any]]:
-    """Content parts for one observation; images past ``max_image`` become a short text, as officially."""
+                       images: dict[int, str], max_image: int | None = None, *, prompts: PromptSet,
+                       settings: EvaluationSettings) -> list[dict[str, Any]]:
+    """Content parts for one observation, after the prompt set's lead text (Football's, officially);
+    images past ``max_image`` become the prompt set's short text, as officially."""
     sequence: list[str | Image.Image] = (
         list(observation.parts) if observation.parts is not None
         else [p for p in (observation.text, observation.image) if p is not None and p != ""]
     )
+    if prompts.observation_lead:
+        sequence.insert(0, prompts.observation_lead)
     parts: list[dict[str, Any]] = []
     shown = 0
     for item in sequence:
         if isinstance(item, Image.Image):
             if max_image is not None and shown >= max_image:
-                parts.append({"type": "text", "text": UNAVAILABLE_IMAGE})
+                parts.append({"type": "text", "text": prompts.unavailable_image})
                 continue
             shown += 1
-            part = image_part(item)
+            part = image_part(item, media_type=image_media_type(settings))
             images[id(part)] = recorder.frame(item)
             parts.append(part)
         elif item:
@@ -214,6 +215,13 @@ def _observation_parts(observation: Observation, trailer: str, recorder: Traject
     if trailer:
         parts.append({"type": "text", "text": trailer})
     return parts
+
+
+def prompt_set(plugin: EnvironmentPlugin, flow: str, prompt_sets: Mapping[str, PromptSet] | None) -> PromptSet:
+    """The prompt set ``flow`` runs with: the attempt's (its suite's, frozen with its submission), else
+    the plug-in's own wording."""
+    given = (prompt_sets or {}).get(flow)
+    return given if given is not None else plugin.prompts(flow)
 
 
 def _system_messages(prompts: PromptSet, settings: EvaluationSettings, extra_user: str | None, *,
@@ -252,8 +260,9 @@ def _record_step(session: _Session, episode: Episode, action: Any, result: Any, 
 
 
 def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: EvaluationSettings,
-               recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
-    prompts = plugin.prompts(FLOW_GLOBAL)
+               recorder: TrajectoryRecorder, progress: ProgressCallback | None = None, *,
+               prompt_sets: Mapping[str, PromptSet] | None = None) -> FlowResult:
+    prompts = prompt_set(plugin, FLOW_GLOBAL, prompt_sets)
     session = _Session(model, settings, recorder, progress, plugin)
     images: dict[int, str] = {}
     observation = episode.reset()
@@ -261,7 +270,7 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     first = [{"type": "text", "text": prompts.first_turn}] if prompts.first_turn else []
     messages = _system_messages(prompts, settings, None) + [
         _user(first + _observation_parts(observation, prompts.format_instruction, recorder, images,
-                                         settings.max_image))
+                                         settings.max_image, prompts=prompts, settings=settings))
     ]
     retries = settings.parse_retries
     parsed = None
@@ -318,8 +327,9 @@ def _trim_memory(memory: list[dict[str, Any]], max_memory: int, max_image: int) 
 
 
 def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, settings: EvaluationSettings,
-               recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
-    prompts = plugin.prompts(FLOW_ONLINE)
+               recorder: TrajectoryRecorder, progress: ProgressCallback | None = None, *,
+               prompt_sets: Mapping[str, PromptSet] | None = None) -> FlowResult:
+    prompts = prompt_set(plugin, FLOW_ONLINE, prompt_sets)
     session = _Session(model, settings, recorder, progress, plugin)
     images: dict[int, str] = {}
     max_loop, max_memory, max_image = settings.max_loop, settings.max_memory, settings.max_image
@@ -329,7 +339,8 @@ def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     recorder.meta["initial_frame"] = recorder.frame(observation.image) if observation.image is not None else None
     header = _system_messages(prompts, settings, prompts.format_instruction, system_as_parts=True)
     memory: list[dict[str, Any]] = [
-        _user(_observation_parts(observation, prompts.first_turn, recorder, images, max_image))]
+        _user(_observation_parts(observation, prompts.first_turn, recorder, images, max_image,
+                                 prompts=prompts, settings=settings))]
     decisions = 0
     while decisions < max_loop and not episode.done:
         decisions += 1
@@ -357,7 +368,8 @@ def run_online(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
         result = episode.step(action)
         _record_step(session, episode, action, result, call_index, result.observation.image)
         session.diagnostics.observe_action(str(action), bool(result.info.get("changed", True)))
-        memory.append(_user(_observation_parts(result.observation, prompts.next_turn, recorder, images)))
+        memory.append(_user(_observation_parts(result.observation, prompts.next_turn, recorder, images,
+                                               prompts=prompts, settings=settings)))
         session.tick()
     outcome = None if session.steps else "no_action"
     finished = _finish(episode, session, outcome)

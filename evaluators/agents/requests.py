@@ -16,7 +16,16 @@ from evaluators.endpoints.client import text_part
 
 #: Settings of every environment under which a submission is not scored the official way, with
 #: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).
-OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0}
+OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "png_image_label": False}
+
+#: The media type the official flows write in every image's data URL, although the bytes are PNG.
+OFFICIAL_IMAGE_LABEL = "image/jpeg"
+
+
+def image_media_type(settings: Any) -> str:
+    """The media type an image's data URL names: the official label, or with ``png_image_label`` the
+    type its bytes really have (a labelled option)."""
+    return "image/png" if getattr(settings, "png_image_label", False) else OFFICIAL_IMAGE_LABEL
 
 
 def official_values() -> dict[str, Any]:

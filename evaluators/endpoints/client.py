@@ -115,8 +115,9 @@ def text_part(text: str) -> dict[str, Any]:
 _PNG_MODES = frozenset({"1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"})
 
 
-def image_part(img: Image.Image) -> dict[str, Any]:
-    """An ``image_url`` content part carrying the image as PNG bytes in a data URI."""
+def image_part(img: Image.Image, *, media_type: str = "image/png") -> dict[str, Any]:
+    """An ``image_url`` content part carrying the image as PNG bytes in a data URI labelled
+    ``media_type`` (the official flows label their PNG bytes ``image/jpeg``)."""
     if img.mode not in _PNG_MODES:
         # PNG cannot store e.g. CMYK or YCbCr; RGB keeps what the model would see on screen.
         img = img.convert("RGB")
@@ -126,7 +127,7 @@ def image_part(img: Image.Image) -> dict[str, Any]:
     # software render costs, for about 18% more bytes.
     img.save(buffer, format="PNG", compress_level=1)
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{encoded}"}}
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{encoded}"}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -187,6 +188,7 @@ class ChatClient:
             raise ValueError("max_response_bytes must be positive")
         self.url = normalise_endpoint_url(url)
         self.model = model
+        self._listed: str | None = None
         # Kept private and out of __repr__; an empty key means "no key", as in the OpenAI client.
         self._api_key = api_key or None
         self.timeout = float(timeout)
@@ -233,7 +235,7 @@ class ChatClient:
         could be obtained.
         """
         payload: dict[str, Any] = {
-            "model": self.model,
+            "model": self.model or self.listed_model(),
             "messages": list(messages),
             "temperature": temperature,
             "max_tokens": max_tokens,
@@ -256,6 +258,16 @@ class ChatClient:
 
         completion, attempts = self._with_retries(attempt)
         return dataclasses.replace(completion, attempts=attempts)
+
+    def listed_model(self) -> str:
+        """The first model the endpoint lists at ``/models``: the model the official client calls when
+        none is named. Asked once per client (the official client asks before every request)."""
+        if self._listed is None:
+            models = self.list_models()
+            if not models:
+                raise InfraError(INVALID_RESPONSE, "no model id was given and the endpoint lists no model at /models")
+            self._listed = models[0]
+        return self._listed
 
     def list_models(self) -> list[str]:
         """The model ids the endpoint lists at ``/models`` (a cheap reachability check)."""

@@ -54,7 +54,6 @@ EXTRAPOLATION_STEPS = 6  # i = 0..5
 FIELD_X = 1.0
 FIELD_Y = 0.42
 DEFAULT_RESOLUTION = 1280
-OBSERVATION_TEXT = "Current game scene:"
 ARTIFACT_NAME = "football.json"
 
 MOVE_ACTIONS = frozenset(range(1, 9))
@@ -282,8 +281,8 @@ class FootballEpisode(Episode):
 
     def _observe(self, *, initial: bool = False) -> Observation:
         if not self.render_observations:
-            return Observation(text=OBSERVATION_TEXT)
-        return Observation(text=OBSERVATION_TEXT, image=self.render(initial=initial))
+            return Observation(text="")
+        return Observation(text="", image=self.render(initial=initial))
 
     def _engine_step(self, code: int, segment: _Segment, auto: bool = False) -> float:
         assert self.engine is not None

@@ -30,7 +30,7 @@ _RULES = (
 )
 
 ONLINE = PromptSet(
-    version="football-online-v2",
+    version="football-online-v3",
     system=_RULES,
     format_instruction=(
         "Give exactly one action per reply, in this format:\n"
@@ -41,7 +41,8 @@ ONLINE = PromptSet(
         "# analyze\n...\n"
         "# action\naction_left"
     ),
-    first_turn="Please act according to the initial game scene.",
-    next_turn="Please continue to act according to the current game scene.",
-    regenerate="Please regenerate the response that satisfy the format requirements strictly.",
+    first_turn="This is the game at the start. Choose your first action.",
+    next_turn="This is the game after your last action. Choose the next one.",
+    regenerate="That reply did not follow the format. Answer again, exactly in the format asked for.",
+    observation_lead="The match as it stands:",
 )

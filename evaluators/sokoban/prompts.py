@@ -23,10 +23,10 @@ _RULES = (
     "when a box is pushed into a corner that is not a target. You should then restart the game.\n"
 )
 
-REGENERATE = "Please regenerate the response that satisfy the format requirements strictly."
+REGENERATE = "That reply did not follow the format. Answer again, exactly in the format asked for."
 
 GLOBAL = PromptSet(
-    version="sokoban-global-v2",
+    version="sokoban-global-v3",
     system=_RULES,
     format_instruction=(
         "Analyse the level, then give every action needed to solve it in one go. Reply in this format:\n"
@@ -40,7 +40,7 @@ GLOBAL = PromptSet(
 )
 
 ONLINE = PromptSet(
-    version="sokoban-online-v2",
+    version="sokoban-online-v3",
     system=_RULES,
     format_instruction=(
         "Give exactly one action per reply, in this format:\n"
@@ -51,7 +51,7 @@ ONLINE = PromptSet(
         "# analyze\n...\n"
         "# action\nUp"
     ),
-    first_turn="Please act according to the initial game scene.",
-    next_turn="Please continue to act according to the current game scene.",
+    first_turn="This is the game at the start. Choose your first action.",
+    next_turn="This is the game after your last action. Choose the next one.",
     regenerate=REGENERATE,
 )

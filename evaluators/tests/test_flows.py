@@ -57,7 +57,7 @@ def test_global_sends_the_rules_as_a_string_then_the_image_and_the_format_instru
     system, user = model.requests[0]
     assert system["role"] == "system" and isinstance(system["content"], str) and "Sokoban" in system["content"]
     assert _kinds(user) == ["image_url", "text"] and "### Actions" in user["content"][1]["text"]
-    assert user["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert user["content"][0]["image_url"]["url"].startswith("data:image/jpeg;base64,")
 
 
 def test_global_with_the_default_settings_makes_one_generation(tmp_path):
@@ -74,7 +74,7 @@ def test_global_asks_again_only_with_the_paper_retry_option_and_the_failed_reply
     assert result.diagnostics.parse_errors == 1 and result.diagnostics.invalid_decisions == 0
     assert result.diagnostics.invalid_action  # the first reply broke the format; the retry does not undo it
     assert _roles(model.requests[1]) == ["system", "user", "assistant", "user"]
-    assert model.requests[1][-1]["content"][0]["text"].startswith("Please regenerate")
+    assert model.requests[1][-1]["content"][0]["text"] == get_plugin("sokoban").prompts("global").regenerate
 
 
 def test_global_stops_executing_once_the_level_is_solved(tmp_path):
@@ -247,14 +247,34 @@ def test_the_runner_records_every_frame_call_and_step(tmp_path):
     assert image_refs == [{"type": "image_ref", "frame": trajectory["steps"][0]["frame"]}]
 
 
-def test_images_beyond_max_image_are_replaced_by_a_note(tmp_path):
-    from evaluators.agents.flows import UNAVAILABLE_IMAGE, _observation_parts
+def test_images_beyond_max_image_are_replaced_by_the_prompt_sets_note(tmp_path):
+    from evaluators.agents.flows import _observation_parts
     from evaluators.base import Observation
 
+    prompts = get_plugin("sokoban").prompts("global")
     image = Image.new("RGB", (4, 4))
     observation = Observation(text="", parts=["intro", image, "after click", image.copy(), "end"])
     images: dict[int, str] = {}
-    parts = _observation_parts(observation, "format", TrajectoryRecorder(tmp_path), images, max_image=1)
+    parts = _observation_parts(observation, "format", TrajectoryRecorder(tmp_path), images, max_image=1,
+                               prompts=prompts, settings=effective_settings("sokoban", "global"))
     assert [p["type"] for p in parts] == ["text", "image_url", "text", "text", "text", "text"]
-    assert parts[3]["text"] == UNAVAILABLE_IMAGE and parts[-1]["text"] == "format"
+    assert parts[3]["text"] == prompts.unavailable_image == "(image left out)" and parts[-1]["text"] == "format"
     assert len(images) == 1
+
+
+def test_images_go_out_labelled_image_jpeg_as_officially_and_image_png_only_with_the_labelled_option(tmp_path):
+    from evaluators.agents.flows import _observation_parts
+    from evaluators.base import Observation
+
+    prompts = get_plugin("sokoban").prompts("online")
+    observation = Observation(text="", image=Image.new("RGB", (4, 4)))
+    urls = []
+    for overrides in ({}, {"png_image_label": True}):
+        settings = effective_settings("sokoban", "online", overrides)
+        parts = _observation_parts(observation, "", TrajectoryRecorder(tmp_path), {}, prompts=prompts,
+                                   settings=settings)
+        urls.append(parts[0]["image_url"]["url"])
+    assert urls[0].startswith("data:image/jpeg;base64,iVBORw0KGgo")  # PNG bytes, as officially
+    assert urls[1].startswith("data:image/png;base64,iVBORw0KGgo")
+    assert urls[0].split(",")[1] == urls[1].split(",")[1]
+    assert effective_settings("sokoban", "online", {"png_image_label": True}).variant_names() == ["png_image_label"]

@@ -300,13 +300,14 @@ def test_parse_reply_dispatches_on_the_flow():
 
 
 def test_the_prompt_sets_carry_their_versions_and_name_the_exact_tags():
-    assert prompts.GLOBAL.version == "webui-global-v1" and prompts.ONLINE.version == "webui-online-v1"
-    for prompt_set in (prompts.GLOBAL, prompts.ONLINE):
+    assert prompts.GLOBAL.version == "webui-global-v2" and prompts.ONLINE.version == "webui-online-v2"
+    for text in (prompts.GLOBAL.format_instruction, prompts.ONLINE.extra["refine"]):
         for tag in ("```html", "```css", "```javascript"):
-            assert tag in prompt_set.format_instruction
+            assert tag in text
+    for prompt_set in (prompts.GLOBAL, prompts.ONLINE):
         assert "1920×1080" in prompt_set.system and "index.html" in prompt_set.system
-    assert "# Analyze" in prompts.ONLINE.format_instruction and "# Regenerate" in prompts.ONLINE.format_instruction
-    assert prompts.ONLINE.next_turn.startswith("Here is a screenshot of your current page")
+    assert "# Analyze" in prompts.ONLINE.extra["refine"] and "# Regenerate" in prompts.ONLINE.extra["refine"]
+    assert prompts.ONLINE.extra["code_css"].format(css="a{}") == "style.css:\n```css\na{}\n```\n\n"
 
 
 def test_a_reply_that_follows_the_online_format_instruction_parses():

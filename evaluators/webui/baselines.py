@@ -17,7 +17,8 @@ from typing import Any
 from evaluators.base import BaselineOptions
 from evaluators.webui.tasks import IMAGE_LINK
 
-WEBUI_MARKER = "index.html, style.css and script.js"
+#: The three files every WebUI prompt names, in the platform's wording and the official alike.
+WEBUI_FILES = ("index.html", "style.css", "script.js")
 ONLINE_WEBUI_MARKER = "# Regenerate"
 _STYLE_BLOCK = re.compile(r"<style\b[^>]*>.*?</style>", re.S | re.I)
 _STYLE_ATTR = re.compile(r"\sstyle\s*=\s*(\"[^\"]*\"|'[^']*')", re.I)
@@ -25,7 +26,7 @@ _STYLESHEET = re.compile(r"<link\b[^>]*rel\s*=\s*[\"']?stylesheet[^>]*>", re.I)
 
 
 def is_webui(text: str) -> bool:
-    return WEBUI_MARKER in text
+    return all(name in text for name in WEBUI_FILES)
 
 
 def _normalise(text: str) -> str:

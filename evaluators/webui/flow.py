@@ -7,7 +7,11 @@ blocks after ``# Regenerate``. Every round is scored; the attempt's score is the
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
+
+from PIL import Image
 
 from evaluators.agents.flows import (
     FlowResult,
@@ -18,25 +22,38 @@ from evaluators.agents.flows import (
     _Session,
     _system_messages,
     _user,
+    prompt_set,
 )
 from evaluators.agents.replay import RepliesExhausted
-from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
+from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
+from evaluators.images import resize_longest_side
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 from evaluators.webui.parsing import needs_continuation, parse_online
-from evaluators.webui.prompts import CONTINUATION
 
 if TYPE_CHECKING:
     from evaluators.webui.env import WebUIEpisode
 
 
-def _current_code(files: dict[str, str]) -> str:
-    blocks = [f"```{kind}\n{code}\n```" for kind, code in sorted(files.items())]
-    return "Your current code:\n\n" + ("\n\n".join(blocks) if blocks else "(no code yet)")
+def _round_turn(prompts: PromptSet, files: dict[str, str], screenshot: Image.Image | None, session: _Session,
+                images: dict[int, str], settings: EvaluationSettings) -> dict[str, Any]:
+    """The user turn of one refinement round as the official "Natural" flow builds it: the current
+    files in one text (html, then css, then javascript; each only once written), the screenshot
+    and the refinement instruction; or, with no file yet, the no-code text alone."""
+    # Officially an empty index.html counts as no html, while an empty css or js file is still shown.
+    code = "".join(prompts.extra[f"code_{kind}"].format(**{kind: files[kind]})
+                   for kind in ("html", "css", "javascript") if files.get(kind, "") != "" or
+                   (kind != "html" and kind in files))
+    if not code:
+        return _user([{"type": "text", "text": prompts.extra["no_code"]}])
+    shown = Observation(text="", parts=[code] + ([screenshot] if screenshot is not None else []))
+    parts = _observation_parts(shown, prompts.extra["refine"], session.recorder, images,
+                               prompts=replace(prompts, observation_lead=""), settings=settings)
+    return _user(parts)
 
 
 def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages: list[dict[str, Any]],
-              images: dict[int, str], retries: int, regenerate: str, round_index: int) -> tuple[Any, int]:
+              images: dict[int, str], retries: int, prompts: PromptSet, round_index: int) -> tuple[Any, int]:
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
@@ -48,7 +65,7 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
             # Official Online variants ask once for the rest of a reply cut off inside a code block,
             # then read the joined text even if it is still unterminated.
             follow = messages + [{"role": "assistant", "content": reply},
-                                 _user([{"type": "text", "text": CONTINUATION}])]
+                                 {"role": "user", "content": prompts.extra["continuation"]}]
             more, _ = session.call(follow, images)
             reply = reply + more
             parsed = parse_online(reply, allow_unterminated=True)
@@ -59,37 +76,39 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
                               retry=attempt, decision=round_index)
         if parsed.ok:
             break
-        messages = messages + [{"role": "assistant", "content": reply}, _user([{"type": "text", "text": regenerate}])]
+        messages = messages + [{"role": "assistant", "content": reply},
+                               _user([{"type": "text", "text": prompts.regenerate}])]
     return parsed, call_index
 
 
 def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, settings: EvaluationSettings,
-                     recorder: TrajectoryRecorder, progress: ProgressCallback | None = None) -> FlowResult:
-    global_prompts, online_prompts = plugin.prompts(FLOW_GLOBAL), plugin.prompts(FLOW_ONLINE)
+                     recorder: TrajectoryRecorder, progress: ProgressCallback | None = None, *,
+                     prompt_sets: Mapping[str, PromptSet] | None = None) -> FlowResult:
+    """Round 0 is the Global generation (with the Global prompts); each refinement round then sends
+    the system rules, the whole task description (no image limit, as officially) and the round's turn."""
+    global_prompts = prompt_set(plugin, FLOW_GLOBAL, prompt_sets)
+    online_prompts = prompt_set(plugin, FLOW_ONLINE, prompt_sets)
     session = _Session(model, settings, recorder, progress)
     images: dict[int, str] = {}
     retries, max_image, rounds = settings.parse_retries, settings.max_image, settings.max_loop
     task = episode.reset()
     first = [{"type": "text", "text": global_prompts.first_turn}] if global_prompts.first_turn else []
     messages = _system_messages(global_prompts, settings, None) + [
-        _user(first + _observation_parts(task, global_prompts.format_instruction, recorder, images, max_image))]
+        _user(first + _observation_parts(task, global_prompts.format_instruction, recorder, images, max_image,
+                                         prompts=global_prompts, settings=settings))]
     round_scores: list[float] = []
-    parsed, call_index = _generate(session, plugin, FLOW_GLOBAL, messages, images, retries,
-                                   global_prompts.regenerate, 0)
+    parsed, call_index = _generate(session, plugin, FLOW_GLOBAL, messages, images, retries, global_prompts, 0)
     _apply(session, episode, parsed, call_index)
     round_scores.append(episode.score())
+    opening = _system_messages(online_prompts, settings, None, system_as_parts=True) + [
+        _user(_observation_parts(task, "", recorder, images, prompts=online_prompts, settings=settings))]
     for round_index in range(1, rounds + 1):
-        screenshot = episode.render()
-        # The screenshot counts against max_image first; task images fill what is left.
-        task_parts = _observation_parts(task, online_prompts.format_instruction, recorder, images,
-                                        max(max_image - 1, 0))
-        code = _current_code(cast("WebUIEpisode", episode).files)
-        current = _observation_parts(type(task)(text="", parts=[code, screenshot]),
-                                     online_prompts.next_turn, recorder, images, 1)
-        messages = _system_messages(online_prompts, settings, None) + [_user(task_parts), _user(current)]
+        files = cast("WebUIEpisode", episode).files
+        screenshot = resize_longest_side(episode.render(), settings.resolution) if files else None
+        turn = _round_turn(online_prompts, files, screenshot, session, images, settings)
         try:
-            parsed, call_index = _generate(session, plugin, FLOW_ONLINE, messages, images, retries,
-                                           online_prompts.regenerate, round_index)
+            parsed, call_index = _generate(session, plugin, FLOW_ONLINE, opening + [turn], images, retries,
+                                           online_prompts, round_index)
         except RepliesExhausted:
             break  # a recorded run ends with its last refinement round
         _apply(session, episode, parsed, call_index)

@@ -25,14 +25,15 @@ _TAGS = (
 )
 
 GLOBAL = PromptSet(
-    version="webui-global-v1",
+    version="webui-global-v2",
     system=_TASK,
     format_instruction=(
         "Write all the code at once. " + _TAGS + " A reply with an unsupported tag is rejected as a "
         "whole. Leave out the css or javascript block only if the page needs no such file; if the "
         "same tag appears twice, the later block replaces the earlier one."
     ),
-    first_turn="Here is the description of the page to rebuild.",
+    # The official Global request is the description followed by the format instruction, nothing else.
+    first_turn="",
     next_turn="",
     regenerate=(
         "Your reply could not be used. Please answer again with the complete code in ```html, ```css "
@@ -40,28 +41,34 @@ GLOBAL = PromptSet(
     ),
 )
 
+#: Refinement rounds are composed as the official "Natural" Online flow composes them: the code
+#: texts are templates filled with the page's current files.
 ONLINE = PromptSet(
-    version="webui-online-v1",
+    version="webui-online-v2",
     system=_TASK,
-    format_instruction=(
-        "You improve the page over several rounds. After each round you see a screenshot of your "
-        "page and its current code. Reply in exactly this format:\n"
-        "# Analyze\n<how your page differs from the screenshots in the description, and which code "
-        "has to change and why>\n"
-        "# Regenerate\n<the full new content of every file you change>\n"
-        "Only the part after # Regenerate is read. " + _TAGS + " Always write a file in full, never "
-        "a fragment or a diff. A file you do not change may be left out and keeps its current content."
-    ),
-    first_turn="Here is the description of the page to rebuild. There is no implementation yet: write all of its code.",
-    next_turn=(
-        "Here is a screenshot of your current page, rendered at 1920×1080, together with its current code. "
-        "Compare it with the screenshots in the description, then reply with # Analyze and # Regenerate."
-    ),
+    format_instruction="",
+    first_turn="",
+    next_turn="",
     regenerate=(
         "Your reply could not be used. Please answer again with # Analyze and # Regenerate, and put "
         "every file you change in a ```html, ```css or ```javascript block."
     ),
+    extra={
+        "code_html": "Your page so far. index.html:\n```html\n{html}\n```\n\n",
+        "code_css": "style.css:\n```css\n{css}\n```\n\n",
+        "code_javascript": "script.js:\n```javascript\n{javascript}\n```\n\n",
+        "refine": (
+            "Above: a screenshot of your page as it renders now at 1920×1080. Compare it with the screenshots "
+            "in the description and improve the code. Reply in exactly this format:\n\n"
+            "# Analyze\n<how your page differs from the screenshots in the description, and which code has "
+            "to change and why>\n\n"
+            "# Regenerate\n<the full new content of every file you change>\n"
+            "Only the part after # Regenerate is read. " + _TAGS + " Always write a file in full, never a "
+            "fragment or a diff. A file you do not change may be left out: say so in a line of text and it "
+            "keeps its current content."
+        ),
+        "no_code": "There is no code yet: write all of the page's code.",
+        "continuation": "Your reply stopped inside a code block. Continue exactly where it stopped, "
+                        "without repeating anything.",
+    },
 )
-
-#: Sent once, Online, when a reply stops inside a code block; the two replies are then read as one.
-CONTINUATION = "Your reply stopped inside a code block. Continue exactly where it stopped, without repeating anything."
