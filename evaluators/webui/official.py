@@ -1,0 +1,40 @@
+"""WebUI's official prompts, read from an operator's official checkout (never run).
+
+Global: the rules (``WebUIEnv.system_prompt``), the Global flow's WebUI format and its text for a
+left-out image. Online follows the official "Natural" WebUI flow (Flow/Online_Web_CoT_Natural.py):
+the rules, then the description, then one user turn a round, whose texts are the extras
+``code_html`` / ``code_css`` / ``code_javascript`` (templates of ``{html}``, ``{css}``,
+``{javascript}``), ``refine`` (after the screenshot), ``no_code`` (the turn before any code) and
+``continuation`` (asked for when a reply stops inside a code block). The official WebUI flows have
+no text for an unusable reply; the Online flow's of Sokoban and Football stands in for it, sent only
+by the labelled parse-retry option, and its text for a left-out image for images past the limit.
+"""
+from __future__ import annotations
+
+from evaluators.agents.checkout import GLOBAL_FLOW, OfficialCheckout, build_prompt_set
+from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet
+
+ENV_FILE = "env/WebUI_env.py"
+ENV_CLASS = "WebUIEnv"
+TASK = "WebUI"
+
+
+def official_prompt_set(checkout: OfficialCheckout, flow: str) -> PromptSet | None:
+    """The texts the official harness sends to a model rebuilding a web page in ``flow``."""
+    if flow not in (FLOW_GLOBAL, FLOW_ONLINE):
+        return None
+    system = checkout.returned_text(ENV_FILE, ENV_CLASS, "system_prompt")
+    online = checkout.online_flow
+    if flow == FLOW_GLOBAL:
+        return build_prompt_set(
+            system=system,
+            format_instruction=checkout.task_text(GLOBAL_FLOW, "GlobalPlan", "special_prompt_for_task", TASK),
+            regenerate=online.regenerate,
+            unavailable_image=checkout.global_flow.unavailable_image,
+        )
+    return build_prompt_set(
+        system=system,
+        regenerate=online.regenerate,
+        unavailable_image=online.unavailable_image,
+        extra=checkout.webui_online_flow,
+    )
