@@ -18,6 +18,7 @@ urlpatterns = [
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/export.<str:fmt>", board_views.board_export, name="board-export"),
     path("models/<int:model_id>/", board_views.model_detail, name="model-detail"),
     path("environments/<slug:env>/", board_views.metric_card_view, name="metric-card"),
+    path("environments/<slug:env>/prompts/<slug:flow>/<str:version>/", board_views.prompt_set_view, name="prompt-set"),
     path("submit/", submission_views.submit, name="submit"),
     path("submit/upload/", submission_views.upload, name="upload"),
     path("queue/", submission_views.queue, name="queue"),

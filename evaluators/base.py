@@ -25,6 +25,7 @@ from PIL import Image
 
 if TYPE_CHECKING:
     from evaluators.agents.checkout import OfficialCheckout
+
     # evaluators.settings reads the plug-ins' declarations, so this module names it for typing only.
     from evaluators.settings import DefaultValue, EvaluationSettings
 

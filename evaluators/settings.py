@@ -119,6 +119,10 @@ class EvaluationSettings:
         given = validated_values(raw, resolved, platform=platform)
         return _with(base, given, resolved)
 
+    def with_prompt_version(self, version: str) -> EvaluationSettings:
+        """These settings run with the prompt set ``version`` (a suite's, frozen with a submission)."""
+        return dataclasses.replace(self, prompt_version=version)
+
     def to_dict(self) -> dict[str, Any]:
         """The stored form, read back by ``from_mapping(..., platform=True)``."""
         return {name: self.options[name] if name in self.options else getattr(self, name) for name in self.recorded}

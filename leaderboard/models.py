@@ -98,3 +98,35 @@ class BoardsGeneration(models.Model):
 
     class Meta:
         verbose_name = "boards generation"
+
+
+class SuitePromptSet(models.Model):
+    """The texts one flow of one environment sends on a suite, read from the official checkout the
+    suite was imported with (the platform's own wording needs no row: it is the plug-in's).
+
+    A submission freezes the version it ran with in its settings (``prompt_version``); a later
+    import with changed texts adds a row and starts a new board generation beside the old one.
+    """
+
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="prompt_sets")
+    suite = models.SlugField(max_length=32)
+    flow = models.CharField(max_length=16)
+    version = models.CharField(max_length=64)
+    source = models.CharField(max_length=16)
+    #: Every text by name (``evaluators.base.PromptSet``'s fields; templates keep their slots).
+    texts = models.JSONField(default=dict)
+    #: The checkout files the texts were read from, each with its sha256.
+    source_files = models.JSONField(default=dict)
+    #: One hash over those files: the sets read in one import share it.
+    checkout_digest = models.CharField(max_length=64)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["environment", "suite", "flow", "imported_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["environment", "suite", "flow", "version"],
+                                    name="prompt_set_unique_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.environment_id}/{self.suite}/{self.flow} prompts {self.version}"

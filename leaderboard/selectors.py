@@ -12,16 +12,19 @@ from django.db.models import Q
 
 from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
-from evaluators.base import all_plugins, get_plugin
+from evaluators.agents.requests import REQUEST_NOTES
+from evaluators.base import PROMPTS_PLATFORM, PromptSet, all_plugins, get_plugin
 from evaluators.settings import declared_defaults
-from leaderboard.catalogue import default_suite
+from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.cost import CostPoint, pareto_frontier, token_cost
 from leaderboard.models import ReportedResult, Scenario
+from leaderboard.prompt_sets import prompt_set_current, prompt_set_get
 from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
 from submissions.models import Submission, SubmissionResult
 from submissions.selectors import attempt_outcomes
 
 SUITE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,32}")
+PROMPT_VERSION = re.compile(r"[-a-zA-Z0-9_.]{1,64}")
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
 
 
@@ -129,6 +132,22 @@ class Board:
     flagged_scenarios: list[str] = field(default_factory=list)
     #: The plug-in's note on the board's scenarios (``scenario_note``), e.g. Sokoban's score floor.
     note: str = ""
+    #: The prompt set the rows ran with (the suite's current one unless the visitor picked another).
+    prompts: PromptSet | None = None
+    #: Every prompt set the board has entries of, or that is current: one board generation each.
+    generations: list[PromptGeneration] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PromptGeneration:
+    """The entries of a board that ran with one prompt set: never ranked with another's."""
+
+    version: str
+    source: str
+    entries: int
+    current: bool
+    #: Its texts, where the catalogue still holds them.
+    prompts: PromptSet | None = None
 
 
 #: Parameter-size buckets for filtering (label, lower bound inclusive, upper bound exclusive).
@@ -162,6 +181,8 @@ class BoardFilter:
     #: keeps the board's ranks, and baselines too only when they match: it finds rows, it does not
     #: redefine the competition.
     search: str = ""
+    #: Another prompt set's generation of the board than the current one (its version).
+    prompts: str = ""
 
     @classmethod
     def from_query(cls, query: Any) -> BoardFilter:
@@ -173,7 +194,8 @@ class BoardFilter:
         return cls(open_weights=flag("open"), size=size if size in known_sizes else "",
                    organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"),
                    rank_reported=flag("reported"), verified_only=flag("verified"),
-                   rank_incomplete=flag("incomplete"), search=" ".join(str(query.get("q", "")).split())[:100])
+                   rank_incomplete=flag("incomplete"), search=" ".join(str(query.get("q", "")).split())[:100],
+                   prompts=prompts if PROMPT_VERSION.fullmatch(prompts := str(query.get("prompts", ""))) else "")
 
     @property
     def active(self) -> bool:
@@ -184,7 +206,7 @@ class BoardFilter:
         params = {"suite": suite, "open": "1" if self.open_weights else "", "size": self.size, "org": self.organisation,
                   "best": "1" if self.best_per_team else "", "reported": "1" if self.rank_reported else "",
                   "verified": "1" if self.verified_only else "", "incomplete": "1" if self.rank_incomplete else "",
-                  "q": self.search}
+                  "q": self.search, "prompts": self.prompts}
         return urlencode({name: value for name, value in params.items() if value})
 
     def keeps(self, row: BoardRow) -> bool:
@@ -258,7 +280,11 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
                 .select_related("model", "team", "result"))
     if not detail:
         queryset = queryset.defer("result__scenario_scores", "result__first_attempts")
-    submissions = list(queryset)
+    current = prompt_set_current(env, suite, flow)
+    shown_version = filters.prompts if filters is not None and filters.prompts else current.version
+    every = list(queryset)
+    generations = _generations(every, current, shown_version, (env, suite, flow))
+    submissions = [s for s in every if s.evaluation_settings.prompt_version == shown_version]
     summaries = {s.id: _stored_summary(s, detail) for s in submissions}
     # A finished submission gets its stored result when it finishes; one from before that existed
     # (or whose result was deleted) is summarised from its attempts here, the same way.
@@ -313,7 +339,29 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
                  scenario_count=len(shown), has_action_diagnostics=plugin.has_action_diagnostics,
                  breakdown_keys=plugin.breakdown_keys, rows=rows, checked_scenarios=len(checks),
                  flagged_scenarios=[key for key, status in checks.items() if status == "flagged"],
-                 note=plugin.scenario_note([value for _, _, value in shown]) if plugin.scenario_note_field else "")
+                 note=plugin.scenario_note([value for _, _, value in shown]) if plugin.scenario_note_field else "",
+                 prompts=next((g.prompts for g in generations if g.version == shown_version), None),
+                 generations=generations)
+
+
+def _generations(submissions: list[Submission], current: PromptSet, shown: str,
+                 board: tuple[str, str, str]) -> list[PromptGeneration]:
+    """The board's generations: the current prompt set's first, then the others newest entry first."""
+    counts: dict[str, int] = {}
+    for submission in sorted(submissions, key=lambda s: s.created_at, reverse=True):
+        version = submission.evaluation_settings.prompt_version
+        counts[version] = counts.get(version, 0) + 1
+    versions = [current.version] + [v for v in counts if v != current.version]
+    if shown not in versions:
+        versions.append(shown)
+    generations = []
+    for version in versions:
+        # A version the catalogue no longer holds is an earlier platform wording.
+        prompts = current if version == current.version else prompt_set_get(*board, version)
+        generations.append(PromptGeneration(
+            version=version, source=prompts.source if prompts else PROMPTS_PLATFORM, entries=counts.get(version, 0),
+            current=version == current.version, prompts=prompts))
+    return generations
 
 
 def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
@@ -401,6 +449,9 @@ def metric_card(env: str) -> dict[str, Any]:
         "title": plugin.title,
         "card": getattr(plugin, "metric_card", {}),
         "prompts": {flow: plugin.prompts(flow) for flow in plugin.flows},
+        "suite_prompts": [(suite, flow, prompt_set_current(env, suite, flow))
+                          for suite in suites_for(env) for flow in plugin.flows],
+        "request_notes": REQUEST_NOTES,
         "defaults": {flow: declared_defaults(plugin, flow) for flow in plugin.flows},
         "diagnostics": DIAGNOSTIC_DEFINITIONS,
         "action_diagnostics": plugin.has_action_diagnostics,

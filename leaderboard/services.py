@@ -8,10 +8,21 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from evaluators.base import ImportedScenario, ResourceError, ScenarioCheck, StoredScenario, all_plugins, get_plugin
+from evaluators.agents.checkout import OfficialCheckout
+from evaluators.base import (
+    ImportedScenario,
+    PromptSet,
+    ResourceError,
+    ScenarioCheck,
+    StoredScenario,
+    all_plugins,
+    get_plugin,
+)
 from leaderboard.cache import boards_changed
-from leaderboard.models import Environment, Scenario
+from leaderboard.models import Environment, Scenario, SuitePromptSet
+from leaderboard.prompt_sets import prompt_set_current, prompt_set_texts
 
 
 def environment_ensure(slug: str) -> Environment:
@@ -32,6 +43,8 @@ class ImportReport:
     unchanged: dict[str, int] = field(default_factory=dict)
     mini: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: One line per prompt set read from an official checkout (none without one).
+    prompts: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = []
@@ -40,6 +53,8 @@ class ImportReport:
                 f"{env}: {self.created.get(env, 0)} created, {self.updated.get(env, 0)} updated, "
                 f"{self.unchanged.get(env, 0)} unchanged ({self.mini.get(env, 0)} in mini) [suite {self.suite}]"
             )
+        out.extend(self.prompts or [f"prompts: the platform's own wording [suite {self.suite}] "
+                                    "(no official checkout given)"])
         out.extend(f"warning: {w}" for w in self.warnings)
         return out
 
@@ -57,12 +72,16 @@ def resources_dir(path: Path) -> Path:
 
 
 def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | None = None,
-                     verify: bool = True) -> ImportReport:
+                     verify: bool = True, official_code: Path | None = None) -> ImportReport:
     """Import every environment's scenarios found under ``path``; idempotent by content hash.
 
-    Nothing is written unless every environment's files read cleanly.
+    The official prompts come with them from ``official_code`` (an official checkout), or from the
+    checkout ``path`` is the resources of; without one the suite keeps the platform's wording.
+    Nothing is written unless every environment's files (and the checkout's) read cleanly.
     """
     resources = resources_dir(path)
+    checkout = OfficialCheckout(official_code.expanduser().resolve()) if official_code else \
+        OfficialCheckout.beside(resources)
     report = ImportReport(suite=suite)
     plugins = [p for p in all_plugins() if envs is None or p.slug in envs]
     found: dict[str, list[ImportedScenario]] = {}
@@ -74,11 +93,43 @@ def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | N
         found[plugin.slug] = plugin.discover(resources, verify=verify)
     if not found:
         raise ResourceError(f"{resources} holds no scenarios of a known environment")
+    prompt_sets = _official_prompt_sets(checkout, list(found)) if checkout is not None else {}
     with transaction.atomic():
         for slug, items in found.items():
             _store(slug, suite, items, report)
+        if checkout is not None:
+            report.prompts = _prompt_sets_store(suite, prompt_sets, checkout)
         boards_changed()  # boards count their scenarios, and an official import changes the default suite
     return report
+
+
+def _official_prompt_sets(checkout: OfficialCheckout, envs: list[str]) -> dict[tuple[str, str], PromptSet]:
+    """Every official prompt set of these environments, read before anything is written (a checkout
+    whose flows changed shape raises CheckoutError, a ResourceError, and nothing is stored)."""
+    found: dict[tuple[str, str], PromptSet] = {}
+    for slug in envs:
+        plugin = get_plugin(slug)
+        for flow in plugin.flows:
+            prompts = plugin.official_prompts(checkout, flow)
+            if prompts is not None:
+                found[(slug, flow)] = prompts
+    return found
+
+
+def _prompt_sets_store(suite: str, found: dict[tuple[str, str], PromptSet], checkout: OfficialCheckout) -> list[str]:
+    lines = []
+    for (slug, flow), prompts in sorted(found.items()):
+        row, created = SuitePromptSet.objects.get_or_create(
+            environment_id=slug, suite=suite, flow=flow, version=prompts.version,
+            defaults={"source": prompts.source, "texts": prompt_set_texts(prompts), "source_files": checkout.files(),
+                      "checkout_digest": checkout.digest()})
+        state = "new" if created else "unchanged"
+        if not created and prompt_set_current(slug, suite, flow).version != row.version:
+            # Importing an earlier checkout again makes its texts the ones new submissions run with.
+            SuitePromptSet.objects.filter(pk=row.pk).update(imported_at=timezone.now())
+            state = "current again"
+        lines.append(f"prompts: {slug} {flow}: official {prompts.version} ({state}) [suite {suite}]")
+    return lines
 
 
 def _store(slug: str, suite: str, items: list[ImportedScenario], report: ImportReport) -> None:

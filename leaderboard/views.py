@@ -16,8 +16,10 @@ from evaluators.base import all_plugins, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.context_processors import environments
+from leaderboard.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from leaderboard.selectors import (
     SIZE_BUCKETS,
+    SUITE_NAME,
     UNKNOWN_SIZE,
     Board,
     BoardFilter,
@@ -53,6 +55,9 @@ def board_storable(board: Board, filters: BoardFilter, organisations: list[str] 
     fill the cache."""
     if not board.scenario_count:
         return False
+    if filters.prompts and filters.prompts not in {generation.version for generation in board.generations
+                                                   if generation.entries or generation.current}:
+        return False  # a made-up version is computed for its request, as a search is
     if filters.search:
         return False  # any text can be searched for: each search is computed for its request
     if not filters.organisation:
@@ -130,6 +135,23 @@ def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: st
     # Every part is a slug (the URL's and board_get's patterns): nothing to escape in the header.
     response["Content-Disposition"] = f'attachment; filename="magebench-{env}-{flow}-{subset}-{suite}.{fmt}"'
     return response
+
+
+def prompt_set_view(request: HttpRequest, env: str, flow: str, version: str) -> HttpResponse:
+    """Every text of one prompt set, as the model reads it, and where it was read from."""
+    suite = str(request.GET.get("suite") or "")
+    try:
+        suite = suite if SUITE_NAME.fullmatch(suite) else default_suite(env)
+        prompts = prompt_set_get(env, suite, flow, version)
+    except KeyError:
+        raise Http404("no such environment") from None
+    if prompts is None:
+        raise Http404("no such prompt set")
+    row = prompt_set_row(env, suite, flow, version)
+    return render(request, "leaderboard/prompt_set.html", {
+        "env": env, "title": get_plugin(env).title, "flow": flow, "suite": suite, "prompts": prompts,
+        "texts": prompts.texts(), "row": row,
+        "current": prompt_set_current(env, suite, flow).version == version})
 
 
 def metric_card_view(request: HttpRequest, env: str) -> HttpResponse:

@@ -27,6 +27,7 @@ from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
 from leaderboard.models import Scenario
+from leaderboard.prompt_sets import prompt_sets_for_run
 from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report
@@ -290,18 +291,20 @@ def _attempt_play(attempt: Attempt) -> float | None:
     relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
     started = time.monotonic()
     try:
+        settings = submission.evaluation_settings
+        prompts = prompt_sets_for_run(submission.environment_id, submission.suite, submission.flow,
+                                      settings.prompt_version)
         if attempt.recorded is not None:
             result = replay_recorded(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow,
-                settings=submission.evaluation_settings,
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=settings,
                 recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
-                progress=_Heartbeat(attempt))
+                progress=_Heartbeat(attempt), prompts=prompts)
         else:
             client: ChatModel = endpoint_client(submission)
             result = run_attempt(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow,
-                settings=submission.evaluation_settings,
+                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=settings,
                 model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
+                prompts=prompts,
             )
     except Superseded:
         logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",

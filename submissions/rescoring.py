@@ -16,7 +16,7 @@ from typing import Any
 
 from evaluators.agents.flows import FlowResult, ProgressCallback
 from evaluators.agents.replay import RecordedModel
-from evaluators.base import ScenarioSpec, get_plugin
+from evaluators.base import PromptSet, ScenarioSpec, get_plugin
 from evaluators.endpoints.errors import InfraError
 from evaluators.runner import EnvironmentFailure, effective_settings, run_attempt
 from evaluators.settings import EvaluationSettings
@@ -56,14 +56,16 @@ def recorded_run(run: UploadedRun, *, env: str, flow: str) -> dict[str, Any]:
 
 
 def replay_recorded(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSettings, recorded: Mapping[str, Any],
-                    out_dir: Path, progress: ProgressCallback | None = None) -> FlowResult:
+                    out_dir: Path, progress: ProgressCallback | None = None,
+                    prompts: Mapping[str, PromptSet] | None = None) -> FlowResult:
     """Play a recorded run's replies to the environment and score the episode.
 
     Raises what ``run_attempt`` raises: EnvironmentFailure (the platform's fault, never scored) or
     Cancelled (from ``progress``).
     """
     return run_attempt(scenario=scenario, flow=flow, settings=settings,
-                       model=RecordedModel(recorded.get("replies") or []), out_dir=out_dir, progress=progress)
+                       model=RecordedModel(recorded.get("replies") or []), out_dir=out_dir, progress=progress,
+                       prompts=prompts)
 
 
 def agreement(env: str, claimed: float | None, score: float | None) -> bool | None:

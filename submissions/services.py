@@ -26,6 +26,7 @@ from evaluators.settings import EvaluationSettings, SettingsError
 from leaderboard.cache import boards_changed
 from leaderboard.catalogue import default_suite
 from leaderboard.models import Environment, Scenario
+from leaderboard.prompt_sets import prompt_set_current
 from leaderboard.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate
@@ -177,6 +178,8 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
         frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
     except SettingsError as exc:
         raise SubmissionError(str(exc)) from None
+    # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
+    frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
     _model_check(model)
     with transaction.atomic():
         entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline)
@@ -241,6 +244,7 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
         quota_check(team=model.team)
     digest = hashlib.sha256(data).hexdigest()
     frozen = upload_settings(env, flow, subset=subset, overrides={"repeats": max(run.repeat for run in runs) + 1})
+    frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
     relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
     with transaction.atomic():
         entry = _model_write(model, enforce_quota=enforce_quota)

@@ -21,6 +21,7 @@ from accounts.selectors import (
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
 from leaderboard.cache import cached
+from leaderboard.prompt_sets import prompt_set_get
 from leaderboard.selectors import submission_headline
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
@@ -137,6 +138,13 @@ def _viewable(access: Access, submission: Submission) -> Submission:
     return submission
 
 
+def _prompts_of(submission: Submission) -> dict[str, Any]:
+    """The prompt set the submission froze: its version, and its texts where the catalogue holds them."""
+    version = submission.evaluation_settings.prompt_version
+    return {"version": version, "set": prompt_set_get(submission.environment_id, submission.suite, submission.flow,
+                                                      version)}
+
+
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     access = request_access(request)
     submission = _viewable(access, get_object_or_404(
@@ -149,6 +157,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "can_resume": progress.resumable(active=submission.is_active),
         "queue_item": queue_item(submission) if submission.is_active else None,
         "scenarios": scenario_rows(attempts), "effort": submission_effort(submission, attempts),
+        "prompts": _prompts_of(submission),
         "can_manage": can_manage_submission(access, submission),
         "can_publish": can_publish_submission(access, submission) and not submission.is_public,
     })

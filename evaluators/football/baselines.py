@@ -16,7 +16,8 @@ from evaluators.football.env import ACCEPTED_ACTIONS
 # Matched loosely so a prompt worded by another harness is recognised as well as the platform's.
 # A reply without an action consumes an Online turn without moving the game clock, so a silent
 # agent would never finish an episode; action_release_sprint, with no sprint on, stands still.
-PROFILE = EnvironmentProfile("football", ACCEPTED_ACTIONS, lambda text: "football game" in text.lower(),
+PROFILE = EnvironmentProfile("football", ACCEPTED_ACTIONS,
+                             lambda text: "football" in text.lower() and "action_shot" in text,
                              idle_action="action_release_sprint")
 
 

@@ -84,7 +84,7 @@ METRIC_CARD: dict[str, object] = {
         "max_tokens 1000; the values used are frozen with every submission.",
         "Messages go out as the official OpenAI-compatible client sends them: consecutive messages of one role are "
         "merged into one, so the first five requests open with [system: rules] [user: format instruction, "
-        "'Current game scene:', first frame, first-turn text]; from the sixth the memory window (last "
+        "the observation's lead text, first frame, first-turn text]; from the sixth the memory window (last "
         "2 · max_memory = 10 messages) no longer holds the first observation.",
         "no_system_role = true is the official no-system-role variant: the rules become the first text part of the "
         "first user message.",
@@ -150,7 +150,7 @@ METRIC_CARD: dict[str, object] = {
         "Python's random module (same distribution). gfootball is stochastic and moving the game into its "
         "renderer perturbs it, so a seed reproduces an episode exactly only for an agent that reads no images.",
         "An endpoint that declares it reads no images (setting observation_images = false) is sent the text "
-        "'Current game scene:' alone and nothing is rendered for it. The game then never enters gfootball's "
+        "the observation's lead text alone and nothing is rendered for it. The game then never enters gfootball's "
         "renderer, which the official env always does: with the same seed and actions the games part from the "
         "first engine step (2 of the 3 measured sequences); the distribution is the same.",
         "Engine: gfootball 2.10.2, the version the official installer's unpinned 'pip install gfootball' "
@@ -162,15 +162,12 @@ METRIC_CARD: dict[str, object] = {
         "state.",
         "Scores are stored rounded to 6 decimals. The replay shows the pass term after its decay and the shot "
         "term after its cap (their sum is the score); the official video overlay prints both before.",
-        "Prompts are the platform's own wording of the official texts (same facts: the controlled player's yellow "
-        "jersey and blue name, the right-hand goal, the 16 action IDs and what they do; same reply format and "
-        "example). Their effect on a model cannot be measured with the platform's baselines.",
-        "Images are labelled image/png and encoded at PNG's fastest level; the official code sends PNG bytes "
-        "at PIL's default level labelled image/jpeg. PNG is lossless, so the pixels are the same; the bytes "
-        "are about 18% more on a 1280×720 frame and take 0.10 s to encode instead of 0.52 s.",
-        "The model named in the submission is called; the official OpenAI-compatible client calls the first model "
-        "its server lists at /v1/models. The paper's API models ran through the Azure OpenAI client, which does "
-        "not merge same-role messages.",
+        "Prompts: a suite imported with an official checkout sends the official texts, read from it (see Prompts "
+        "below); any other suite sends the platform's own wording of them (same facts: the controlled player's "
+        "yellow jersey and blue name, the right-hand goal, the 16 action IDs and what they do; same reply format, "
+        "example and composition). The wording's effect on a model cannot be measured with the platform's "
+        "baselines; the two kinds are separate board generations.",
+        "The paper's API models ran through the Azure OpenAI client, which does not merge same-role messages.",
         "A reply with no text is a reply without an action; the official client would ask again.",
         "Infrastructure failures are retried and never scored.",
     ],

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluators.agents.parsing import parse_online_action
 from evaluators.base import (
@@ -23,6 +23,9 @@ from evaluators.football.env import ACCEPTED_ACTIONS, ARTIFACT_NAME
 from evaluators.football.options import OPTIONS, SHOT_HELD_SETTING
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import REPLAY_PAGE, document_page
+
+if TYPE_CHECKING:
+    from evaluators.agents.checkout import OfficialCheckout
 
 
 class FootballPlugin(EnvironmentPlugin):
@@ -84,6 +87,11 @@ class FootballPlugin(EnvironmentPlugin):
 
             return ONLINE
         raise ValueError(f"Football has no flow {flow!r}")
+
+    def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
+        from evaluators.football.official import official_prompt_set
+
+        return official_prompt_set(checkout, flow)
 
     def parse(self, flow: str, reply: str) -> ParseResult:
         if flow == FLOW_ONLINE:

@@ -70,15 +70,11 @@ METRIC_CARD: dict[str, object] = {
         "'Restart': such a reply is refused (and counts as IA).",
     ],
     "deviations": [
-        "Prompts are the platform's own wording of the official texts (same facts: piece colours, the four action "
-        "IDs, the side-by-side rule, the wall pattern, deadlocks and the restart advice; same reply formats). Their "
-        "effect on a model cannot be measured with the platform's baselines, which read the format only.",
-        "Images are labelled image/png and encoded at PNG's fastest level; the official code sends PNG bytes "
-        "at PIL's default level labelled image/jpeg. PNG is lossless, so the pixels are the same; the bytes "
-        "are about 18% more on a 1280×720 frame and take 0.10 s to encode instead of 0.52 s. Servers "
-        "decode the bytes, so the model sees the same picture.",
-        "The model named in the submission is called; the official OpenAI-compatible client calls the first model "
-        "its server lists at /v1/models.",
+        "Prompts: a suite imported with an official checkout sends the official texts, read from it (see Prompts "
+        "below); any other suite sends the platform's own wording of them (same facts: piece colours, the four "
+        "action IDs, the side-by-side rule, the wall pattern, deadlocks and the restart advice; same reply "
+        "formats and composition). The wording's effect on a model cannot be measured with the platform's "
+        "baselines, which read the format only; the two kinds are separate board generations.",
         "The paper's API models ran through the official Azure OpenAI client, which does not merge same-role "
         "messages; the platform sends the merged layout of the OpenAI-compatible client to every endpoint.",
         "A reply with no text (an empty or missing content) is a reply without an action; the official client "

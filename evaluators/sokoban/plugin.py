@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
 from evaluators.base import (
@@ -20,6 +20,10 @@ from evaluators.base import (
 )
 from evaluators.settings import EvaluationSettings
 from evaluators.sokoban import prompts
+
+if TYPE_CHECKING:
+    from evaluators.agents.checkout import OfficialCheckout
+
 
 ACTIONS = ("Up", "Down", "Left", "Right")
 
@@ -79,6 +83,11 @@ class SokobanPlugin(EnvironmentPlugin):
         if flow == FLOW_ONLINE:
             return prompts.ONLINE
         raise ValueError(f"Sokoban has no flow {flow!r}")
+
+    def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
+        from evaluators.sokoban.official import official_prompt_set
+
+        return official_prompt_set(checkout, flow)
 
     def parse(self, flow: str, reply: str) -> ParseResult:
         if flow == FLOW_GLOBAL:

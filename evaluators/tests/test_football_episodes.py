@@ -143,7 +143,7 @@ def test_the_model_sees_one_colour_corrected_frame_per_decision_at_its_resolutio
         assert len(images) == 1  # max_image = 1: only the latest frame
         texts = [p["text"] for m in request if isinstance(m["content"], list) for p in m["content"]
                  if p["type"] == "text"]
-        assert "Current game scene:" in texts
+        assert get_plugin("football").prompts("online").observation_lead in texts
     trajectory = json.loads((tmp_path / "trajectory.json").read_text())
     frame = Image.open(tmp_path / trajectory["steps"][0]["frame"])
     assert frame.size == (320, 180)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evaluators.base import (
     FLOW_GLOBAL,
@@ -22,6 +22,9 @@ from evaluators.base import (
 )
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, OPTIONS
+
+if TYPE_CHECKING:
+    from evaluators.agents.checkout import OfficialCheckout
 
 
 class WebUIPlugin(EnvironmentPlugin):
@@ -93,6 +96,11 @@ class WebUIPlugin(EnvironmentPlugin):
         if flow == FLOW_ONLINE:
             return prompts.ONLINE
         raise ValueError(f"WebUI has no flow {flow!r}")
+
+    def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
+        from evaluators.webui.official import official_prompt_set
+
+        return official_prompt_set(checkout, flow)
 
     def parse(self, flow: str, reply: str) -> ParseResult:
         from evaluators.webui.parsing import parse_reply

@@ -86,7 +86,7 @@ def test_the_pages_render(client, scored):
     board = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture").content.decode()
     assert "Oracle agent" in board and "baseline" in board and "Lab model" in board
     card = client.get(reverse("metric-card", args=["sokoban"])).content.decode()
-    assert "100 + 5 · (B_T − R_ub)" in card and "sokoban-global-v2" in card and "repeating actions" in card
+    assert "100 + 5 · (B_T − R_ub)" in card and "sokoban-global-v3" in card and "repeating actions" in card
 
 
 def test_the_board_exports_csv_and_json_with_the_same_rows(client, scored):
@@ -109,7 +109,7 @@ def test_the_football_board_has_only_the_online_flow_and_its_metric_card(client,
     assert "Global" not in board.content.decode().split('class="tabs"')[1].split("</nav>")[0]
     assert client.get(reverse("board", args=["football", "global", "mini"])).status_code == 404
     card = client.get(reverse("metric-card", args=["football"])).content.decode()
-    assert "football-online-v2" in card and "S_stolen" in card and "action_release_sprint" in card
+    assert "football-online-v3" in card and "S_stolen" in card and "action_release_sprint" in card
     assert "frequency_penalty" in card and "0.005" in card  # the request settings and the no-effect test
     assert "Football" in client.get(reverse("home")).content.decode()
 

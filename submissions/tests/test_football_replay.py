@@ -104,7 +104,7 @@ def trajectory_index(log: dict[str, Any]) -> dict[str, Any]:
         calls.append({"index": decision - 1, "decision": decision, "retry": 0, "latency": 0.8,
                       "usage": {"prompt": 1480, "completion": 42}, "parsed": [action], "parse_error": None,
                       "messages": [{"role": "user", "content": [
-                          {"type": "text", "text": "Current game scene:"},
+                          {"type": "text", "text": "The match as it stands:"},
                           {"type": "image", "frame": f"frame_{decision - 1:04d}.png"}]}],
                       "reply": f"# analyze\nTeam-mate free ahead.\n# action\n{action}"})
         steps.append({"index": decision, "call": decision - 1, "action": action,

@@ -21,7 +21,7 @@ from submissions.templatetags.settings_values import setting_text
     ({"levels": ["a", "b"], "limit": None}, "levels: a, b\nlimit: —"),
     (0.1, "0.1"),
     (1000, "1000"),
-    ("sokoban-global-v2", "sokoban-global-v2"),
+    ("sokoban-global-v3", "sokoban-global-v3"),
 ])
 def test_each_kind_of_value_reads_as_written(value, shown):
     assert setting_text(value) == shown

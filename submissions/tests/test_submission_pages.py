@@ -24,7 +24,7 @@ def test_the_form_registers_a_model_and_queues_its_attempts(lab, fixture_scenari
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("submission-detail", args=[submission.id])
     assert submission.attempts.count() == 10 and submission.status == Submission.Status.QUEUED
-    assert submission.settings["prompt_version"] == "sokoban-global-v2" and submission.settings["repeats"] == 1
+    assert submission.settings["prompt_version"] == "sokoban-global-v3" and submission.settings["repeats"] == 1
     assert {k: submission.settings[k] for k in ("temperature", "top_p", "frequency_penalty", "max_tokens",
                                                  "parse_retries", "no_system_role")} == {
         "temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "max_tokens": 1000, "parse_retries": 0,

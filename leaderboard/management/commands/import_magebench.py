@@ -5,6 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluators.agents.checkout import CheckoutError
 from evaluators.base import ResourceError, all_plugins
 from leaderboard.services import scenarios_check, scenarios_import
 
@@ -13,13 +14,18 @@ class Command(BaseCommand):
     help = ("Import scenarios from a MageBench checkout or its resources/ directory (idempotent). "
             "Sokoban .pkl files are unpickled: only point this at files you trust. Every WebUI page is "
             "then run once (initial state and scripted actions, against a perfect copy of itself) and "
-            "pages that cannot be evaluated as intended are flagged on the scenario and in this report.")
+            "pages that cannot be evaluated as intended are flagged on the scenario and in this report. "
+            "With an official checkout (--official-code, or PATH inside one) the official prompts are read "
+            "from its Python files as data and become the suite's prompts.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--suite", default="official",
                             help="scenario suite name: 'official' for MageBench's own resources")
         parser.add_argument("--env", action="append", dest="envs", help="only this environment (repeatable)")
+        parser.add_argument("--official-code", type=Path, metavar="CHECKOUT",
+                            help="an official MageBench checkout to read the prompts from (read, never run); "
+                                 "found by itself when PATH is a checkout or its resources/ folder")
         parser.add_argument("--no-verify", action="store_true", help="skip recomputing upper bounds")
         parser.add_argument("--no-page-check", action="store_true",
                             help="skip running the WebUI pages (faster; earlier checks of unchanged pages stay)")
@@ -29,10 +35,12 @@ class Command(BaseCommand):
                             help="WebUI renders at a time during the page check (each page needs two)")
 
     def handle(self, *args: Any, path: Path, suite: str, envs: list[str] | None, no_verify: bool,
-               no_page_check: bool, recheck_pages: bool, page_check_workers: int, **options: Any) -> None:
+               no_page_check: bool, recheck_pages: bool, page_check_workers: int, official_code: Path | None,
+               **options: Any) -> None:
         try:
-            report = scenarios_import(path=path, suite=suite, envs=envs, verify=not no_verify)
-        except (ResourceError, KeyError) as exc:
+            report = scenarios_import(path=path, suite=suite, envs=envs, verify=not no_verify,
+                                      official_code=official_code)
+        except (ResourceError, CheckoutError, KeyError) as exc:
             raise CommandError(str(exc)) from None
         for line in report.lines():
             self.stdout.write(line)

@@ -1,0 +1,63 @@
+"""Reads of the prompt sets a suite runs with (the catalogue's): the current one of a board, the one a
+submission froze, and the sets one attempt needs.
+
+Without an official checkout a suite runs with the plug-in's own wording (no row); an import with a
+checkout stores the official texts per flow (``leaderboard.services.prompt_sets_import``), and the
+newest row of a flow is what new submissions on that suite freeze.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+
+from evaluators.base import PROMPTS_PLATFORM, PromptSet, get_plugin
+from leaderboard.models import SuitePromptSet
+
+_COMMON = tuple(f.name for f in fields(PromptSet) if f.name not in ("version", "source", "extra"))
+
+
+def prompt_set_texts(prompts: PromptSet) -> dict[str, object]:
+    """The stored form of a prompt set's texts."""
+    return {**{name: getattr(prompts, name) for name in _COMMON}, "extra": dict(prompts.extra)}
+
+
+def _from_row(row: SuitePromptSet) -> PromptSet:
+    texts = dict(row.texts)
+    return PromptSet(version=row.version, source=row.source, extra=dict(texts.pop("extra", {}) or {}),
+                     **{name: str(texts.get(name, "")) for name in _COMMON})
+
+
+def prompt_set_current(env: str, suite: str, flow: str) -> PromptSet:
+    """What a new submission on this board runs with: the newest stored set, else the platform's."""
+    row = (SuitePromptSet.objects.filter(environment_id=env, suite=suite, flow=flow)
+           .order_by("-imported_at", "-id").first())
+    return _from_row(row) if row is not None else get_plugin(env).prompts(flow)
+
+
+def prompt_set_get(env: str, suite: str, flow: str, version: str) -> PromptSet | None:
+    """The set stored under ``version``, the platform's own when it is its version, else None."""
+    platform = get_plugin(env).prompts(flow)
+    if version == platform.version:
+        return platform
+    row = SuitePromptSet.objects.filter(environment_id=env, suite=suite, flow=flow, version=version).first()
+    return _from_row(row) if row is not None else None
+
+
+def prompt_sets_for_run(env: str, suite: str, flow: str, version: str) -> dict[str, PromptSet]:
+    """The sets an attempt of ``flow`` frozen at ``version`` plays with, by flow: its own, and those of
+    the other flows read in the same import (WebUI Online opens with a Global generation). A version
+    the catalogue no longer knows (an older platform wording) plays with the plug-in's current one."""
+    own = prompt_set_get(env, suite, flow, version)
+    if own is None or own.source == PROMPTS_PLATFORM:
+        return {}
+    row = SuitePromptSet.objects.get(environment_id=env, suite=suite, flow=flow, version=version)
+    siblings = SuitePromptSet.objects.filter(environment_id=env, suite=suite, checkout_digest=row.checkout_digest)
+    return {sibling.flow: _from_row(sibling) for sibling in siblings}
+
+
+def prompt_set_versions(env: str, suite: str, flow: str) -> list[SuitePromptSet]:
+    """The stored sets of a board, oldest first."""
+    return list(SuitePromptSet.objects.filter(environment_id=env, suite=suite, flow=flow))
+
+
+def prompt_set_row(env: str, suite: str, flow: str, version: str) -> SuitePromptSet | None:
+    return SuitePromptSet.objects.filter(environment_id=env, suite=suite, flow=flow, version=version).first()
