@@ -77,6 +77,7 @@ def setup_django(*, reuse: bool) -> None:
 
 def seed(submissions: int, attempts_per_submission: int) -> dict[str, int]:
     from accounts.models import Team
+    from evaluators.base import get_plugin
     from leaderboard.models import Scenario
     from leaderboard.services import environment_ensure
     from submissions.models import Attempt, ModelEntry, Submission
@@ -102,7 +103,9 @@ def seed(submissions: int, attempts_per_submission: int) -> dict[str, int]:
         env, flow = FULL_BOARDS[i % len(FULL_BOARDS)]
         submission = Submission.objects.create(
             team=model.team, model=model, environment_id=env, flow=flow, subset="full", suite=SUITE,
-            status=Submission.Status.COMPLETED, settings={"repeats": 3, "prompt_version": "bench"}, is_public=True)
+            status=Submission.Status.COMPLETED, is_public=True,
+            # The boards show the entries of the current prompt set: the platform's, on this suite.
+            settings={"repeats": 3, "prompt_version": get_plugin(env).prompts(flow).version})
         pool = scenarios[env]
         skill = rng.random()
         rows = []
