@@ -232,6 +232,23 @@ def test_it_reports_answers_without_a_usable_message_as_invalid_responses(body: 
     assert caught.value.attempts == 2
 
 
+def test_without_a_model_id_it_calls_the_first_model_the_endpoint_lists_as_the_official_client_does() -> None:
+    listing = {"object": "list", "data": [{"id": "first-model", "object": "model"}, {"id": "second"}]}
+    with ScriptedServer([(200, listing, {}), (200, _chat("one"), {}), (200, _chat("two"), {})]) as server:
+        client = ChatClient(server.url, "", timeout=5.0, max_retries=0)
+        client.complete(MESSAGES, temperature=0.1, max_tokens=5)
+        client.complete(MESSAGES, temperature=0.1, max_tokens=5)
+    assert [(r["method"], r["path"]) for r in server.requests] == [
+        ("GET", "/v1/models"), ("POST", "/v1/chat/completions"), ("POST", "/v1/chat/completions")]
+    assert [r["json"]["model"] for r in server.requests[1:]] == ["first-model", "first-model"]
+
+
+def test_without_a_model_id_an_endpoint_that_lists_no_model_is_an_infra_error_not_a_score() -> None:
+    with ScriptedServer([(200, {"object": "list", "data": []}, {})]) as server, pytest.raises(InfraError) as caught:
+        ChatClient(server.url, "", timeout=5.0, max_retries=0).complete(MESSAGES, temperature=0.1, max_tokens=5)
+    assert "lists no model" in str(caught.value) and len(server.requests) == 1
+
+
 def test_it_lists_the_models_of_an_endpoint() -> None:
     with start_server(IdleAgent()) as server:
         assert _fast_client(server.url).list_models() == ["idle"]
