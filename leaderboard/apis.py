@@ -24,6 +24,11 @@ class BoardApi(APIView):
         suite = serializers.CharField()
         scenarios = serializers.IntegerField()
         score_label = serializers.CharField()
+        prompts = serializers.DictField(help_text="the prompt set the rows ran with: version, source "
+                                                  "(official or platform) and whether it is the suite's current one")
+        generations = serializers.ListField(child=serializers.DictField(),
+                                            help_text="every prompt set the board has entries of (one generation "
+                                                      "each, never ranked together): version, source, entries, current")
         rows = serializers.ListField(child=serializers.DictField(),
                                      help_text="one object per entry, the same columns as the CSV export")
 
@@ -38,7 +43,9 @@ class BoardApi(APIView):
             ("org", "organisation"), ("best", "1: one best entry per team"), ("verified", "1: verified entries only"),
             ("reported", "1: rank published results too"),
             ("incomplete", "1: rank entries whose scored scenarios do not cover the board's (unranked by default)"),
-            ("q", "search: only rows whose model or team name contains this text (ranks stay the board's)"))],
+            ("q", "search: only rows whose model or team name contains this text (ranks stay the board's)"),
+            ("prompts", "another generation of the board: the version of the prompt set its entries ran with "
+                        "(default: the suite's current one)"))],
         responses={200: OutputSerializer})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
         """A board's ranked entries.
@@ -64,6 +71,12 @@ def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, A
             raise Http404("no such board") from None
         return ({"env": env, "flow": flow, "subset": subset, "suite": board.suite,
                  "scenarios": board.scenario_count, "score_label": board.score_label,
+                 "prompts": {"version": filters.prompts or (board.prompts.version if board.prompts else ""),
+                             "source": board.prompts.source if board.prompts else "platform",
+                             "current": not filters.prompts or any(g.current and g.version == filters.prompts
+                                                                   for g in board.generations)},
+                 "generations": [{"version": g.version, "source": g.source, "entries": g.entries, "current": g.current}
+                                 for g in board.generations],
                  "rows": [row.as_dict() for row in board.rows]}, board_storable(board, filters))
 
     payload, _ = cached("board-api", key, build, keep=lambda built: built[1], scope=board_scope(env, flow, subset))

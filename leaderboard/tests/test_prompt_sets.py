@@ -130,6 +130,12 @@ def test_a_new_prompt_set_starts_a_new_board_generation(checkout, baseline_endpo
     older = client.get(reverse("board", args=["sokoban", "global", "mini"])
                        + f"?suite=official&prompts={platform.version}").content.decode()
     assert "Before" in older and "After" not in older and "platform prompts" in older
+    api = client.get(reverse("api-board", args=["sokoban", "global", "mini"]) + "?suite=official").json()
+    assert api["prompts"] == {"version": official.version, "source": "official", "current": True}
+    assert [g["version"] for g in api["generations"]] == [official.version, platform.version]
+    earlier_api = client.get(reverse("api-board", args=["sokoban", "global", "mini"])
+                             + f"?suite=official&prompts={platform.version}").json()
+    assert [row["model"] for row in earlier_api["rows"]] == ["Before"] and earlier_api["prompts"]["current"] is False
 
 
 def test_the_prompt_set_page_lists_every_text_and_where_it_was_read_from(checkout, client):
