@@ -17,7 +17,7 @@ from evaluators.football.env import ACCEPTED_ACTIONS
 # A reply without an action consumes an Online turn without moving the game clock, so a silent
 # agent would never finish an episode; action_release_sprint, with no sprint on, stands still.
 PROFILE = EnvironmentProfile("football", ACCEPTED_ACTIONS,
-                             lambda text: "football" in text.lower() and "action_shot" in text,
+                             lambda text: "football" in text.lower() and "action_" in text,
                              idle_action="action_release_sprint")
 
 

@@ -347,10 +347,6 @@ def described(max_image: int | None, unavailable: str) -> list[Any]:
     return [*parts, text(source)]
 
 
-def without_blank_texts(parts: list[Any]) -> list[Any]:
-    return [part for part in parts if isinstance(part, Shown) or part["text"].strip()]
-
-
 def page_pictures() -> tuple[dict[str, Image.Image], dict[str, tuple[int, int]]]:
     """The description's images resized as the official environment resizes them (LANCZOS)."""
     pictures, sizes = {}, {}
@@ -375,11 +371,11 @@ def test_a_webui_global_request_is_composed_as_the_official_flow_composes_it(sou
 
     pictures, sizes = page_pictures()
     [body] = played.bodies
-    # max_image 10: every image of the description is shown. The newline after the last image is
-    # the one known difference, checked on its own below (round 0 of WebUI Online is this request).
+    # max_image 10: every image of the description is shown, and the newline after the last one is a
+    # text part of its own, as officially.
     assert wire(body, max_tokens=4000, pictures=pictures, sizes=sizes) == [
         system(texts.system),
-        user([*without_blank_texts(described(None, texts.unavailable_image)), text(texts.format_instruction)]),
+        user([*described(None, texts.unavailable_image), text(texts.format_instruction)]),
     ]
 
 
@@ -400,13 +396,10 @@ def webui_online(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     return source, play_webui_online(source, tmp_path_factory.mktemp(f"webui-{source}"))
 
 
-def expected_webui_online(source: str, *, blank_texts: bool) -> list[list[dict[str, Any]]]:
+def expected_webui_online(source: str) -> list[list[dict[str, Any]]]:
     sets, _ = prompt_sets("webui", source, FLOW_GLOBAL, FLOW_ONLINE)
     opening, rounds = sets[FLOW_GLOBAL], sets[FLOW_ONLINE]
-
-    def description(max_image: int | None, unavailable: str) -> list[Any]:
-        parts = described(max_image, unavailable)
-        return parts if blank_texts else without_blank_texts(parts)
+    description = described
 
     code = rounds.extra["code_html"].format(html=HTML) + rounds.extra["code_css"].format(css=CSS)
     refinement = [
@@ -432,20 +425,8 @@ def test_webui_online_requests_are_composed_as_the_official_natural_flow_compose
     source, played = webui_online
     pictures, sizes = page_pictures()
     sent = [wire(body, max_tokens=4000, pictures=pictures, sizes=sizes) for body in played.bodies]
-    # The one known difference (the newline after the description's last image, which the platform
-    # leaves out) is checked on its own below.
-    assert sent == expected_webui_online(source, blank_texts=False)
+    assert sent == expected_webui_online(source)
     # The screenshot is the page round 0 wrote, as first loaded: its corner shows the body's background.
     [*_, screenshot] = [part for part in played.bodies[1]["messages"][1]["content"] if part["type"] == "image_url"]
     assert decoded(screenshot["image_url"]["url"], OFFICIAL_LABEL)[1].getpixel((0, 0)) == (0xEE, 0xF2, 0xF7)
 
-
-@pytest.mark.xfail(strict=True, reason="the platform leaves out the description's text parts that hold only "
-                                       "blank characters; officially the newline after the last image of "
-                                       "tasks.md goes out as a text part of its own")
-def test_webui_requests_keep_the_newline_after_the_descriptions_last_image_as_officially(
-        webui_online: tuple[str, Played]) -> None:
-    source, played = webui_online
-    pictures, sizes = page_pictures()
-    sent = [wire(body, max_tokens=4000, pictures=pictures, sizes=sizes) for body in played.bodies]
-    assert sent == expected_webui_online(source, blank_texts=True)

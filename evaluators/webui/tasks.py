@@ -1,8 +1,11 @@
 """The task description shown to the model: tasks.md split into interleaved text and images.
 
-As in the official environment, the Markdown is split at image links; a link to a ``.png`` inside
-the page folder becomes that image, resized so its longest side is the submission's resolution.
-The official ``tasks_content.json`` is not used (the official environment ignores it too).
+As in the official environment (its ``md_to_json``), the Markdown is split at image links and every
+non-empty piece is kept, blank ones too (the newline after the last screenshot is a text part of its
+own). A piece that ends in ``.png`` is a link target: that image, read from the page folder and
+resized so its longest side is the submission's resolution. Any other piece is sent as text, link
+targets that are not PNG files included, as officially. The official ``tasks_content.json`` is not
+used (the official environment ignores it too).
 """
 from __future__ import annotations
 
@@ -13,28 +16,30 @@ from PIL import Image
 
 from evaluators.images import resize_longest_side
 
-IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
-MISSING_IMAGE = "image not available."
+#: The official pattern: the alt text matches greedily within a line, the target lazily.
+IMAGE_LINK = re.compile(r"!\[.*\]\((.*?)\)")
 
 
 def task_parts(page_dir: Path, resolution: int) -> list[str | Image.Image]:
-    """Text and images of tasks.md, in order; images the folder does not hold become a note."""
+    """Text and images of tasks.md, in order."""
     source = (page_dir / "tasks.md").read_text(encoding="utf-8")
     parts: list[str | Image.Image] = []
-    position = 0
-    root = page_dir.resolve()
-    for match in IMAGE_LINK.finditer(source):
-        text = source[position:match.start()]
-        if text.strip():
-            parts.append(text)
-        position = match.end()
-        target = (page_dir / match.group(1)).resolve()
-        if target.suffix.lower() == ".png" and root in target.parents and target.is_file():
-            with Image.open(target) as image:
-                parts.append(resize_longest_side(image.convert("RGB"), resolution))
-        else:
-            parts.append(MISSING_IMAGE)
-    tail = source[position:]
-    if tail.strip():
-        parts.append(tail)
+    for piece in IMAGE_LINK.split(source):
+        if not piece:
+            continue
+        image = _page_image(page_dir, piece, resolution) if piece.endswith(".png") else None
+        parts.append(image if image is not None else piece)
     return parts
+
+
+def _page_image(page_dir: Path, target: str, resolution: int) -> Image.Image | None:
+    """The PNG a link names, inside the page folder only. The official code strips every leading and
+    trailing '.' and '/' of a target that starts with './'; a file it cannot open stops its run,
+    where here the target stays in the text (a deviation on the metric card)."""
+    relative = target.strip("./") if target.startswith("./") else target
+    root = page_dir.resolve()
+    path = (page_dir / relative).resolve()
+    if root not in path.parents or not path.is_file():
+        return None
+    with Image.open(path) as image:
+        return resize_longest_side(image.convert("RGB"), resolution)
