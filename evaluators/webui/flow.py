@@ -8,7 +8,6 @@ blocks after ``# Regenerate``. Every round is scored; the attempt's score is the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from PIL import Image
@@ -40,16 +39,18 @@ def _round_turn(prompts: PromptSet, files: dict[str, str], screenshot: Image.Ima
     """The user turn of one refinement round as the official "Natural" flow builds it: the current
     files in one text (html, then css, then javascript; each only once written), the screenshot
     and the refinement instruction; or, with no file yet, the no-code text alone."""
-    # Officially an empty index.html counts as no html, while an empty css or js file is still shown.
     code = "".join(prompts.extra[f"code_{kind}"].format(**{kind: files[kind]})
-                   for kind in ("html", "css", "javascript") if files.get(kind, "") != "" or
-                   (kind != "html" and kind in files))
+                   for kind in ("html", "css", "javascript") if _shown(files, kind))
     if not code:
         return _user([{"type": "text", "text": prompts.extra["no_code"]}])
     shown = Observation(text="", parts=[code] + ([screenshot] if screenshot is not None else []))
-    parts = _observation_parts(shown, prompts.extra["refine"], session.recorder, images,
-                               prompts=replace(prompts, observation_lead=""), settings=settings)
-    return _user(parts)
+    return _user(_observation_parts(shown, prompts.extra["refine"], session.recorder, images, prompts=prompts,
+                                    settings=settings))
+
+
+def _shown(files: Mapping[str, str], kind: str) -> bool:
+    # Officially an empty index.html counts as none written, while an empty css or js file is shown.
+    return bool(files.get(kind)) if kind == "html" else kind in files
 
 
 def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages: list[dict[str, Any]],
