@@ -11,11 +11,12 @@ import contextlib
 import json
 import logging
 import math
+import random
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -68,6 +69,38 @@ class Fault:
         return self.every_n is None or number % self.every_n == 0
 
 
+@dataclass(frozen=True)
+class Latency:
+    """How long the server takes to answer, standing in for a real model's thinking time.
+
+    Each chat-completions answer waits a duration drawn from a lognormal distribution whose mean is
+    ``mean`` seconds and whose log has standard deviation ``spread``; the draws come from one
+    generator seeded with ``seed``, in arrival order, so a run's sequence of waits repeats.
+    """
+
+    mean: float
+    spread: float = 0.5
+    seed: int | None = 0
+
+    def __post_init__(self) -> None:
+        if self.mean < 0 or self.spread < 0:
+            raise ValueError("latency mean and spread cannot be negative")
+
+    def sampler(self) -> Callable[[], float]:
+        rng = random.Random(self.seed)
+        lock = threading.Lock()
+        # The lognormal's mean is exp(mu + sigma²/2): mu is chosen so that it is ``mean``.
+        mu = math.log(self.mean) - self.spread ** 2 / 2 if self.mean > 0 else 0.0
+
+        def draw() -> float:
+            if self.mean == 0:
+                return 0.0
+            with lock:
+                return rng.lognormvariate(mu, self.spread)
+
+        return draw
+
+
 class _BaselineHTTPServer(ThreadingHTTPServer):
     # Handler threads may be stalled by a timeout fault; they must not keep the process alive
     # or make shutdown wait for them.
@@ -80,16 +113,23 @@ class _BaselineHTTPServer(ThreadingHTTPServer):
         agent: BaselineAgent,
         api_key: str | None,
         fault: Fault | None,
+        latency: Latency | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         super().__init__(address, _Handler)
         self.agent = agent
         self.api_key = api_key or None
         self.fault = fault
+        self.delay = latency.sampler() if latency is not None else None
+        # Requests beyond the limit wait for a free place, as a model server's queue makes them.
+        self.places = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
         self.stopping = threading.Event()
         self._count_lock = threading.Lock()
         self.chat_requests = 0
         self.in_flight = 0
         self.most_in_flight = 0
+        self.serving = 0
+        self.most_serving = 0
 
     def next_request_number(self) -> int:
         with self._count_lock:
@@ -104,6 +144,22 @@ class _BaselineHTTPServer(ThreadingHTTPServer):
     def request_ended(self) -> None:
         with self._count_lock:
             self.in_flight -= 1
+
+    @contextlib.contextmanager
+    def place(self) -> Iterator[None]:
+        """Hold one of the server's places (waiting for one beyond ``max_concurrency``) for an answer."""
+        if self.places is not None:
+            self.places.acquire()
+        with self._count_lock:
+            self.serving += 1
+            self.most_serving = max(self.most_serving, self.serving)
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self.serving -= 1
+            if self.places is not None:
+                self.places.release()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -153,10 +209,13 @@ class _Handler(BaseHTTPRequestHandler):
         number = self.server.next_request_number()
         self.server.request_started()
         try:
-            fault = self.server.fault
-            if fault is not None and fault.applies_to(number) and self._inject(fault, body):
-                return
-            self._answer(body)
+            with self.server.place():
+                if self.server.delay is not None:
+                    time.sleep(self.server.delay())
+                fault = self.server.fault
+                if fault is not None and fault.applies_to(number) and self._inject(fault, body):
+                    return
+                self._answer(body)
         finally:
             self.server.request_ended()
 
@@ -353,6 +412,11 @@ class RunningServer:
         """The most chat-completions requests it was serving at one moment: how hard it was pushed."""
         return self._server.most_in_flight
 
+    @property
+    def most_serving(self) -> int:
+        """The most requests it answered at one moment (at most its ``max_concurrency``; the rest waited)."""
+        return self._server.most_serving
+
     def stop(self) -> None:
         self._server.stopping.set()
         self._server.shutdown()
@@ -381,9 +445,11 @@ def start_server(
     *,
     api_key: str | None = None,
     fault: Fault | None = None,
+    latency: Latency | None = None,
+    max_concurrency: int | None = None,
 ) -> RunningServer:
     """Serve ``agent`` from a background thread; port 0 picks a free port."""
-    server = _BaselineHTTPServer((host, port), agent, api_key, fault)
+    server = _BaselineHTTPServer((host, port), agent, api_key, fault, latency, max_concurrency)
     thread = threading.Thread(
         target=server.serve_forever,
         kwargs={"poll_interval": 0.05},
@@ -402,9 +468,11 @@ def serve_forever(
     api_key: str | None = None,
     fault: Fault | None = None,
     ready: Callable[[str], None] | None = None,
+    latency: Latency | None = None,
+    max_concurrency: int | None = None,
 ) -> None:
     """Serve ``agent`` in this thread until interrupted; ``ready`` receives the base URL."""
-    server = _BaselineHTTPServer((host, port), agent, api_key, fault)
+    server = _BaselineHTTPServer((host, port), agent, api_key, fault, latency, max_concurrency)
     url = f"http://{_public_host(str(server.server_address[0]))}:{server.server_address[1]}/v1"
     if ready is not None:
         ready(url)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from evaluators.baselines.server import Fault
+from evaluators.baselines.server import Fault, Latency
 
 
 def test_the_command_serves_the_chosen_agent_with_its_fault(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,3 +42,19 @@ def test_the_command_refuses_fault_options_without_a_fault() -> None:
     )
     with pytest.raises(CommandError, match="need --fault"):
         command.handle(**vars(options))
+
+
+def test_the_command_serves_with_a_seeded_latency_and_a_concurrency_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from submissions.management.commands import serve_baseline_agent
+
+    seen: dict[str, Any] = {}
+
+    def fake_serve(agent: Any, host: str, port: int, **kwargs: Any) -> None:
+        seen.update(kwargs)
+
+    monkeypatch.setattr(serve_baseline_agent, "serve_forever", fake_serve)
+    command = serve_baseline_agent.Command(stdout=io.StringIO())
+    options = command.create_parser("manage.py", "serve_baseline_agent").parse_args(
+        ["--agent", "idle", "--port", "0", "--latency", "3", "--latency-seed", "4", "--max-concurrency", "8"])
+    command.handle(**vars(options))
+    assert seen["latency"] == Latency(3.0, spread=0.5, seed=4) and seen["max_concurrency"] == 8

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluators.baselines.agents import AGENT_NAMES, make_agent
-from evaluators.baselines.server import FAULT_MODES, Fault, serve_forever
+from evaluators.baselines.server import FAULT_MODES, Fault, Latency, serve_forever
 
 DEFAULT_PAGES = Path(__file__).resolve().parents[3] / "fixtures" / "magebench" / "resources" / "WebUI"
 
@@ -44,6 +44,15 @@ class Command(BaseCommand):
             help="how long a 'timeout' fault stalls before answering",
         )
 
+        parser.add_argument("--latency", type=float, default=None, metavar="SECONDS",
+                            help="mean time each answer takes, drawn from a seeded lognormal (a real model "
+                                 "takes 1-10 s a call)")
+        parser.add_argument("--latency-spread", type=float, default=0.5, metavar="SIGMA",
+                            help="standard deviation of the latency's log (default 0.5)")
+        parser.add_argument("--latency-seed", type=int, default=0, help="seed of the latency draws")
+        parser.add_argument("--max-concurrency", type=int, default=None, metavar="N",
+                            help="answer at most N requests at once; later ones wait in a queue")
+
     def handle(self, *args: Any, **options: Any) -> None:
         fault = None
         if options["fault"]:
@@ -55,6 +64,13 @@ class Command(BaseCommand):
         elif options["fault_first"] is not None or options["fault_delay"] is not None:
             raise CommandError("--fault-first and --fault-delay need --fault")
         agent = make_agent(options["agent"], seed=options["seed"], pages=options["pages"] or [DEFAULT_PAGES])
+        if options["max_concurrency"] is not None and options["max_concurrency"] < 1:
+            raise CommandError("--max-concurrency must be at least 1")
+        try:
+            latency = None if options["latency"] is None else Latency(
+                options["latency"], spread=options["latency_spread"], seed=options["latency_seed"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
 
         def ready(url: str) -> None:
             self.stdout.write(f"Serving the {agent.name} agent at {url}")
@@ -69,6 +85,8 @@ class Command(BaseCommand):
                 api_key=options["api_key"],
                 fault=fault,
                 ready=ready,
+                latency=latency,
+                max_concurrency=options["max_concurrency"],
             )
         except OSError as exc:
             raise CommandError(f"cannot serve on {options['host']}:{options['port']}: {exc}") from exc
