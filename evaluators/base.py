@@ -285,6 +285,12 @@ class EnvironmentPlugin(abc.ABC):
     queue: ClassVar[str | None] = None
     #: What this environment's workers do, in the words of the queue page.
     queue_work: ClassVar[str] = ""
+    #: The most memory one attempt takes in a worker process (its engine, browser or renderer
+    #: included), in MiB: a worker runs as many attempts at once as its memory budget holds.
+    attempt_memory_mb: ClassVar[int] = 200
+    #: Attempts in flight per core that keep the core busy while their models think (an attempt
+    #: mostly waits on model calls; one whose own work is heavier needs fewer to fill a core).
+    attempts_per_core: ClassVar[int] = 4
 
     # -- Import ----------------------------------------------------------------------------------
     #: The name of a check an import runs on every scenario (e.g. whether a page can be evaluated as

@@ -233,6 +233,9 @@ class SubmissionListCreateApi(APIView):
             max_length=200, required=False, default="", allow_blank=True,
             help_text="blank: the first model the endpoint lists at /models, as the official client does")
         api_key = serializers.CharField(required=False, default="", write_only=True, trim_whitespace=True)
+        endpoint_concurrency = serializers.IntegerField(
+            required=False, default=None, allow_null=True, min_value=1,
+            help_text="at most this many attempts call the endpoint at once (default: the platform's limit)")
         settings = serializers.DictField(required=False, default=dict)
 
     @extend_schema_serializer(component_name="SubmissionCreated")
@@ -277,6 +280,7 @@ class SubmissionListCreateApi(APIView):
                 model=model_spec_from(team=team, data=data), env=data["env"], flow=data["flow"],
                 subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
+                endpoint_concurrency=data["endpoint_concurrency"],
                 settings=data["settings"], is_public=data["public"], enforce_quota=True)
         except SubmissionError:
             raise  # already meant for the submitter, quota refusals (429) included

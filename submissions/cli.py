@@ -363,6 +363,8 @@ def cmd_submit_endpoint(client: Client, args: argparse.Namespace) -> int:
     body.update({"endpoint_url": args.endpoint, "settings": dict(args.setting or [])})
     if args.endpoint_model:
         body["endpoint_model"] = args.endpoint_model
+    if args.concurrency is not None:
+        body["endpoint_concurrency"] = args.concurrency
     api_key = api_key_from(args.api_key_env)
     if api_key:
         body["api_key"] = api_key
@@ -536,7 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     endpoint = commands.add_parser("submit-endpoint", parents=[shared], help="evaluate an OpenAI-compatible endpoint")
     endpoint.add_argument("--endpoint", required=True, help="base URL (…/v1) or the chat-completions URL")
-    endpoint.add_argument("--endpoint-model", help="model name sent to the endpoint (default: --model)")
+    endpoint.add_argument("--endpoint-model",
+                          help="model id sent to the endpoint (default: the first one it lists at /models)")
+    endpoint.add_argument("--concurrency", type=int, metavar="N",
+                          help="at most N attempts call the endpoint at once (default: the platform's limit)")
     endpoint.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the endpoint's API key "
                                                                "(a key on the command line would be visible in ps)")
     endpoint.add_argument("--setting", type=parse_setting, action="append", metavar="NAME=VALUE",

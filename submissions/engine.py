@@ -32,7 +32,7 @@ from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
-from submissions.selectors import due_attempts, queue_contenders, queue_for
+from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for
 from submissions.services import attempts_enqueue, submission_refresh_status
 
 logger = logging.getLogger(__name__)
@@ -116,14 +116,18 @@ def _endpoint_room(url: str) -> bool:
     The endpoint's submissions are locked for the check and the claim, so two workers cannot both
     take the last free place (on SQLite, writes are serialised anyway).
     """
-    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
-    if not url or limit <= 0:
+    if not url:
         return True
-    list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list("id", flat=True))
+    own = list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list(
+        "endpoint_concurrency", "status"))
+    limit = endpoint_limit(own)
+    if limit <= 0:
+        return True
     fresh = timezone.now() - timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     running = Attempt.objects.filter(submission__endpoint_url=url, status=Attempt.Status.RUNNING,
                                      heartbeat_at__gte=fresh).count()
     return running < limit
+
 
 
 def attempt_claim(*, attempt_id: int, worker: str = "") -> Attempt | None:

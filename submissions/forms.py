@@ -89,6 +89,9 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
                                                "client does")
     api_key = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False), label="API key",
                               help_text="Stored encrypted, never shown again")
+    endpoint_concurrency = forms.IntegerField(
+        required=False, min_value=1, label="Calls at once",
+        help_text="At most this many attempts call your endpoint at the same time (blank: the platform's limit)")
     repeats = forms.IntegerField(required=False, **_bounds("repeats"))
     temperature = forms.FloatField(required=False, **_bounds("temperature"))
     max_tokens = forms.IntegerField(required=False, **_bounds("max_tokens"))

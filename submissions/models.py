@@ -72,6 +72,9 @@ class Submission(models.Model):
     #: An operator vouched for the endpoint (``--allow-private-endpoint``): it may be on a private
     #: network the address policy would otherwise keep the workers from calling.
     endpoint_trusted = models.BooleanField(default=False)
+    #: The team's own limit on the attempts calling its endpoint at once (None: the platform's,
+    #: MAGEBENCH_ENDPOINT_CONCURRENCY); never above the platform's.
+    endpoint_concurrency = models.PositiveSmallIntegerField(null=True, blank=True)
     #: An upload's file as received (under MEDIA_ROOT, named by its SHA-256), kept for audits and re-scoring.
     upload_path = models.CharField(max_length=300, blank=True)
     #: An upload's own record, kept beside the settings its runs are replayed with: how its runs are

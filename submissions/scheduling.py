@@ -120,11 +120,13 @@ class _Slot:
 
 
 def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker], *,
-             endpoint_limit: int = 0, last_by_team: Mapping[int, float] | None = None) -> dict[int, SimOutcome]:
+             endpoint_limit: int = 0, last_by_team: Mapping[int, float] | None = None,
+             endpoint_limits: Mapping[str, int] | None = None) -> dict[int, SimOutcome]:
     """Play the fair policy forward from now and say when each submission would finish.
 
     Each free slot of a worker takes the first contender by ``fair_key`` among the queues that
-    worker reads, as the dispatcher does; an endpoint at ``endpoint_limit`` is skipped. Attempts running now keep their
+    worker reads, as the dispatcher does; an endpoint at its limit (``endpoint_limits``' value for it, else
+    ``endpoint_limit``) is skipped. Attempts running now keep their
     slot until their time is up; one running on a worker not listed holds a slot of its own.
     ``last_by_team`` and each submission's ``last_started`` are in seconds from now (negative).
     """
@@ -181,8 +183,10 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
         return min(ready, key=served.key).submission_id if ready else None
 
     def _room(contender: Contender) -> bool:
-        return (not contender.endpoint or endpoint_limit <= 0
-                or endpoint_running.get(contender.endpoint, 0) < endpoint_limit)
+        if not contender.endpoint:
+            return True
+        limit = (endpoint_limits or {}).get(contender.endpoint, endpoint_limit)
+        return limit <= 0 or endpoint_running.get(contender.endpoint, 0) < limit
 
     now = 0.0
     for _ in range(MAX_EVENTS):

@@ -209,8 +209,13 @@ def _estimate(items: list[QueueItem]) -> None:
             due_in=due_in.get(s.id, []),
             running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
             per_attempt=seconds, last_started=last_started.get(s.id)))
+    own: dict[str, list[tuple[int | None, str]]] = {}
+    for item in items:
+        own.setdefault(item.submission.endpoint_url, []).append(
+            (item.submission.endpoint_concurrency, item.submission.status))
     outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY,
-                        last_by_team=last_by_team)
+                        last_by_team=last_by_team,
+                        endpoint_limits={url: endpoint_limit(rows) for url, rows in own.items() if url})
     for item in items:
         outcome = outcomes.get(item.submission.id, SimOutcome())
         seconds, basis = per_attempt[item.submission.id]
@@ -663,3 +668,14 @@ def team_submissions(team: Team, *, member: bool) -> list[TeamSubmission]:
             summary = summarise_entry(outcomes)
             numbers[submission_id] = (summary.mean, summary.se)
     return [TeamSubmission(submission, *numbers[submission.id]) for submission in submissions]
+
+
+def endpoint_limit(submissions: Collection[tuple[int | None, str]]) -> int:
+    """Attempts that may call one endpoint at once (0: no limit): the platform's limit, or lower where
+    a team set its own on a submission still running against it."""
+    limit = settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+    active = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+    own = [value for value, status in submissions if value and status in active]
+    if own:
+        return min(own) if limit <= 0 else min([limit, *own])
+    return limit

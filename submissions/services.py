@@ -160,7 +160,8 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
                                endpoint_url: str, endpoint_model: str = "", api_key: str = "",
                                suite: str | None = None, settings: Mapping[str, Any] | None = None,
                                is_baseline: bool = False, is_public: bool = True,
-                               enforce_quota: bool = False, endpoint_trusted: bool = False) -> Submission:
+                               enforce_quota: bool = False, endpoint_trusted: bool = False,
+                               endpoint_concurrency: int | None = None) -> Submission:
     """Register an endpoint submission, create its attempts and queue them.
 
     Public by default for the operators' commands; the site and the API ask the team (private by
@@ -180,6 +181,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
         raise SubmissionError(str(exc)) from None
     # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
     frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
+    _endpoint_concurrency_check(endpoint_concurrency)
     _model_check(model)
     with transaction.atomic():
         entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline)
@@ -188,9 +190,17 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
             source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
             endpoint_model=endpoint_model, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
+            endpoint_concurrency=endpoint_concurrency,
         )
         _attempts_create(submission, scenarios, frozen.repeats)
     return submission
+
+
+def _endpoint_concurrency_check(value: int | None) -> None:
+    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+    if value is not None and (value < 1 or (limit > 0 and value > limit)):
+        raise SubmissionError(f"endpoint_concurrency must be between 1 and {limit}, the platform's limit"
+                              if limit > 0 else "endpoint_concurrency must be at least 1")
 
 
 def _board_check(env: str, flow: str, subset: str) -> None:
@@ -458,7 +468,7 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> 
             settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
             endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
             is_baseline=submission.is_baseline, is_public=submission.is_public, rerun_of=submission,
-            endpoint_trusted=submission.endpoint_trusted,
+            endpoint_trusted=submission.endpoint_trusted, endpoint_concurrency=submission.endpoint_concurrency,
         )
         _attempts_create(rerun, scenarios, repeats)
     return rerun

@@ -68,7 +68,7 @@ def submit(request: HttpRequest) -> HttpResponse:
                 model=model_spec_from(team=team, data=data, blanks_unchanged=True), env=data["env"],
                 flow=data["flow"], subset=data["subset"], endpoint_url=data["endpoint_url"],
                 endpoint_model=data["endpoint_model"], api_key=data["api_key"],
-                settings=form.settings_values(),
+                endpoint_concurrency=data["endpoint_concurrency"], settings=form.settings_values(),
                 is_public=data["public"], enforce_quota=True,
             )
         except SubmissionError as exc:

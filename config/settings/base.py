@@ -320,6 +320,11 @@ MAGEBENCH_WORKER_STALE_AFTER_SECONDS = env_float("MAGEBENCH_WORKER_STALE_AFTER_S
 # How long a worker holding a finished episode waits for the database to come back before giving
 # the result up (the watchdog then runs the attempt again).
 MAGEBENCH_DB_OUTAGE_SECONDS = env_float("MAGEBENCH_DB_OUTAGE_SECONDS", 120.0)
+# How many attempts a worker started with ``manage.py run_worker`` runs at once (submissions.worker_sizing):
+# 0 sizes it from its cores (several attempts per core, as each waits on its model) within a memory
+# budget in MiB (0: half of the machine's memory).
+MAGEBENCH_WORKER_IN_FLIGHT = env_int("MAGEBENCH_WORKER_IN_FLIGHT", 0)
+MAGEBENCH_WORKER_MEMORY_MB = env_int("MAGEBENCH_WORKER_MEMORY_MB", 0)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # A message only says "run the fairest attempt due on this queue", chosen when a process is free,
@@ -340,7 +345,7 @@ MAGEBENCH_ENDPOINT_MAX_RETRIES = env_int("MAGEBENCH_ENDPOINT_MAX_RETRIES", 3)
 MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
 # Attempts calling one endpoint at once, however many workers run (0: no limit), so the platform
 # never floods a team's server; an attempt finding no room waits this long and looks again.
-MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 4)
+MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 8)
 MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = env_float("MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS", 5.0)
 # Which addresses the workers may call for a team: public ones only in production, where an endpoint
 # URL must not reach the operator's own network; loopback and private ones too in development and

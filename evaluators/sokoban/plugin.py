@@ -36,6 +36,10 @@ class SokobanPlugin(EnvironmentPlugin):
     position: ClassVar[int] = 1
     score_hint: ClassVar[str] = "reward score (100 = optimal)"
     queue_work: ClassVar[str] = "Sokoban"
+    # A pickled level and its frames: about 130 MiB in a worker (measured).
+    attempt_memory_mb: ClassVar[int] = 150
+    # Milliseconds of work per model call: the worker mostly waits.
+    attempts_per_core: ClassVar[int] = 8
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("variant", "Variant"), ("boxes", "Boxes"))
     #: Scores move in steps of 0.5: anything further off is another trajectory.
     self_report_tolerance: ClassVar[float] = 0.01

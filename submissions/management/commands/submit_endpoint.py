@@ -21,7 +21,10 @@ class Command(BaseCommand):
         parser.add_argument("--subset", default="mini", choices=["mini", "full"])
         parser.add_argument("--suite")
         parser.add_argument("--url", required=True, help="…/v1 or …/v1/chat/completions")
-        parser.add_argument("--endpoint-model", default="", help="model id sent to the endpoint")
+        parser.add_argument("--endpoint-model", default="",
+                            help="model id sent to the endpoint (default: the first one it lists at /models)")
+        parser.add_argument("--concurrency", type=int, metavar="N",
+                            help="at most N attempts call the endpoint at once (default: the platform's limit)")
         parser.add_argument("--api-key-env", help="name of an environment variable holding the API key")
         # Metadata flags left out keep what the model has (the site's form or an earlier call set it).
         parser.add_argument("--organisation")
@@ -65,7 +68,8 @@ class Command(BaseCommand):
                 model=ModelSpec(team=o["team"], name=o["model"], metadata=metadata, is_baseline=o["baseline"]),
                 env=o["env"], flow=o["flow"], subset=o["subset"], suite=o["suite"], endpoint_url=o["url"],
                 endpoint_model=o["endpoint_model"], api_key=api_key, settings=settings,
-                is_baseline=bool(o["baseline"]), endpoint_trusted=o["allow_private_endpoint"])
+                is_baseline=bool(o["baseline"]), endpoint_trusted=o["allow_private_endpoint"],
+                endpoint_concurrency=o["concurrency"])
         except SubmissionError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"submission {submission.id}: {submission.attempts.count()} attempts queued")
