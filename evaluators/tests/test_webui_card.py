@@ -11,6 +11,7 @@ from django.urls import reverse
 from evaluators.webui.card import METRIC_CARD
 
 REPORT = Path(__file__).resolve().parents[2] / "bench" / "reports" / "webui_fidelity.md"
+VIEWPORT_REPORT = REPORT.with_name("webui_viewport.md")
 
 
 def text(section: str) -> str:
@@ -42,7 +43,27 @@ def test_the_card_gives_the_viewport_and_its_reason_and_lists_the_deviations_of_
         assert topic in deviations, topic
 
 
+def test_the_937_px_viewport_is_a_variant_whose_numbers_on_the_card_are_those_of_its_report():
+    report = VIEWPORT_REPORT.read_text(encoding="utf-8")
+    perfect_1080, perfect_937, degraded_1080, degraded_937 = re.findall(
+        r"\| \*\*mean\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|", report)[0]
+    variants = text("variants")
+    assert "webui_viewport_937=true" in variants and "off by default" in variants
+    assert perfect_1080 == perfect_937 == "100.00" and "a perfect copy scores 100 at both heights" in variants
+    assert f"{degraded_1080} at 1080 vs {degraded_937} at 937" in variants
+    assert "webui_viewport_937=true" in text("facts")
+
+
+def test_the_card_says_what_runs_on_virtual_time_and_when_and_where_a_page_falls_back_to_the_real_clock():
+    browser = text("browser")
+    for topic in ("virtual clock", "no 1 ms minimum", "at least 4 ms", "setInterval(changeTime)", "busy loop",
+                  "2 s behind the wall clock", "rendered again from the start on the real clock",
+                  "same kind of clock", "clock_fallback", "stopped by the watchdog"):
+        assert topic in browser, topic
+
+
 @pytest.mark.django_db
 def test_the_metric_card_page_shows_the_variants(client):
     page = client.get(reverse("metric-card", args=["webui"])).content.decode()
     assert "Labelled variants (never the default)" in page and "webui_exclude_unchanged" in page
+    assert "webui_viewport_937" in page

@@ -22,7 +22,7 @@ from PIL import Image
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.aes import score_page
-from evaluators.webui.options import WebUIOptions
+from evaluators.webui.options import PAPER_VIEWPORT_HEIGHT, WebUIOptions
 from evaluators.webui.parsing import CodeWrite
 from evaluators.webui.tasks import task_parts
 from evaluators.webui.trace import write_public_trace
@@ -32,7 +32,7 @@ BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribu
 
 _renderer = None
 _renderer_lock = threading.Lock()
-_target_cache: OrderedDict[tuple[str, str], Any] = OrderedDict()  # per worker process
+_target_cache: OrderedDict[tuple[str, str, int], Any] = OrderedDict()  # per worker process
 TARGET_CACHE_SIZE = 16
 
 
@@ -80,19 +80,21 @@ def load_page_actions(page_dir: Path) -> list[Any]:
     return load_actions(page_dir / "actions.py")
 
 
-def render_target(page_dir: Path, clock: str = "virtual") -> Any:
+def render_target(page_dir: Path, clock: str = "virtual", viewport_height: int = PAPER_VIEWPORT_HEIGHT) -> Any:
     """The target's states are the same for every attempt: render them once per process.
 
     Imported pages are stored under their content hash, so the folder path identifies the content.
     ``clock`` is the time the page is rendered in (``evaluators.webui.clock``); an attempt renders
-    its target in the time it renders its own page in.
+    its target in the time it renders its own page in. A target that left the virtual clock comes
+    back rendered on the real one (``clock`` "real", ``clock_fallback`` saying why).
     """
-    key = (str(page_dir.resolve()), clock)
+    key = (str(page_dir.resolve()), clock, viewport_height)
     cached = _target_cache.get(key)
     if cached is not None:
         _target_cache.move_to_end(key)
         return cached
-    result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True, clock=clock)
+    result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True, clock=clock,
+                                      viewport_height=viewport_height)
     if result.load_error:
         raise RuntimeError(f"the target page does not load: {result.load_error}")
     failed = [s.name for s in result.states if s.action_error]
@@ -140,6 +142,7 @@ class WebUIEpisode(Episode):
         options = WebUIOptions.of(settings)
         self.exclude_unchanged = options.exclude_unchanged
         self.clock = options.clock
+        self.viewport_height = options.viewport_height
         self._tmp = Path(tempfile.mkdtemp(prefix="magebench-webui-"))
         self.work = self._tmp / "page"
         shutil.copytree(self.source, self.work)
@@ -173,7 +176,7 @@ class WebUIEpisode(Episode):
         self.evaluate()
         shot = self._generated.states[0].screenshot if self._generated and self._generated.states else None
         if not shot:
-            return Image.new("RGB", (1920, 1080), "white")
+            return Image.new("RGB", (1920, self.viewport_height), "white")
         with Image.open(io.BytesIO(shot)) as image:
             return image.convert("RGB")
 
@@ -190,7 +193,7 @@ class WebUIEpisode(Episode):
     def evaluate(self) -> dict[str, Any]:
         if self._evaluation is not None:
             return self._evaluation
-        self._target = render_target(self.source, self.clock)
+        self._target = render_target(self.source, self.clock, self.viewport_height)
         if "html" not in self.files:
             # No index.html was written. The official run then loads the missing file anyway and
             # scores the browser's own "file not found" page, whose elements do match some targets
@@ -199,11 +202,15 @@ class WebUIEpisode(Episode):
             self._generated, self._aes = None, None
             self._evaluation = {"aes": 0.0, "outcome": "parse_error", "exclude_unchanged": self.exclude_unchanged,
                                 "breakdown": breakdown(None, parse_error=True, render_error=False),
-                                "load_error": None, "page_errors": [], "blocked_urls": [], "state_scores": []}
+                                "load_error": None, "page_errors": [], "blocked_urls": [], "state_scores": [],
+                                **self._clock_details(self._target, None)}
             return self._evaluation
         actions = load_page_actions(self.source)
-        generated = renderer().render_states(self.work, actions, screenshots=True, clock=self.clock,
-                                             trace_path=self._tmp / "trace.zip" if self.trace else None)
+        # the generated page runs on the clock its target ran on (the real one if the target fell back)
+        generated = self._render_generated(actions, self._target.clock)
+        if generated.clock != self._target.clock:
+            # the generated page left the virtual clock: its target is read on the real clock too
+            self._target = render_target(self.source, generated.clock, self.viewport_height)
         self._generated = generated
         states = generated.states
         if generated.load_error or not states:
@@ -226,12 +233,37 @@ class WebUIEpisode(Episode):
             "blocked_urls": list(generated.blocked_urls)[:50],
             "resource_error": generated.resource_error,
             "browser_isolation": generated.isolation,
+            **self._clock_details(self._target, generated),
             "failed_actions": failed,
             "state_scores": [{"name": s.name, "S": s.score_sum, "W": s.weight_sum, "score": s.score}
                              for s in aes_result.states],
             "states": aes_result.as_dict()["states"],
         }
         return self._evaluation
+
+    def _render_generated(self, actions: list[Any], clock: str) -> Any:
+        return renderer().render_states(self.work, actions, screenshots=True, clock=clock,
+                                        viewport_height=self.viewport_height,
+                                        trace_path=self._tmp / "trace.zip" if self.trace else None)
+
+    def _clock_details(self, target: Any, generated: Any | None) -> dict[str, Any]:
+        """The time and viewport both pages were rendered in, and why they left the virtual clock if they did.
+
+        Both pages of an evaluation always run on the same kind of clock: when either falls back to
+        the real clock (``evaluators.webui.clock``), the other is rendered on the real clock too.
+        """
+        fallback = None
+        for page, result in (("target", target), ("generated", generated)):
+            if result is not None and result.clock_fallback:
+                fallback = {"page": page, "reason": result.clock_fallback}
+                break
+        note = None
+        if fallback is not None:
+            whose = "the target page" if fallback["page"] == "target" else "the generated page"
+            note = (f"Both pages ran on the real clock because {whose} could not run on the virtual clock: "
+                    f"{fallback['reason']}.")
+        return {"clock": target.clock, "clock_asked": self.clock, "clock_fallback": fallback, "clock_note": note,
+                "viewport": [1920, self.viewport_height]}
 
     def save_artifacts(self, directory: Path) -> dict[str, Any]:
         """Screenshots per state (target and generated), the AES tables, the code and the trace."""

@@ -2,8 +2,10 @@
 
 A :class:`PageRenderer` owns one Chromium for the life of a worker process and opens each page in
 a fresh browser context (the official run used two separate Chrome profiles for the target and
-the generated page, so nothing — localStorage included — is shared). Viewport 1920×1080, device
-scale 1, classic (space-taking) scrollbars as in the official headless Chrome.
+the generated page, so nothing — localStorage included — is shared). Viewport 1920×1080 by default
+(``viewport_height=937``: what the official harness's 1920×1080 window gives under today's headless
+Chromium), screen 1920×1080, device scale 1, classic (space-taking) scrollbars as in the official
+headless Chrome.
 
 Pages are untrusted code:
 
@@ -32,9 +34,12 @@ Time: a page loads in real time; from its load event on it lives on the browser'
 (``time.sleep``, pointer-move durations, a covered click's retries) move the page's timers, animation
 frames, ``Date`` and CSS animations forward by exactly the time waited, at once; clicks and typing
 happen while the clock stands still. ``clock="real"`` (the ``webui_real_time`` setting) waits in
-wall-clock time instead; both give the same states. The watchdog's budgets do not count a wait's
-nominal length as work, on either clock, so a timer that loops forever during a sleep is still
-stopped, no later than in real time.
+wall-clock time instead; both give the same states. A page the virtual clock cannot run as real
+time would (it waits for its clock in a busy loop, its timers cannot keep up, it breaks the clock:
+see ``evaluators.webui.clock``) is rendered again from the start on the real clock; the result says
+so (``clock``, ``clock_fallback``). The watchdog's budgets do not count a wait's nominal length as
+work, on either clock, so a timer that loops forever during a sleep is still stopped, no later than
+in real time.
 
 States: ``origin`` after the load event (plus ``settle_ms``), then one per action, named by the
 function. When an action raises, the state records ``action_error`` (``"<Exception>: message"``)
@@ -97,12 +102,18 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from evaluators.browser import evaluation_policy, launch_evaluation_chromium
 from evaluators.webui.clock import CLOCKS, ClockKind, PageClock, page_clock
 from evaluators.webui.elements import CSS_PROPERTIES, Element, PageState
+from evaluators.webui.options import PAPER_VIEWPORT_HEIGHT, TODAY_VIEWPORT_HEIGHT
 from evaluators.webui.selenium_compat import CompatDriver, UnsupportedSeleniumCall, cooperative_sleep, is_fatal
 from evaluators.webui.selenium_compat._dom import HELPERS
 
 log = logging.getLogger(__name__)
 
-VIEWPORT: ViewportSize = {"width": 1920, "height": 1080}
+VIEWPORT: ViewportSize = {"width": 1920, "height": PAPER_VIEWPORT_HEIGHT}
+#: The viewport heights a render may ask for: the paper-era window (the default), and what the
+#: official harness's 1920×1080 window leaves for the page under today's headless Chromium.
+VIEWPORT_HEIGHTS = (PAPER_VIEWPORT_HEIGHT, TODAY_VIEWPORT_HEIGHT)
+#: The screen the page sees (window.screen): the official harness's 1920×1080 window fits in it.
+SCREEN: ViewportSize = {"width": 1920, "height": 1080}
 #: Caps that keep a hostile page from growing the records without bound.
 MAX_RECORDS = 500
 #: How long after a form submit a read waits for the new document's request to show up.
@@ -230,6 +241,12 @@ class RenderResult:
     resource_error: str | None = None
     #: The isolation layers of the browser that rendered the page (``Isolation.describe``).
     isolation: str = ""
+    #: The time the states were read in: the clock asked for, or "real" after a fallback.
+    clock: ClockKind = "virtual"
+    #: Why the page was rendered again on the real clock (the virtual clock gave up on it), if it was.
+    clock_fallback: str | None = None
+    #: The viewport's height in CSS pixels (its width is 1920).
+    viewport_height: int = VIEWPORT["height"]
     trace_path: Path | None = None
     seconds: float = 0.0
 
@@ -722,6 +739,7 @@ class LivePage:
             self.clock.sync()
             if settle_ms > 0:
                 self.clock.sleep(settle_ms / 1000)
+            self.clock.check()
 
     def read(self) -> tuple[list[Element], dict[str, str]]:
         """Every displayed element, and xpath → outerHTML of every body descendant."""
@@ -780,6 +798,7 @@ class LivePage:
         name = getattr(action, "__name__", repr(action))
         driver = self.driver
         driver.on_wait = self.renderer.watchdog.extend
+        error: str | None = None
         try:
             with cooperative_sleep(driver.wait), \
                     self.renderer.guarded(self.renderer.action_timeout, f"action {name!r}"):
@@ -787,12 +806,13 @@ class LivePage:
                     action(driver)
                 except UnsupportedSeleniumCall as exc:
                     _append(self.unsupported_calls, str(exc))
-                    return _describe(exc)
+                    error = _describe(exc)
                 except (Exception, SystemExit) as exc:
                     if is_fatal(exc) or self.crashed:
                         raise PageUnresponsive(f"the page crashed during action {name!r}") from exc
-                    return _describe(exc)
-            return None
+                    error = _describe(exc)
+                self.clock.check()  # did the page leave the virtual clock (in a handler, say)?
+            return error
         finally:
             driver.on_wait = None
 
@@ -827,13 +847,18 @@ class PageRenderer:
                  load_timeout: float = 20.0, extract_timeout: float = 30.0, kill_grace: float = 5.0,
                  geometry: Geometry = "webdriver", page_memory_mb: int | None = None,
                  page_cpu_seconds: float | None = None, network_namespace: bool = True,
-                 clock: ClockKind = "virtual") -> None:
+                 clock: ClockKind = "virtual", viewport_height: int = VIEWPORT["height"]) -> None:
         if geometry not in GEOMETRIES:
             raise ValueError(f"unknown geometry {geometry!r}; expected one of {', '.join(GEOMETRIES)}")
         if clock not in CLOCKS:
             raise ValueError(f"unknown clock {clock!r}; expected one of {', '.join(CLOCKS)}")
+        if viewport_height not in VIEWPORT_HEIGHTS:
+            raise ValueError(f"unknown viewport height {viewport_height!r}; expected one of "
+                             f"{', '.join(map(str, VIEWPORT_HEIGHTS))}")
         #: The clock pages run on unless a render asks for another (see evaluators.webui.clock).
         self.clock: ClockKind = clock
+        #: The viewport height pages get unless a render asks for another (``VIEWPORT_HEIGHTS``).
+        self.viewport_height = viewport_height
         policy = evaluation_policy()
         self.page_memory_mb = page_memory_mb or policy.page_memory_mb
         self.page_cpu_seconds = page_cpu_seconds or policy.page_cpu_seconds
@@ -938,29 +963,37 @@ class PageRenderer:
 
     # --- pages -------------------------------------------------------------------------------
 
-    def _new_page(self, page_dir: Path, *, trace: bool, clock: ClockKind | None = None) -> LivePage:
+    def _new_page(self, page_dir: Path, *, trace: bool, clock: ClockKind | None = None,
+                  viewport_height: int | None = None) -> LivePage:
         try:
-            return self._new_page_once(page_dir, trace=trace, clock=clock)
+            return self._new_page_once(page_dir, trace=trace, clock=clock, viewport_height=viewport_height)
         except PageCrashed as exc:
             # Nothing of the page has run yet (its index.html loads later), so a blank tab that crashed
             # is the browser's failure: open it again in a fresh browser rather than fail the attempt.
             log.warning("a blank page crashed while opening, relaunching the browser: %s", exc)
             self._discard = True
-            return self._new_page_once(page_dir, trace=trace, clock=clock)
+            return self._new_page_once(page_dir, trace=trace, clock=clock, viewport_height=viewport_height)
 
-    def _new_page_once(self, page_dir: Path, *, trace: bool, clock: ClockKind | None) -> LivePage:
+    def _new_page_once(self, page_dir: Path, *, trace: bool, clock: ClockKind | None,
+                       viewport_height: int | None) -> LivePage:
         browser = self._ensure_browser()
         self.monitor.begin(self._browser_pid)
         try:
-            return self._open_context(browser, page_dir, trace=trace, clock=clock or self.clock)
+            return self._open_context(browser, page_dir, trace=trace, clock=clock or self.clock,
+                                      viewport_height=viewport_height or self.viewport_height)
         except BaseException:
             self.monitor.end()
             raise
 
-    def _open_context(self, browser: Browser, page_dir: Path, *, trace: bool, clock: ClockKind) -> LivePage:
+    def _open_context(self, browser: Browser, page_dir: Path, *, trace: bool, clock: ClockKind,
+                      viewport_height: int) -> LivePage:
+        if viewport_height not in VIEWPORT_HEIGHTS:
+            raise ValueError(f"unknown viewport height {viewport_height!r}; expected one of "
+                             f"{', '.join(map(str, VIEWPORT_HEIGHTS))}")
+        viewport: ViewportSize = {"width": VIEWPORT["width"], "height": viewport_height}
         with self.guarded(30.0, "opening a browser context"):
-            context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, service_workers="block",
-                                          accept_downloads=False, locale="en-US")
+            context = browser.new_context(viewport=viewport, screen=SCREEN, device_scale_factor=1,
+                                          service_workers="block", accept_downloads=False, locale="en-US")
             try:
                 context.set_default_timeout(self.extract_timeout * 1000)
                 if trace:
@@ -973,9 +1006,12 @@ class PageRenderer:
 
     @contextlib.contextmanager
     def open_page(self, page_dir: Path, *, settle_ms: int = 0, trace_path: Path | None = None,
-                  clock: ClockKind | None = None) -> Iterator[LivePage]:
-        """A loaded page to drive by hand (``live.driver``); raises :class:`PageLoadError`."""
-        live = self._new_page(Path(page_dir), trace=trace_path is not None, clock=clock)
+                  clock: ClockKind | None = None, viewport_height: int | None = None) -> Iterator[LivePage]:
+        """A loaded page to drive by hand (``live.driver``); raises :class:`PageLoadError`.
+
+        A page that leaves the virtual clock goes on in real time (``live.clock.fallback`` says why)."""
+        live = self._new_page(Path(page_dir), trace=trace_path is not None, clock=clock,
+                              viewport_height=viewport_height)
         try:
             live.load(settle_ms)
             yield live
@@ -984,23 +1020,42 @@ class PageRenderer:
 
     def render_states(self, page_dir: Path, actions: Sequence[Callable[[Any], object]], *,
                       screenshots: bool = True, trace_path: Path | None = None,
-                      settle_ms: int = 300, clock: ClockKind | None = None) -> RenderResult:
+                      settle_ms: int = 300, clock: ClockKind | None = None,
+                      viewport_height: int | None = None) -> RenderResult:
         """Load ``page_dir/index.html``, read the origin state, then run each action and read
         the state it leaves (see the module docstring for failures and what is read).
-        ``clock``: the time the page lives in (the renderer's own when None)."""
+        ``clock``: the time the page lives in (the renderer's own when None); a page that leaves
+        the virtual clock is rendered again on the real one (``clock_fallback`` says why).
+        ``viewport_height``: one of ``VIEWPORT_HEIGHTS`` (the renderer's own when None)."""
+        options: dict[str, Any] = {"screenshots": screenshots, "trace_path": trace_path, "settle_ms": settle_ms,
+                                   "viewport_height": viewport_height or self.viewport_height}
+        result = self._render_page(Path(page_dir), actions, clock=clock or self.clock, **options)
+        if result.clock_fallback is None:
+            return result
+        # The states read so far mix two clocks: the whole page again, on the real clock.
+        log.warning("rendering %s again on the real clock: %s", page_dir, result.clock_fallback)
+        again = self._render_page(Path(page_dir), actions, clock="real", **options)
+        again.clock_fallback = result.clock_fallback
+        again.seconds += result.seconds
+        return again
+
+    def _render_page(self, page_dir: Path, actions: Sequence[Callable[[Any], object]], *, screenshots: bool,
+                     trace_path: Path | None, settle_ms: int, clock: ClockKind,
+                     viewport_height: int) -> RenderResult:
         started = time.monotonic()
-        page_dir = Path(page_dir)
-        result = RenderResult(states=[])
+        result = RenderResult(states=[], clock=clock, viewport_height=viewport_height)
         if not (page_dir / "index.html").is_file():
             result.load_error = f"index.html not found in {page_dir}"
             result.seconds = time.monotonic() - started
             return result
-        live = self._new_page(page_dir, trace=trace_path is not None, clock=clock)
+        live = self._new_page(page_dir, trace=trace_path is not None, clock=clock, viewport_height=viewport_height)
+        live.clock.discard_after_fallback = True  # after a fallback the page is rendered again
         try:
             self._render(live, actions, result, screenshots=screenshots, settle_ms=settle_ms)
         finally:
             result.trace_path = live.close(trace_path)
             result.isolation = self.isolation
+            result.clock_fallback = live.clock.fallback
             if live.resource_error is not None:
                 # a page past its limits is a failed render, whatever it showed before it was stopped
                 result.resource_error = result.load_error = live.resource_error
@@ -1017,6 +1072,8 @@ class PageRenderer:
                 screenshots: bool, settle_ms: int) -> None:
         try:
             live.load(settle_ms)
+            if live.clock.fallback is not None:
+                return  # rendered again on the real clock
             result.page_errors_on_load = list(live.page_errors)
             result.states.append(live.capture("origin", None, screenshots))
         except (PageLoadError, PageReadError) as exc:
@@ -1034,6 +1091,8 @@ class PageRenderer:
             error: str | None = None
             try:
                 error = live.run_action(action)
+                if live.clock.fallback is not None:
+                    return  # rendered again on the real clock
                 result.states.append(live.capture(name, error, screenshots))
             except PageReadError as exc:
                 # scored like a failed action: the page broke what the state is read with
