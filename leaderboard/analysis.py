@@ -2,11 +2,14 @@
 per-scenario matrix and model-vs-model comparisons.
 
 Everything is computed from per-scenario means (a scenario's repeats averaged first), the same unit
-the board's standard errors and paired tests use. One board costs the queries of ``board_get`` plus
-one for its scenarios: the entries' per-scenario scores come with the board's stored results.
+the board's standard errors and paired tests use. One board costs the queries of ``board_get``, one
+for its scenarios and one for its entries' stored aggregates (``leaderboard.stored``, computed when
+each entry finishes); the per-scenario scores are read only for the matrix rows and the two entries
+a page shows.
 """
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import defaultdict
@@ -14,13 +17,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
-
 from evaluators.base import get_plugin
 from leaderboard.models import Scenario
 from leaderboard.ordering import natural_key
 from leaderboard.selectors import Board, BoardRow, board_get
 from leaderboard.stats import CurvePoint, PairedTest, paired_test
+from leaderboard.stored import (
+    EntryAggregate,
+    SuiteScenarios,
+    board_median,
+    entry_aggregates,
+    stored_per_scenario,
+    suite_scenarios_get,
+)
 
 #: Pitch lanes (rows) and thirds (columns) of the R1–R9 zones a scenario may be tagged with, in the
 #: order the zones count.
@@ -115,21 +124,6 @@ class MatrixRow:
 
 
 @dataclass
-class BoardData:
-    """The board plus its scored attempts, grouped per submission and scenario."""
-    board: Board
-    models: list[ModelRef]
-    scenarios: list[ScenarioRef]
-    #: scores[submission_id][scenario_id] in repeat order.
-    scores: dict[int, dict[int, list[float]]]
-    #: first_attempt[submission_id][scenario_id]: the lowest scored repeat, shown as the replay.
-    first_attempt: dict[int, dict[int, int]]
-
-    def means(self, submission_id: int) -> dict[int, float]:
-        return {sc: sum(v) / len(v) for sc, v in self.scores.get(submission_id, {}).items() if v}
-
-
-@dataclass
 class BoardAnalysis:
     board: Board
     models: list[ModelRef]
@@ -139,7 +133,11 @@ class BoardAnalysis:
     curves: list[Curve] = field(default_factory=list)
     tags: list[TagBreakdown] = field(default_factory=list)
     zones: list[ZoneGrid] = field(default_factory=list)
+    #: The rows of ``rows`` (every entry's unless a page was asked for).
     matrix: list[MatrixRow] = field(default_factory=list)
+    rows: slice = field(default_factory=lambda: slice(None))
+    page: int = 1
+    pages: int = 1
 
     @property
     def curve_ns(self) -> list[int]:
@@ -357,62 +355,87 @@ def _model_refs(rows: Iterable[BoardRow]) -> list[ModelRef]:
                      model=row.model, team=row.team, is_baseline=row.is_baseline, mean=row.mean) for row in rows]
 
 
-def board_data_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> BoardData:
-    """The board and its scored attempts. Unknown names raise KeyError / ValueError like ``board_get``."""
-    board = board_get(env=env, flow=flow, subset=subset, suite=suite, detail=True)
-    models = _model_refs(board.rows)
-    scores = {row.submission_id: row.scenario_scores for row in board.rows if row.submission_id is not None}
-    first_attempt = {row.submission_id: row.first_attempts for row in board.rows if row.submission_id is not None}
-    attempted = {sc for per in scores.values() for sc in per}
-    # A scenario that left the subset after a submission ran still has its scores on the board.
-    scenario_rows = (Scenario.objects
-                     .filter(Q(environment_id=env, suite=board.suite, **Scenario.subset_filter(subset))
-                             | Q(id__in=attempted))
-                     .order_by().values_list("id", "key", "tags"))
-    scenarios = sorted((ScenarioRef(id=i, key=k, tags=t if isinstance(t, dict) else {}) for i, k, t in scenario_rows),
-                       key=lambda s: natural_key(s.key))
-    return BoardData(board=board, models=models, scenarios=scenarios,
-                     scores=scores, first_attempt=first_attempt)
+def _scenario_refs(scenarios: SuiteScenarios, ids: Iterable[int]) -> list[ScenarioRef]:
+    """``ids`` as references in natural order; ids of another suite (none, normally) are read too."""
+    wanted = set(ids)
+    unknown = wanted - set(scenarios.by_id)
+    refs = [ScenarioRef(id=i, key=s.key, tags=s.tags) for i in wanted if (s := scenarios.by_id.get(i)) is not None]
+    if unknown:
+        refs += [ScenarioRef(id=i, key=k, tags=t if isinstance(t, dict) else {})
+                 for i, k, t in Scenario.objects.filter(id__in=unknown).values_list("id", "key", "tags")]
+    return sorted(refs, key=lambda s: (scenarios.position.get(s.id, -1), natural_key(s.key)))
 
 
-def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = None) -> BoardAnalysis:
-    data = board_data_get(env=env, flow=flow, subset=subset, suite=suite)
-    board = data.board
+def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = None,
+                       page: int | None = None, per_page: int = 25) -> BoardAnalysis:
+    """The board's analysis, from its entries' stored results and aggregates (``leaderboard.stored``).
+    ``page`` (of ``per_page`` entries in the board's order, kept within the pages there are) picks
+    the entries whose per-scenario matrix rows are built: only theirs are read of the stored
+    per-scenario scores; None builds every row. Unknown names raise KeyError / ValueError like
+    ``board_get``."""
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
     plugin = get_plugin(env)
+    models = _model_refs(board.rows)
+    scenarios = suite_scenarios_get(env, board.suite)
+    aggregates = entry_aggregates(board.rows, scenarios, plugin.tag_groups, subset)
+    # A scenario that left the subset after a submission ran still has its scores on the board.
+    shown = _scenario_refs(scenarios, scenarios.subset_ids(subset).union(
+        *(aggregate.extra for aggregate in aggregates.values())))
     rows = {row.submission_id: row for row in board.rows}
-    means = {m.submission_id: data.means(m.submission_id) for m in data.models}
-    analysis = BoardAnalysis(board=board, models=data.models, scenarios=data.scenarios)
+    analysis = BoardAnalysis(board=board, models=models, scenarios=shown)
+    empty = EntryAggregate()
+
+    def aggregate_of(model: ModelRef) -> EntryAggregate:
+        return aggregates.get(model.submission_id, empty)
 
     if plugin.has_action_diagnostics:
         analysis.errors = [ErrorRow(model=m, ia_pct=rows[m.submission_id].ia_pct, ra_pct=rows[m.submission_id].ra_pct,
-                                    n_scored=rows[m.submission_id].n_scored) for m in data.models]
+                                    n_scored=rows[m.submission_id].n_scored) for m in models]
     if plugin.breakdown_keys:
         analysis.lost = [LostRow(model=m, aes=rows[m.submission_id].mean,
                                  parts=dict(rows[m.submission_id].breakdown or {}))
-                         for m in data.models if rows[m.submission_id].breakdown is not None]
+                         for m in models if rows[m.submission_id].breakdown is not None]
 
     curves = {row.submission_id: row.best_of_n for row in board.rows}
-    analysis.curves = [Curve(model=m, points=curves[m.submission_id]) for m in data.models if curves[m.submission_id]]
-    analysis.tags = [tag_breakdown(tag, label, data.scenarios, data.models, means)
-                     for tag, label in plugin.tag_groups]
-    analysis.tags = [t for t in analysis.tags if t.values]
-    if any(zone_index(s.tags.get("zone")) for s in data.scenarios):
-        analysis.zones = [zone_grid(m, data.scenarios, means[m.submission_id]) for m in data.models
-                          if means[m.submission_id]]
+    analysis.curves = [Curve(model=m, points=curves[m.submission_id]) for m in models if curves[m.submission_id]]
+    for tag, label in plugin.tag_groups:
+        values = sorted({value for s in shown if (value := tag_value(s, tag)) is not None}, key=natural_key)
+        if not values:
+            continue
+        tag_rows = []
+        for model in models:
+            by_value = aggregate_of(model).tag_means.get(tag, {})
+            found = [by_value.get(value) for value in values]
+            tag_rows.append(TagRow(model=model, means=[cell[0] if cell else None for cell in found],
+                                   counts=[cell[1] if cell else 0 for cell in found]))
+        analysis.tags.append(TagBreakdown(tag=tag, label=label, values=values, rows=tag_rows))
+    if any(zone_index(s.tags.get("zone")) for s in shown):
+        analysis.zones = [ZoneGrid(model=m, means=zones["means"], counts=zones["counts"]) for m in models
+                          if (zones := aggregate_of(m).zones) is not None and aggregate_of(m).low is not None]
 
-    cell_values = [v for per in means.values() for v in per.values()]
-    low, high = (min(cell_values), max(cell_values)) if cell_values else (0.0, 0.0)
-    for model in data.models:
-        own = data.scores.get(model.submission_id, {})
-        first = data.first_attempt.get(model.submission_id, {})
+    lows = [a.low for a in aggregates.values() if a.low is not None]
+    highs = [a.high for a in aggregates.values() if a.high is not None]
+    low, high = (min(lows), max(highs)) if lows else (0.0, 0.0)
+    if page is not None:
+        analysis.pages = max(1, math.ceil(len(models) / per_page))
+        analysis.page = min(max(page, 1), analysis.pages)
+        analysis.rows = slice((analysis.page - 1) * per_page, analysis.page * per_page)
+    built = models[analysis.rows]
+    matrix_entries = [rows[m.submission_id] for m in built if m.submission_id is not None]
+    stored = stored_per_scenario([row.submission_id for row in matrix_entries  # type: ignore[misc]
+                                  if row.result_stamp is not None and not row.scenario_scores],
+                                 "scenario_scores", "first_attempts")
+    for model in built:
+        row = rows[model.submission_id]
+        own, first = stored.get(model.submission_id, (row.scenario_scores, row.first_attempts))
         cells: list[MatrixCell | None] = []
-        for scenario in data.scenarios:
-            values = own.get(scenario.id)
-            if not values:
+        for scenario in shown:
+            repeats = own.get(scenario.id)
+            if not repeats:
                 cells.append(None)
                 continue
-            mean = sum(values) / len(values)
-            cells.append(MatrixCell(mean=mean, repeats=len(values), attempt_id=first[scenario.id],
+            mean = sum(repeats) / len(repeats)
+            cells.append(MatrixCell(mean=mean, repeats=len(repeats), attempt_id=first[scenario.id],
                                     hue=score_hue(mean, low, high)))
         analysis.matrix.append(MatrixRow(model=model, cells=cells))
     return analysis
@@ -430,20 +453,36 @@ def fail_threshold(env: str, means: Mapping[int, Mapping[int, float]]) -> tuple[
 def board_compare_get(*, env: str, flow: str, subset: str, suite: str | None = None,
                       a: int | None = None, b: int | None = None) -> BoardComparison:
     """A against B on the scenarios both ran. An ``a`` or ``b`` not on the board falls back to the
-    board's first and second entries."""
-    data = board_data_get(env=env, flow=flow, subset=subset, suite=suite)
-    by_id = {m.submission_id: m for m in data.models}
+    board's first and second entries. Only A's and B's per-scenario results are read; the board's
+    median is stored (``leaderboard.stored.board_median``)."""
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    models = _model_refs(board.rows)
+    by_id = {m.submission_id: m for m in models}
     model_a = by_id.get(a) if a is not None else None
-    model_a = model_a or (data.models[0] if data.models else None)
+    model_a = model_a or (models[0] if models else None)
     model_b = by_id.get(b) if b is not None else None
     if model_b is None:
-        model_b = next((m for m in data.models if model_a is None or m.submission_id != model_a.submission_id), None)
-    comparison = BoardComparison(board=data.board, models=data.models, a=model_a, b=model_b)
-    means = {m.submission_id: data.means(m.submission_id) for m in data.models}
-    comparison.fail_threshold, comparison.fail_rule = fail_threshold(env, means)
+        model_b = next((m for m in models if model_a is None or m.submission_id != model_a.submission_id), None)
+    comparison = BoardComparison(board=board, models=models, a=model_a, b=model_b)
+    fixed = get_plugin(env).fail_threshold
+    comparison.fail_threshold, comparison.fail_rule = (fixed, "fixed") if fixed is not None else (
+        board_median(board), "median")
     if model_a is None or model_b is None:
         return comparison
-    a_means, b_means = means[model_a.submission_id], means[model_b.submission_id]
+    rows = {row.submission_id: row for row in board.rows if row.submission_id is not None}
+    pair = [rows[m.submission_id] for m in (model_a, model_b) if m.submission_id in rows]
+    stored = stored_per_scenario([row.submission_id for row in pair  # type: ignore[misc]
+                                  if row.result_stamp is not None and not row.scenario_means],
+                                 "scenario_means", "first_attempts")
+
+    def means_of(model: ModelRef) -> tuple[dict[int, float], dict[int, int]]:
+        row = rows.get(model.submission_id)
+        if row is None:
+            return {}, {}
+        found = stored.get(model.submission_id)
+        return (found[0], found[1]) if found is not None else (row.scenario_means, row.first_attempts)
+
+    (a_means, a_first), (b_means, b_first) = means_of(model_a), means_of(model_b)
     comparison.test = paired_test(a_means, b_means)
     shared = set(a_means) & set(b_means)
     if shared:
@@ -452,8 +491,7 @@ def board_compare_get(*, env: str, flow: str, subset: str, suite: str | None = N
     comparison.only_a = len(set(a_means) - shared)
     comparison.only_b = len(set(b_means) - shared)
     threshold = comparison.fail_threshold if comparison.fail_threshold is not None else float("-inf")
+    scenarios = {s.id: s for s in _scenario_refs(suite_scenarios_get(env, board.suite), set(a_means) | set(b_means))}
     (comparison.a_wins, comparison.b_wins, comparison.ties,
-     comparison.both_fail) = compare_scenarios(
-        a_means, b_means, {s.id: s for s in data.scenarios}, threshold,
-        data.first_attempt.get(model_a.submission_id), data.first_attempt.get(model_b.submission_id))
+     comparison.both_fail) = compare_scenarios(a_means, b_means, scenarios, threshold, a_first, b_first)
     return comparison

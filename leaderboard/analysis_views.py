@@ -5,8 +5,6 @@ visitor): their content is kept in the board cache until a write changes the boa
 """
 from __future__ import annotations
 
-import math
-
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -43,18 +41,17 @@ def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> Ht
 
     def build() -> CachedPage:
         try:
-            analysis = board_analysis_get(env=env, flow=flow, subset=subset, suite=suite)
+            analysis = board_analysis_get(env=env, flow=flow, subset=subset, suite=suite, page=asked,
+                                          per_page=ANALYSIS_ROWS_PER_PAGE)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
-        pages = max(1, math.ceil(len(analysis.matrix) / ANALYSIS_ROWS_PER_PAGE))
-        page = min(max(asked, 1), pages)
-        shown = slice((page - 1) * ANALYSIS_ROWS_PER_PAGE, page * ANALYSIS_ROWS_PER_PAGE)
+        page, pages, shown = analysis.page, analysis.pages, analysis.rows
         content = render_to_string("leaderboard/analysis/_analysis_content.html", {
             "board": analysis.board, "analysis": analysis, "chart_data": analysis.chart_data(),
-            "matrix_rows": analysis.matrix[shown],
+            "matrix_rows": analysis.matrix,
             "tag_tables": [{"breakdown": t, "rows": t.rows[shown]} for t in analysis.tags],
             "rows_page": page, "rows_pages": range(1, pages + 1) if pages > 1 else (),
-            "rows_first": shown.start + 1, "rows_last": min(shown.stop, len(analysis.matrix)),
+            "rows_first": shown.start + 1, "rows_last": min(shown.stop, len(analysis.models)),
             "zone_lanes": ZONE_LANES, "zone_thirds": ZONE_THIRDS, "page": "analysis", **_nav(env),
         })
         # A page number past the last is shown the last page, but not stored under its own key.

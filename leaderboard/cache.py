@@ -117,7 +117,8 @@ def boards_changed(*boards: BoardRef) -> None:
 
     The cache's counters move on now, so that the writer, and anyone reading inside its transaction,
     sees the change; every counter moves on once the transaction commits, so that a page another
-    process built from the data before the commit is dropped too. The database's counters move only
+    process built from the data before the commit is dropped too, and the changed boards' stored
+    aggregates (their paired tests, analyses and medians) are brought up to date. The database's counters move only
     then, in statements of their own: a lock on them held to the end of every writer's transaction
     would queue the workers finishing submissions behind one another. Once committed, the changed
     pages are rebuilt in the background where that helps (``warm_soon``).
@@ -128,6 +129,12 @@ def boards_changed(*boards: BoardRef) -> None:
     def committed() -> None:
         _bump_cache(scopes)
         _bump_database(scopes)
+        if boards:
+            # What the changed boards' pages compute over all their entries is stored now, by the
+            # writer, so that the first page built after the change reads it (leaderboard.stored).
+            from leaderboard.stored import boards_store
+
+            boards_store(boards)
         warm_soon()
 
     # robust: the write is committed whatever happens to the counters or the broker.

@@ -130,3 +130,70 @@ class SuitePromptSet(models.Model):
 
     def __str__(self) -> str:
         return f"{self.environment_id}/{self.suite}/{self.flow} prompts {self.version}"
+
+
+class StoredPairedTest(models.Model):
+    """A board's paired t-test of one entry against another (the entry leading the board), computed
+    once from their stored results and read by every later build of the board.
+
+    The results' ``computed_at`` it was computed from are kept with it: a result rebuilt since (a
+    re-scored submission) makes the stored test stale, and the board computes it again. A deleted
+    submission takes its tests with it.
+    """
+
+    leader = models.ForeignKey("submissions.SubmissionResult", on_delete=models.CASCADE, related_name="+")
+    other = models.ForeignKey("submissions.SubmissionResult", on_delete=models.CASCADE, related_name="+")
+    leader_computed_at = models.DateTimeField()
+    other_computed_at = models.DateTimeField()
+    n_shared = models.PositiveIntegerField()
+    mean_difference = models.FloatField(null=True)
+    p_value = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["leader", "other"], name="stored_paired_test_unique")]
+
+    def __str__(self) -> str:
+        return f"paired test of result {self.other_id} against {self.leader_id}"
+
+
+class EntryAnalysis(models.Model):
+    """One entry's share of its board's analysis page, computed from its stored result when it
+    finishes: its mean per scenario tag value, its pitch-zone grid and the range of its per-scenario
+    means (the matrix's colours run over the board's range).
+
+    ``computed_from`` is the result's ``computed_at`` and ``scenarios_digest`` a digest of the suite's
+    scenario keys and tags it was grouped by: a rebuilt result or re-imported scenarios make it
+    stale, and it is computed again.
+    """
+
+    result = models.OneToOneField("submissions.SubmissionResult", primary_key=True, on_delete=models.CASCADE,
+                                  related_name="analysis")
+    computed_from = models.DateTimeField()
+    scenarios_digest = models.CharField(max_length=64)
+    #: {tag: {value: [mean of its per-scenario means, scenarios]}} for each of the plug-in's tag groups.
+    tag_means = models.JSONField(default=dict)
+    #: {"means": 3 × 3, "counts": 3 × 3} over the R1–R9 zones, or None when no scenario of it has a zone.
+    zones = models.JSONField(null=True)
+    low = models.FloatField(null=True)
+    high = models.FloatField(null=True)
+    #: Scenarios it has means for outside its board's subset (the subset changed since it ran): the
+    #: analysis lists them too.
+    extra_scenarios = models.JSONField(default=list)
+
+    def __str__(self) -> str:
+        return f"analysis of result {self.result_id}"
+
+
+class BoardAggregate(models.Model):
+    """What one generation of a board's analysis needs of all its entries at once: the median of
+    every per-scenario mean (the comparison's fail threshold). ``entries_digest`` names the entries
+    (and their results' ``computed_at``) it was computed over: any other set of entries computes it
+    again."""
+
+    board = models.CharField(max_length=200, unique=True)
+    entries_digest = models.CharField(max_length=64)
+    median = models.FloatField(null=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"aggregate of {self.board}"

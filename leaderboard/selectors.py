@@ -19,7 +19,7 @@ from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.cost import CostPoint, pareto_frontier, token_cost
 from leaderboard.models import ReportedResult, Scenario
 from leaderboard.prompt_sets import prompt_set_current, prompt_set_get
-from leaderboard.stats import CurvePoint, EntrySummary, paired_test, summarise_entry
+from leaderboard.stats import CurvePoint, EntrySummary, summarise_entry
 from submissions.models import Submission, SubmissionResult
 from submissions.selectors import attempt_outcomes
 
@@ -65,6 +65,9 @@ class BoardRow(EntrySummary):
     submitted_at: datetime | None = None
     #: How many scenarios the board has: an entry scoring fewer of them is not complete.
     board_scenarios: int = 0
+    #: When its stored result was computed (None: summarised from its attempts for this board): what
+    #: the board's stored paired tests and analysis aggregates of the entry were computed from.
+    result_stamp: datetime | None = field(default=None, repr=False, compare=False)
 
     @property
     def incomplete(self) -> bool:
@@ -242,7 +245,7 @@ def _by_scenario(mapping: Any) -> dict[int, Any]:
     return {int(key): value for key, value in (mapping or {}).items()}
 
 
-def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None:
+def _stored_summary(submission: Submission, detail: bool) -> tuple[EntrySummary, datetime] | None:
     try:
         result = submission.result
     except SubmissionResult.DoesNotExist:
@@ -250,10 +253,33 @@ def _stored_summary(submission: Submission, detail: bool) -> EntrySummary | None
     numbers = {name: getattr(result, name) for name in EntrySummary().numbers()
                if name not in EntrySummary.PER_SCENARIO and name != "best_of_n"}
     numbers["best_of_n"] = [CurvePoint(*point) for point in result.best_of_n or []]
-    # Only the means come with every board; reading a deferred field would cost a query per entry.
-    loaded = EntrySummary.PER_SCENARIO if detail else ("scenario_means",)
+    # The per-scenario fields come with a detailed board only; a board's ties and its analysis read
+    # what they need of them from their own stored aggregates (``leaderboard.stored``).
+    loaded = EntrySummary.PER_SCENARIO if detail else ()
     per_scenario: dict[str, Any] = {name: _by_scenario(getattr(result, name)) for name in loaded}
-    return EntrySummary(**numbers, **per_scenario)
+    return EntrySummary(**numbers, **per_scenario), result.computed_at
+
+
+#: What a board never reads of its entries' rows (the per-scenario results are read on demand).
+_UNREAD = ("api_key_encrypted", "missing_scenarios", "status_reason", "hidden_reason", "upload_path",
+           "endpoint_url", "endpoint_model", "upload_sha256")
+_PER_SCENARIO = tuple(f"result__{name}" for name in EntrySummary.PER_SCENARIO)
+
+
+def _evaluations(submissions: list[Submission]) -> dict[int, Any]:
+    """Each submission's evaluation settings, read once per distinct stored form: a full board's
+    entries mostly share theirs."""
+    import json
+
+    known: dict[str, Any] = {}
+    evaluations = {}
+    for submission in submissions:
+        key = json.dumps([submission.environment_id, submission.flow, submission.subset, submission.settings],
+                         sort_keys=True, default=str)
+        if key not in known:
+            known[key] = submission.evaluation_settings
+        evaluations[submission.id] = known[key]
+    return evaluations
 
 
 def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
@@ -277,26 +303,30 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     queryset = (Submission.objects
                 .filter(visible_entries(viewer_team_ids), environment_id=env, flow=flow, subset=subset, suite=suite,
                         status__in=RANKED_STATUSES)
-                .select_related("model", "team", "result"))
-    if not detail:
-        queryset = queryset.defer("result__scenario_scores", "result__first_attempts")
+                .select_related("model", "team", "result")
+                .defer(*_UNREAD, *([] if detail else _PER_SCENARIO)))
     current = prompt_set_current(env, suite, flow)
     shown_version = filters.prompts if filters is not None and filters.prompts else current.version
     every = list(queryset)
-    generations = _generations(every, current, shown_version, (env, suite, flow))
-    submissions = [s for s in every if s.evaluation_settings.prompt_version == shown_version]
-    summaries = {s.id: _stored_summary(s, detail) for s in submissions}
+    evaluations = _evaluations(every)
+    generations = _generations(every, evaluations, current, shown_version, (env, suite, flow))
+    submissions = [s for s in every if evaluations[s.id].prompt_version == shown_version]
+    stored = {s.id: _stored_summary(s, detail) for s in submissions}
+    summaries: dict[int, EntrySummary] = {}
+    stamps: dict[int, datetime] = {}
+    for submission_id, found in stored.items():
+        if found is not None:
+            summaries[submission_id], stamps[submission_id] = found
     # A finished submission gets its stored result when it finishes; one from before that existed
     # (or whose result was deleted) is summarised from its attempts here, the same way.
-    missing = [submission_id for submission_id, summary in summaries.items() if summary is None]
+    missing = [submission_id for submission_id, found in stored.items() if found is None]
     if missing:
         for submission_id, outcomes in attempt_outcomes(missing, with_breakdown=bool(plugin.breakdown_keys)).items():
             summaries[submission_id] = summarise_entry(outcomes, plugin.breakdown_keys)
     rows = []
     for submission in submissions:
         summary = summaries[submission.id]
-        assert summary is not None
-        evaluation = submission.evaluation_settings
+        evaluation = evaluations[submission.id]
         rows.append(BoardRow(
             submission_id=submission.id, model=submission.model.name, model_id=submission.model_id,
             team=submission.team.name,
@@ -307,7 +337,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
             prompt_version=evaluation.prompt_version, variant=tuple(evaluation.variant_names()),
             price_input_per_mtok=submission.model.price_input_per_mtok,
             price_output_per_mtok=submission.model.price_output_per_mtok, submitted_at=submission.created_at,
-            **summary.numbers()))
+            result_stamp=stamps.get(submission.id), **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
         rows.extend(_reported_rows(env, flow, subset))
@@ -344,12 +374,12 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
                  generations=generations)
 
 
-def _generations(submissions: list[Submission], current: PromptSet, shown: str,
+def _generations(submissions: list[Submission], evaluations: dict[int, Any], current: PromptSet, shown: str,
                  board: tuple[str, str, str]) -> list[PromptGeneration]:
     """The board's generations: the current prompt set's first, then the others newest entry first."""
     counts: dict[str, int] = {}
     for submission in sorted(submissions, key=lambda s: s.created_at, reverse=True):
-        version = submission.evaluation_settings.prompt_version
+        version = evaluations[submission.id].prompt_version
         counts[version] = counts.get(version, 0) + 1
     versions = [current.version] + [v for v in counts if v != current.version]
     if shown not in versions:
@@ -374,15 +404,16 @@ def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
 
 
 def _mark_ties(rows: list[BoardRow]) -> None:
-    """Mark the leader and every entry a paired test on shared scenarios cannot separate from it."""
+    """Mark the leader and every entry a paired test on shared scenarios cannot separate from it
+    (tests computed once and stored: ``leaderboard.stored.paired_tests``)."""
+    from leaderboard.stored import paired_tests
+
     leader = next((row for row in rows if row.rank == 1), None)
     if leader is None:
         return
     leader.standing = "leader"
-    for row in rows:
-        if row is leader or row.mean is None:
-            continue
-        test = paired_test(leader.scenario_means, row.scenario_means)
+    others = [row for row in rows if row is not leader and row.mean is not None]
+    for row, test in zip(others, paired_tests(leader, others), strict=True):
         row.tie_p_value = test.p_value
         if test.n_shared and test.tied:
             row.standing = "tied"

@@ -1,0 +1,332 @@
+"""What a board's pages compute over all of its entries, stored in the database as each entry
+finishes instead of recomputed on every build of a page.
+
+An entry's own numbers are its ``SubmissionResult`` (stored when it finishes). On top of it:
+
+* ``StoredPairedTest``: the paired t-test of an entry against the entry leading its board (the
+  board's "tied" shading and p-values). A new entry adds one test (itself against the leader); a new
+  leader adds one per entry.
+* ``EntryAnalysis``: an entry's mean per scenario tag value, its pitch-zone grid and the range of its
+  per-scenario means (the analysis page's tables, charts and matrix colours).
+* ``BoardAggregate``: the median of every per-scenario mean of a board's generation (the
+  comparison's fail threshold), over the entries it names.
+
+Each stored value names what it was computed from (the results' ``computed_at``, a digest of the
+suite's scenarios, the entries), so a value that no longer matches is never read: it is computed
+again where it is needed and stored again. Nothing here changes a number: every value is computed by
+the same functions, over the same values in the same order, as the pages computed it before.
+
+``boards_store`` fills in what is missing for the boards a write changed (``boards_changed`` calls it
+once the write commits), so that the first page built after a submission finishes, or after one is
+hidden, published or deleted, reads stored values only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError, transaction
+
+from leaderboard.models import BoardAggregate, EntryAnalysis, Scenario, StoredPairedTest
+from leaderboard.ordering import natural_key
+from leaderboard.stats import PairedTest, paired_test
+
+if TYPE_CHECKING:
+    from leaderboard.cache import BoardRef
+    from leaderboard.selectors import Board, BoardRow
+
+logger = logging.getLogger(__name__)
+
+
+def _by_scenario(mapping: Any) -> dict[int, Any]:
+    return {int(key): value for key, value in (mapping or {}).items()}
+
+
+def stored_per_scenario(submission_ids: Iterable[int], *names: str) -> dict[int, tuple[dict[int, Any], ...]]:
+    """The named per-scenario fields (``scenario_means``, ``scenario_scores``, ``first_attempts``) of
+    the submissions' stored results, keyed by scenario id: one query, for the entries asked for only."""
+    from submissions.models import SubmissionResult
+
+    ids = sorted(set(submission_ids))
+    if not ids:
+        return {}
+    rows = SubmissionResult.objects.filter(submission_id__in=ids).values_list("submission_id", *names)
+    return {row[0]: tuple(_by_scenario(value) for value in row[1:]) for row in rows}
+
+
+def _row_means(rows: Sequence[BoardRow]) -> dict[int, dict[int, float]]:
+    """Each row's per-scenario means: the row's own where it carries them (summarised from its
+    attempts, or a detailed board), else its stored result's."""
+    means: dict[int, dict[int, float]] = {}
+    wanted = []
+    for row in rows:
+        if row.submission_id is None:
+            continue
+        if row.scenario_means or row.result_stamp is None:
+            means[row.submission_id] = row.scenario_means
+        else:
+            wanted.append(row.submission_id)
+    for submission_id, (stored,) in stored_per_scenario(wanted, "scenario_means").items():
+        means[submission_id] = stored
+    return means
+
+
+def _store(write: Any, what: str) -> None:
+    """Run a write of stored values; one that fails (a row deleted meanwhile) is logged and skipped:
+    the values are computed again where they are next needed."""
+    try:
+        with transaction.atomic():
+            write()
+    except DatabaseError:
+        logger.warning("could not store %s", what, exc_info=True)
+
+
+# --- paired tests against the leader -----------------------------------------------------------
+
+
+def paired_tests(leader: BoardRow, others: Sequence[BoardRow]) -> list[PairedTest]:
+    """``paired_test(leader, other)`` on per-scenario means for each of ``others``, read from the
+    stored tests where they are current; the others are computed now and stored."""
+    if not others:
+        return []
+    found: dict[int, PairedTest] = {}
+    stamped = {row.submission_id: row for row in others
+               if row.submission_id is not None and row.result_stamp is not None}
+    if leader.submission_id is not None and leader.result_stamp is not None and stamped:
+        for other_id, leader_at, other_at, n_shared, difference, p_value in (
+                StoredPairedTest.objects.filter(leader_id=leader.submission_id, other_id__in=list(stamped))
+                .values_list("other_id", "leader_computed_at", "other_computed_at", "n_shared", "mean_difference",
+                             "p_value")):
+            if leader_at == leader.result_stamp and other_at == stamped[other_id].result_stamp:
+                found[other_id] = PairedTest(n_shared, difference, p_value)
+    missing = [row for row in others if row.submission_id is not None and row.submission_id not in found]
+    if missing:
+        means = _row_means([leader, *missing])
+        leader_means = means.get(leader.submission_id, {}) if leader.submission_id is not None else {}
+        new = []
+        for row in missing:
+            assert row.submission_id is not None
+            test = paired_test(leader_means, means.get(row.submission_id, {}))
+            found[row.submission_id] = test
+            if leader.result_stamp is not None and row.result_stamp is not None:
+                new.append(StoredPairedTest(
+                    leader_id=leader.submission_id, other_id=row.submission_id,
+                    leader_computed_at=leader.result_stamp, other_computed_at=row.result_stamp,
+                    n_shared=test.n_shared, mean_difference=test.mean_difference, p_value=test.p_value))
+        if new:
+            _store(lambda: StoredPairedTest.objects.bulk_create(
+                new, update_conflicts=True, unique_fields=["leader", "other"],
+                update_fields=["leader_computed_at", "other_computed_at", "n_shared", "mean_difference", "p_value"]),
+                "paired tests")
+    # A published number (no submission) shares no scenario with anything.
+    return [found[row.submission_id] if row.submission_id is not None else paired_test({}, {}) for row in others]
+
+
+# --- a suite's scenarios -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteScenario:
+    id: int
+    key: str
+    tags: dict[str, Any]
+    in_mini: bool
+    in_full: bool
+
+    def in_subset(self, subset: str) -> bool:
+        return self.in_mini if subset == "mini" else self.in_full
+
+
+@dataclass
+class SuiteScenarios:
+    """Every scenario of one environment's suite in natural order, and a digest of their keys, tags
+    and subsets: what an entry's analysis aggregate is grouped by."""
+
+    env: str
+    suite: str
+    by_id: dict[int, SuiteScenario] = field(default_factory=dict)
+    position: dict[int, int] = field(default_factory=dict)
+    digest: str = ""
+
+    def ordered(self, ids: Iterable[int]) -> list[int]:
+        return sorted((i for i in ids if i in self.by_id), key=self.position.__getitem__)
+
+    def subset_ids(self, subset: str) -> set[int]:
+        return {i for i, scenario in self.by_id.items() if scenario.in_subset(subset)}
+
+
+def suite_scenarios_get(env: str, suite: str) -> SuiteScenarios:
+    rows = sorted(Scenario.objects.filter(environment_id=env, suite=suite).order_by("id")
+                  .values_list("id", "key", "tags", "in_mini", "in_full"))
+    scenarios = [SuiteScenario(id=i, key=k, tags=t if isinstance(t, dict) else {}, in_mini=m, in_full=f)
+                 for i, k, t, m, f in rows]
+    ordered = sorted(scenarios, key=lambda s: natural_key(s.key))
+    digest = hashlib.sha256(json.dumps([[s.id, s.key, s.tags, s.in_mini, s.in_full] for s in scenarios],
+                                       sort_keys=True, default=str).encode()).hexdigest()
+    return SuiteScenarios(env=env, suite=suite, by_id={s.id: s for s in scenarios},
+                          position={s.id: index for index, s in enumerate(ordered)}, digest=digest)
+
+
+# --- an entry's analysis aggregate -------------------------------------------------------------
+
+
+def _tag_value(scenario: SuiteScenario, tag: str) -> str | None:
+    # As leaderboard.analysis.tag_value.
+    if tag == "key":
+        return scenario.key
+    value = scenario.tags.get(tag)
+    return None if value is None or value == "" else str(value)
+
+
+@dataclass
+class EntryAggregate:
+    """An entry's share of its board's analysis (see ``EntryAnalysis``)."""
+
+    tag_means: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    zones: dict[str, list[list[Any]]] | None = None
+    low: float | None = None
+    high: float | None = None
+    #: Scenarios it has means for outside its board's subset (the subset changed since it ran).
+    extra: list[int] = field(default_factory=list)
+
+
+def entry_aggregate(means: dict[int, float], scenarios: SuiteScenarios, tag_groups: Sequence[tuple[str, str]],
+                    subset: str) -> EntryAggregate:
+    """The aggregate of one entry's per-scenario means, summed in the order the analysis page sums
+    them (the scenarios' natural order), so that every mean is the one it computed."""
+    from leaderboard.analysis import zone_index
+
+    own = scenarios.ordered(means)
+    tag_means: dict[str, dict[str, list[Any]]] = {}
+    for tag, _label in tag_groups:
+        groups: dict[str, list[float]] = defaultdict(list)
+        for scenario_id in own:
+            value = _tag_value(scenarios.by_id[scenario_id], tag)
+            if value is not None:
+                groups[value].append(means[scenario_id])
+        tag_means[tag] = {value: [sum(hits) / len(hits), len(hits)] for value, hits in groups.items()}
+    sums = [[0.0] * 3 for _ in range(3)]
+    counts = [[0] * 3 for _ in range(3)]
+    for scenario_id in own:
+        where = zone_index(scenarios.by_id[scenario_id].tags.get("zone"))
+        if where is None:
+            continue
+        lane, third = where
+        sums[lane][third] += means[scenario_id]
+        counts[lane][third] += 1
+    grid = [[sums[lane][third] / counts[lane][third] if counts[lane][third] else None for third in range(3)]
+            for lane in range(3)]
+    values = list(means.values())
+    return EntryAggregate(
+        tag_means=tag_means, zones={"means": grid, "counts": counts}, low=min(values) if values else None,
+        high=max(values) if values else None,
+        extra=sorted(i for i in means if i not in scenarios.by_id or not scenarios.by_id[i].in_subset(subset)))
+
+
+def entry_aggregates(rows: Sequence[BoardRow], scenarios: SuiteScenarios, tag_groups: Sequence[tuple[str, str]],
+                     subset: str) -> dict[int, EntryAggregate]:
+    """Each row's aggregate: stored where current (same result, same scenarios), else computed from
+    its per-scenario means and stored."""
+    entries = [row for row in rows if row.submission_id is not None]
+    found: dict[int, EntryAggregate] = {}
+    stamped = {row.submission_id: row for row in entries if row.result_stamp is not None}
+    if stamped:
+        for result_id, computed_from, digest, tag_means, zones, low, high, extra in (
+                EntryAnalysis.objects.filter(result_id__in=list(stamped))
+                .values_list("result_id", "computed_from", "scenarios_digest", "tag_means", "zones", "low", "high",
+                             "extra_scenarios")):
+            if computed_from == stamped[result_id].result_stamp and digest == scenarios.digest:
+                found[result_id] = EntryAggregate(tag_means=tag_means, zones=zones, low=low, high=high,
+                                                  extra=list(extra))
+    missing = [row for row in entries if row.submission_id not in found]
+    if missing:
+        means = _row_means(missing)
+        new = []
+        for row in missing:
+            assert row.submission_id is not None
+            aggregate = entry_aggregate(means.get(row.submission_id, {}), scenarios, tag_groups, subset)
+            found[row.submission_id] = aggregate
+            if row.result_stamp is not None:
+                new.append(EntryAnalysis(
+                    result_id=row.submission_id, computed_from=row.result_stamp, scenarios_digest=scenarios.digest,
+                    tag_means=aggregate.tag_means, zones=aggregate.zones, low=aggregate.low, high=aggregate.high,
+                    extra_scenarios=aggregate.extra))
+        if new:
+            _store(lambda: EntryAnalysis.objects.bulk_create(
+                new, update_conflicts=True, unique_fields=["result"],
+                update_fields=["computed_from", "scenarios_digest", "tag_means", "zones", "low", "high",
+                               "extra_scenarios"]),
+                "entry analyses")
+    return found
+
+
+# --- a board's aggregate -----------------------------------------------------------------------
+
+
+def _board_name(board: Board) -> str:
+    version = board.prompts.version if board.prompts else ""
+    return f"{board.env}/{board.flow}/{board.subset}/{board.suite}/{version}"
+
+
+def board_median(board: Board) -> float | None:
+    """The median of every per-scenario mean of the board's entries (None without any), stored for
+    the entries it was computed over."""
+    import statistics
+
+    entries = [row for row in board.rows if row.submission_id is not None]
+    storable = all(row.result_stamp is not None for row in entries)
+    digest = hashlib.sha256(json.dumps(sorted(
+        [row.submission_id, row.result_stamp.isoformat() if row.result_stamp else ""] for row in entries),
+    ).encode()).hexdigest()
+    name = _board_name(board)
+    if storable:
+        stored = BoardAggregate.objects.filter(board=name).values_list("entries_digest", "median").first()
+        if stored is not None and stored[0] == digest:
+            return stored[1]
+    values = [value for means in _row_means(entries).values() for value in means.values()]
+    median = statistics.median(values) if values else None
+    if storable:
+        _store(lambda: BoardAggregate.objects.update_or_create(
+            board=name, defaults={"entries_digest": digest, "median": median}), "a board aggregate")
+    return median
+
+
+# --- after a write -----------------------------------------------------------------------------
+
+
+def board_store(env: str, flow: str, subset: str, suite: str) -> None:
+    """Compute and store whatever the default view of the board (anonymous visitors, the current
+    prompt set) is missing: its paired tests against the leader, its entries' analysis aggregates,
+    and, where the plug-in has no fixed threshold, its median."""
+    from evaluators.base import get_plugin
+    from leaderboard.selectors import board_get
+
+    plugin = get_plugin(env)
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    if not any(row.submission_id is not None for row in board.rows):
+        return
+    entry_aggregates(board.rows, suite_scenarios_get(env, suite), plugin.tag_groups, subset)
+    if plugin.fail_threshold is None:
+        board_median(board)
+
+
+def boards_store(boards: Iterable[BoardRef]) -> None:
+    """``board_store`` for every suite with entries on each of ``boards``; a board that fails is
+    logged and skipped (its pages compute what is missing when they are built)."""
+    from submissions.models import Submission
+
+    for env, flow, subset in sorted(set(boards)):
+        suites = (Submission.objects.filter(environment_id=env, flow=flow, subset=subset,
+                                            status__in=(Submission.Status.COMPLETED, Submission.Status.INCOMPLETE))
+                  .order_by("suite").values_list("suite", flat=True).distinct())
+        for suite in suites:
+            try:
+                board_store(env, flow, subset, suite)
+            except Exception:  # noqa: BLE001 - a write that changed the board is committed whatever happens here
+                logger.warning("could not store the aggregates of %s/%s/%s/%s", env, flow, subset, suite,
+                               exc_info=True)
