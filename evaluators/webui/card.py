@@ -161,8 +161,14 @@ METRIC_CARD: dict[str, object] = {
         "Fonts are Debian's: text measured in another font changes box sizes and so positions and weights.",
         "Drag and drop follows Chromium's real HTML5 drag events as Playwright produces them; chromedriver "
         "is reported to produce no drop events, so two official pages can end in a different state.",
-        "Online: round 0 is a Global generation; every refinement round is scored and the attempt's score is the "
-        "last round's AES (the official runner leaves the aggregation to the reader).",
+        "Online: round 0 is a Global generation (officially a separate Global run the Online runner starts from); "
+        "every refinement round is composed as the official Natural flow composes it (the rules, the whole "
+        "description without an image limit, then the current files, a screenshot of the page and the refinement "
+        "text), is scored, and the attempt's score is the last round's AES (the official runner leaves the "
+        "aggregation to the reader).",
+        "A description image link to a PNG the page folder does not hold (or one outside it) is sent as its link "
+        "text; the official environment cannot open it and its run stops. Links to other files are sent as text, "
+        "as officially.",
         "Parse retries (parse_retries > 0, a labelled non-default option) ask the model to regenerate a reply "
         "without usable code; the default 0 is the official single generation.",
     ],
