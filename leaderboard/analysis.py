@@ -367,13 +367,13 @@ def _scenario_refs(scenarios: SuiteScenarios, ids: Iterable[int]) -> list[Scenar
 
 
 def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = None,
-                       page: int | None = None, per_page: int = 25) -> BoardAnalysis:
+                       page: int | None = None, per_page: int = 25, matrix: bool = True) -> BoardAnalysis:
     """The board's analysis, from its entries' stored results and aggregates (``leaderboard.stored``).
     ``page`` (of ``per_page`` entries in the board's order, kept within the pages there are) picks
     the entries whose per-scenario matrix rows are built: only theirs are read of the stored
-    per-scenario scores; None builds every row. Unknown names raise KeyError / ValueError like
-    ``board_get``."""
-    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    per-scenario scores; None builds every row, and ``matrix`` False none. Unknown names raise
+    KeyError / ValueError like ``board_get``."""
+    board = board_get(env=env, flow=flow, subset=subset, suite=suite, curves=True)
     plugin = get_plugin(env)
     models = _model_refs(board.rows)
     scenarios = suite_scenarios_get(env, board.suite)
@@ -420,7 +420,7 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
         analysis.pages = max(1, math.ceil(len(models) / per_page))
         analysis.page = min(max(page, 1), analysis.pages)
         analysis.rows = slice((analysis.page - 1) * per_page, analysis.page * per_page)
-    built = models[analysis.rows]
+    built = models[analysis.rows] if matrix else []
     matrix_entries = [rows[m.submission_id] for m in built if m.submission_id is not None]
     stored = stored_per_scenario([row.submission_id for row in matrix_entries  # type: ignore[misc]
                                   if row.result_stamp is not None and not row.scenario_scores],

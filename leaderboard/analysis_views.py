@@ -5,14 +5,27 @@ visitor): their content is kept in the board cache until a write changes the boa
 """
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+import math
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from evaluators.base import get_plugin
-from leaderboard.analysis import ZONE_LANES, ZONE_THIRDS, board_analysis_get, board_compare_get
+from leaderboard.analysis import (
+    ZONE_LANES,
+    ZONE_THIRDS,
+    MatrixRow,
+    TagRow,
+    board_analysis_get,
+    board_compare_get,
+)
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.selectors import board_get
+
+#: The plotly.js bundles the charts load: the smallest that draws them (static/vendor/README.md).
+PLOTLY_BASIC = "vendor/plotly-basic.min.js"
+PLOTLY_CARTESIAN = "vendor/plotly-cartesian.min.js"
 
 
 def _submission_param(request: HttpRequest, name: str) -> int | None:
@@ -30,14 +43,36 @@ def _title(kind: str, env: str, flow: str, subset: str) -> str:
     return f"{kind}: {get_plugin(env).title} {flow} {subset}"
 
 
-#: Rows of the per-scenario matrix and the tag tables on one page: a full board's matrix is 483
-#: cells a row, about 100 bytes each, so 200 entries on one page made 4–7 MB of HTML.
+#: Rows of the per-entry tables (errors, lost score, best of N, tags, the per-scenario matrix) on one
+#: page: a full board's matrix is 483 cells a row, about 100 bytes each, so 200 entries on one page
+#: made 4–7 MB of HTML.
 ANALYSIS_ROWS_PER_PAGE = 25
+#: Columns of the per-scenario matrix, and of a tag table with more values than this (WebUI's one
+#: per page), on one page: 25 rows of all 483 scenarios were still 1.2 MiB.
+ANALYSIS_COLUMNS_PER_PAGE = 40
+
+
+def _columns(total: int, asked: int) -> slice:
+    """The columns a wide table shows on column page ``asked`` (kept within the pages it has)."""
+    pages = max(1, math.ceil(total / ANALYSIS_COLUMNS_PER_PAGE))
+    page = min(max(asked, 1), pages)
+    return slice((page - 1) * ANALYSIS_COLUMNS_PER_PAGE, page * ANALYSIS_COLUMNS_PER_PAGE)
+
+
+def _column_pager(total: int, columns: slice, asked: int) -> dict[str, object] | None:
+    if total <= ANALYSIS_COLUMNS_PER_PAGE:
+        return None
+    pages = math.ceil(total / ANALYSIS_COLUMNS_PER_PAGE)
+    return {"first": columns.start + 1, "last": min(columns.stop, total), "total": total,
+            "page": min(max(asked, 1), pages), "pages": range(1, pages + 1)}
 
 
 def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     suite = request.GET.get("suite") or None
+    if request.GET.get("charts") == "1":
+        return board_analysis_charts(env, flow, subset, suite)
     asked = _submission_param(request, "page") or 1
+    asked_columns = _submission_param(request, "cols") or 1
 
     def build() -> CachedPage:
         try:
@@ -46,22 +81,54 @@ def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> Ht
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         page, pages, shown = analysis.page, analysis.pages, analysis.rows
+        columns = _columns(len(analysis.scenarios), asked_columns)
+        tag_tables = []
+        for breakdown in analysis.tags:
+            wide = _columns(len(breakdown.values), asked_columns) if len(breakdown.values) > ANALYSIS_COLUMNS_PER_PAGE \
+                else slice(None)
+            tag_tables.append({
+                "breakdown": breakdown, "values": breakdown.values[wide],
+                "rows": [TagRow(model=r.model, means=r.means[wide], counts=r.counts[wide])
+                         for r in breakdown.rows[shown]],
+                "columns": _column_pager(len(breakdown.values), wide, asked_columns)})
         content = render_to_string("leaderboard/analysis/_analysis_content.html", {
-            "board": analysis.board, "analysis": analysis, "chart_data": analysis.chart_data(),
-            "matrix_rows": analysis.matrix,
-            "tag_tables": [{"breakdown": t, "rows": t.rows[shown]} for t in analysis.tags],
+            "board": analysis.board, "analysis": analysis,
+            "errors_rows": analysis.errors[shown], "lost_rows": analysis.lost[shown],
+            "curve_rows": analysis.curve_table()[shown],
+            "matrix_scenarios": analysis.scenarios[columns],
+            "matrix_rows": [MatrixRow(model=row.model, cells=row.cells[columns]) for row in analysis.matrix],
+            "matrix_columns": _column_pager(len(analysis.scenarios), columns, asked_columns),
+            "cols": asked_columns if asked_columns > 1 else None,
+            "tag_tables": tag_tables,
             "rows_page": page, "rows_pages": range(1, pages + 1) if pages > 1 else (),
             "rows_first": shown.start + 1, "rows_last": min(shown.stop, len(analysis.models)),
+            "plotly": PLOTLY_CARTESIAN if analysis.zones else PLOTLY_BASIC,
             "zone_lanes": ZONE_LANES, "zone_thirds": ZONE_THIRDS, "page": "analysis", **_nav(env),
         })
         # A page number past the last is shown the last page, but not stored under its own key.
         return CachedPage(title=_title("Analysis", env, flow, subset), content=content,
                           charts=bool(analysis.models),
-                          cacheable=bool(analysis.board.scenario_count) and page == asked)
+                          cacheable=bool(analysis.board.scenario_count) and page == asked and (
+                              asked_columns == 1 or columns.start // ANALYSIS_COLUMNS_PER_PAGE + 1 == asked_columns))
 
-    page = page_cached("analysis", (env, flow, subset, suite or "", asked), build,
+    page = page_cached("analysis", (env, flow, subset, suite or "", asked, asked_columns), build,
                        scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/analysis/analysis.html", {"page": page})
+
+
+def board_analysis_charts(env: str, flow: str, subset: str, suite: str | None) -> JsonResponse:
+    """What the analysis page's charts draw (every entry), fetched by its script once a chart is on
+    screen: the page itself carries none of it."""
+    def build() -> tuple[dict[str, object], bool]:
+        try:
+            analysis = board_analysis_get(env=env, flow=flow, subset=subset, suite=suite, matrix=False)
+        except (KeyError, ValueError):
+            raise Http404("no such board") from None
+        return analysis.chart_data(), bool(analysis.board.scenario_count)
+
+    data, _ = cached("analysis-charts", (env, flow, subset, suite or ""), build, keep=lambda built: built[1],
+                     scope=board_scope(env, flow, subset))
+    return JsonResponse(data)
 
 
 def _entries(env: str, flow: str, subset: str, suite: str | None) -> tuple[int, ...]:

@@ -14,13 +14,13 @@ from config.env import parse_bool
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.agents.requests import REQUEST_NOTES
 from evaluators.base import PROMPTS_PLATFORM, PromptSet, all_plugins, get_plugin
-from evaluators.settings import declared_defaults
+from evaluators.settings import EvaluationSettings, declared_defaults
 from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.cost import CostPoint, pareto_frontier, token_cost
 from leaderboard.models import ReportedResult, Scenario
 from leaderboard.prompt_sets import prompt_set_current, prompt_set_get
 from leaderboard.stats import CurvePoint, EntrySummary, summarise_entry
-from submissions.models import Submission, SubmissionResult
+from submissions.models import Submission
 from submissions.selectors import attempt_outcomes
 
 SUITE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,32}")
@@ -139,6 +139,8 @@ class Board:
     prompts: PromptSet | None = None
     #: Every prompt set the board has entries of, or that is current: one board generation each.
     generations: list[PromptGeneration] = field(default_factory=list)
+    #: How many entries the board has, where ``rows`` holds some of them only (the home page's cards).
+    entries: int | None = None
 
 
 @dataclass(frozen=True)
@@ -245,40 +247,59 @@ def _by_scenario(mapping: Any) -> dict[int, Any]:
     return {int(key): value for key, value in (mapping or {}).items()}
 
 
-def _stored_summary(submission: Submission, detail: bool) -> tuple[EntrySummary, datetime] | None:
-    try:
-        result = submission.result
-    except SubmissionResult.DoesNotExist:
-        return None
-    numbers = {name: getattr(result, name) for name in EntrySummary().numbers()
-               if name not in EntrySummary.PER_SCENARIO and name != "best_of_n"}
-    numbers["best_of_n"] = [CurvePoint(*point) for point in result.best_of_n or []]
-    # The per-scenario fields come with a detailed board only; a board's ties and its analysis read
-    # what they need of them from their own stored aggregates (``leaderboard.stored``).
-    loaded = EntrySummary.PER_SCENARIO if detail else ()
-    per_scenario: dict[str, Any] = {name: _by_scenario(getattr(result, name)) for name in loaded}
-    return EntrySummary(**numbers, **per_scenario), result.computed_at
+#: The numbers of an entry's stored result a board reads (its per-scenario fields only when detailed).
+_RESULT_NUMBERS = tuple(name for name in EntrySummary().numbers()
+                        if name not in EntrySummary.PER_SCENARIO and name != "best_of_n")
+_ENTRY_FIELDS = ("id", "model_id", "model__name", "team__name", "model__organisation", "model__parameter_count",
+                 "model__open_weights", "model__price_input_per_mtok", "model__price_output_per_mtok", "is_baseline",
+                 "status", "verified", "is_public", "source", "rescoring", "settings", "created_at",
+                 "result__computed_at", *(f"result__{name}" for name in _RESULT_NUMBERS))
+_DETAIL_FIELDS = tuple(f"result__{name}" for name in EntrySummary.PER_SCENARIO)
 
 
-#: What a board never reads of its entries' rows (the per-scenario results are read on demand).
-_UNREAD = ("api_key_encrypted", "missing_scenarios", "status_reason", "hidden_reason", "upload_path",
-           "endpoint_url", "endpoint_model", "upload_sha256")
-_PER_SCENARIO = tuple(f"result__{name}" for name in EntrySummary.PER_SCENARIO)
+@dataclass
+class _Entry:
+    """One submission of a board as its query returns it: plain values, no model instances (a full
+    board is hundreds of entries, and the home page builds ten boards)."""
+
+    values: dict[str, Any]
+
+    @property
+    def id(self) -> int:
+        return self.values["id"]
+
+    @property
+    def created_at(self) -> datetime:
+        return self.values["created_at"]
+
+    def summary(self, detail: bool) -> tuple[EntrySummary, datetime] | None:
+        """Its stored result's numbers and when they were computed; None without a stored result."""
+        stamp = self.values["result__computed_at"]
+        if stamp is None:
+            return None
+        numbers = {name: self.values[f"result__{name}"] for name in _RESULT_NUMBERS}
+        # Best-of-N curves come with the boards that draw them only.
+        numbers["best_of_n"] = [CurvePoint(*point) for point in self.values.get("result__best_of_n") or []]
+        # The per-scenario fields come with a detailed board only; a board's ties and its analysis
+        # read what they need of them from their own stored aggregates (``leaderboard.stored``).
+        per_scenario: dict[str, Any] = {name: _by_scenario(self.values[f"result__{name}"])
+                        for name in (EntrySummary.PER_SCENARIO if detail else ())}
+        return EntrySummary(**numbers, **per_scenario), stamp
 
 
-def _evaluations(submissions: list[Submission]) -> dict[int, Any]:
-    """Each submission's evaluation settings, read once per distinct stored form: a full board's
-    entries mostly share theirs."""
+def _evaluations(entries: list[_Entry], env: str, flow: str, subset: str) -> dict[int, EvaluationSettings]:
+    """Each entry's evaluation settings, read once per distinct stored form: a full board's entries
+    mostly share theirs."""
     import json
 
-    known: dict[str, Any] = {}
+    known: dict[str, EvaluationSettings] = {}
     evaluations = {}
-    for submission in submissions:
-        key = json.dumps([submission.environment_id, submission.flow, submission.subset, submission.settings],
-                         sort_keys=True, default=str)
+    for entry in entries:
+        settings = entry.values["settings"] or {}
+        key = json.dumps(settings, sort_keys=True, default=str)
         if key not in known:
-            known[key] = submission.evaluation_settings
-        evaluations[submission.id] = known[key]
+            known[key] = EvaluationSettings.from_mapping(settings, env, flow, subset=subset, platform=True)
+        evaluations[entry.id] = known[key]
     return evaluations
 
 
@@ -289,11 +310,12 @@ def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
 
 
 def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
-              filters: BoardFilter | None = None, detail: bool = False,
+              filters: BoardFilter | None = None, detail: bool = False, curves: bool = False,
               viewer_team_ids: Collection[int] = ()) -> Board:
     """One board; ``suite`` None is the environment's default suite. Unknown names raise
     KeyError (environment) or ValueError (flow, subset). ``detail`` also loads every entry's
-    per-scenario repeats and replay links (the analysis pages need them; the board does not)."""
+    per-scenario means, repeats and replay links, ``curves`` its best-of-N curve (the analysis
+    page draws them; the board does not)."""
     plugin = get_plugin(env)
     if suite and not SUITE_NAME.fullmatch(suite):
         raise ValueError("a suite is named by a slug")  # and a NUL byte would reach PostgreSQL
@@ -303,15 +325,16 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     queryset = (Submission.objects
                 .filter(visible_entries(viewer_team_ids), environment_id=env, flow=flow, subset=subset, suite=suite,
                         status__in=RANKED_STATUSES)
-                .select_related("model", "team", "result")
-                .defer(*_UNREAD, *([] if detail else _PER_SCENARIO)))
+                .order_by("-created_at", "-id")
+                .values(*_ENTRY_FIELDS, *(_DETAIL_FIELDS if detail else ()),
+                        *(("result__best_of_n",) if curves or detail else ())))
     current = prompt_set_current(env, suite, flow)
     shown_version = filters.prompts if filters is not None and filters.prompts else current.version
-    every = list(queryset)
-    evaluations = _evaluations(every)
+    every = [_Entry(values) for values in queryset]
+    evaluations = _evaluations(every, env, flow, subset)
     generations = _generations(every, evaluations, current, shown_version, (env, suite, flow))
-    submissions = [s for s in every if evaluations[s.id].prompt_version == shown_version]
-    stored = {s.id: _stored_summary(s, detail) for s in submissions}
+    entries = [entry for entry in every if evaluations[entry.id].prompt_version == shown_version]
+    stored = {entry.id: entry.summary(detail) for entry in entries}
     summaries: dict[int, EntrySummary] = {}
     stamps: dict[int, datetime] = {}
     for submission_id, found in stored.items():
@@ -324,29 +347,32 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
         for submission_id, outcomes in attempt_outcomes(missing, with_breakdown=bool(plugin.breakdown_keys)).items():
             summaries[submission_id] = summarise_entry(outcomes, plugin.breakdown_keys)
     rows = []
-    for submission in submissions:
-        summary = summaries[submission.id]
-        evaluation = evaluations[submission.id]
+    for entry in entries:
+        values = entry.values
+        summary = summaries[entry.id]
+        evaluation = evaluations[entry.id]
         rows.append(BoardRow(
-            submission_id=submission.id, model=submission.model.name, model_id=submission.model_id,
-            team=submission.team.name,
-            organisation=submission.model.organisation, parameter_count=submission.model.parameter_count,
-            open_weights=submission.model.open_weights, is_baseline=submission.is_baseline, status=submission.status,
-            verified=submission.verified, is_private=not (submission.is_public or submission.is_baseline),
-            rescoring=submission.rescoring if submission.source == Submission.Source.UPLOAD else "",
+            submission_id=entry.id, model=values["model__name"], model_id=values["model_id"],
+            team=values["team__name"], organisation=values["model__organisation"],
+            parameter_count=values["model__parameter_count"], open_weights=values["model__open_weights"],
+            is_baseline=values["is_baseline"], status=values["status"], verified=values["verified"],
+            is_private=not (values["is_public"] or values["is_baseline"]),
+            rescoring=values["rescoring"] if values["source"] == Submission.Source.UPLOAD else "",
             prompt_version=evaluation.prompt_version, variant=tuple(evaluation.variant_names()),
-            price_input_per_mtok=submission.model.price_input_per_mtok,
-            price_output_per_mtok=submission.model.price_output_per_mtok, submitted_at=submission.created_at,
-            result_stamp=stamps.get(submission.id), **summary.numbers()))
+            price_input_per_mtok=values["model__price_input_per_mtok"],
+            price_output_per_mtok=values["model__price_output_per_mtok"], submitted_at=entry.created_at,
+            result_stamp=stamps.get(entry.id), **summary.numbers()))
     if suite == "official":
         # Published numbers belong to the official scenarios only.
         rows.extend(_reported_rows(env, flow, subset))
     if filters is not None:
         rows = filters.apply(rows)
     # The plug-in's note (e.g. Sokoban's score floor) reads one field of each scenario, in the same query.
+    # So does the import-time check's status (one key of the tags, not all of them).
     note_field = f"data__{plugin.scenario_note_field}" if plugin.scenario_note_field else "key"
+    check = plugin.scenario_check
     shown = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
-                 .order_by("key").values_list("key", "tags", note_field))
+                 .order_by("key").values_list("key", f"tags__{check}" if check else "key", note_field))
     for row in rows:
         row.board_scenarios = len(shown)
     rank_reported = filters is not None and filters.rank_reported
@@ -363,8 +389,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     _mark_ties(rows)
     if filters is not None:
         rows = filters.found(rows)
-    check = plugin.scenario_check
-    checks = {key: tags.get(check) for key, tags, _ in shown if check and isinstance(tags, dict) and tags.get(check)}
+    checks = {key: status for key, status, _ in shown if check and status}
     return Board(env=env, title=plugin.title, score_label=plugin.score_label, flow=flow, subset=subset, suite=suite,
                  scenario_count=len(shown), has_action_diagnostics=plugin.has_action_diagnostics,
                  breakdown_keys=plugin.breakdown_keys, rows=rows, checked_scenarios=len(checks),
@@ -374,7 +399,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
                  generations=generations)
 
 
-def _generations(submissions: list[Submission], evaluations: dict[int, Any], current: PromptSet, shown: str,
+def _generations(submissions: list[_Entry], evaluations: dict[int, EvaluationSettings], current: PromptSet, shown: str,
                  board: tuple[str, str, str]) -> list[PromptGeneration]:
     """The board's generations: the current prompt set's first, then the others newest entry first."""
     counts: dict[str, int] = {}

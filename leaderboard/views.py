@@ -5,6 +5,8 @@ board cache (``leaderboard.cache``) until a write changes a board.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -24,6 +26,8 @@ from leaderboard.selectors import (
     Board,
     BoardFilter,
     BoardSort,
+    Overview,
+    OverviewRow,
     board_get,
     board_organisations,
     metric_card,
@@ -67,9 +71,19 @@ def board_storable(board: Board, filters: BoardFilter, organisations: list[str] 
     return filters.organisation.casefold() in {name.casefold() for name in known}
 
 
+#: Rows of each board the home page shows (the board's page has them all), and the models of its
+#: overview: those among the first of any column, and the baselines. ``?models=all`` lists every
+#: model instead, a page at a time. With 200 entries a board, every row on one page made 1.5 MiB.
+HOME_BOARD_ROWS = 10
+OVERVIEW_TOP = 10
+OVERVIEW_ROWS_PER_PAGE = 100
+
+
 def home(request: HttpRequest) -> HttpResponse:
     subset = request.GET.get("overview", "mini")
     subset = subset if subset in ("mini", "full") else "mini"
+    every_model = request.GET.get("models") == "all"
+    asked = page_number(request) if every_model else 1
 
     def build() -> CachedPage:
         sections: list[dict[str, Any]] = []
@@ -80,12 +94,75 @@ def home(request: HttpRequest) -> HttpResponse:
             sections.append({"plugin": plugin, "suite": suite, "boards": boards})
         # The sections already built every board of the default suites: the overview reuses them.
         overview = overview_get(subset=subset, boards=[board for section in sections for board in section["boards"]])
+        models = len(overview.rows)
+        pager = None
+        if every_model:
+            pager = Pager.of(models, asked, OVERVIEW_ROWS_PER_PAGE, f"overview={subset}&models=all")
+            overview.rows = overview.rows[pager.rows]
+        else:
+            overview.rows = overview_top(overview, OVERVIEW_TOP)
+        for section in sections:
+            for board in section["boards"]:
+                board.entries = len(board.rows)
+                board.rows = board.rows[:HOME_BOARD_ROWS]
         content = render_to_string("leaderboard/_home_content.html", {
-            "sections": sections, "overview": overview, **environments(request)})
-        return CachedPage(title="MageBench Leaderboard", content=content)
+            "sections": [] if every_model else sections, "overview": overview, "models": models,
+            "every_model": every_model, "pager": pager, "overview_top": OVERVIEW_TOP, **environments(request)})
+        return CachedPage(title="MageBench Leaderboard", content=content,
+                          cacheable=pager is None or pager.page == asked)
 
-    page = page_cached("home", (subset,), build, scope=HOME)
+    page = page_cached("home", (subset, every_model, asked), build, scope=HOME)
     return render(request, "leaderboard/home.html", {"page": page})
+
+
+def overview_top(overview: Overview, top: int) -> list[OverviewRow]:
+    """The overview's baselines and every model whose entry is among the ``top`` best of a column."""
+    best: set[int] = set()
+    for index in range(len(overview.columns)):
+        cells = [(cell.mean, position) for position, row in enumerate(overview.rows)
+                 if not row.is_baseline and (cell := row.cells[index]) is not None and cell.mean is not None]
+        best.update(position for _, position in sorted(cells, key=lambda c: (-(c[0] or 0.0), c[1]))[:top])
+    return [row for position, row in enumerate(overview.rows) if row.is_baseline or position in best]
+
+
+#: Rows of a board on one page: a full board of 200 entries was 250–430 KiB of HTML on one page.
+BOARD_ROWS_PER_PAGE = 100
+
+
+def page_number(request: HttpRequest) -> int:
+    """The ``page`` the query asks for (1 when it names none, or not a number)."""
+    try:
+        return max(1, int(request.GET.get("page", "")))
+    except ValueError:
+        return 1
+
+
+@dataclass(frozen=True)
+class Pager:
+    """Which rows of a paged table one page shows, and the links to the others."""
+
+    page: int
+    pages: int
+    first: int
+    last: int
+    total: int
+    #: The page's query without ``page``, for the links to the others.
+    query: str
+
+    @property
+    def numbers(self) -> range:
+        return range(1, self.pages + 1)
+
+    @classmethod
+    def of(cls, total: int, asked: int, per_page: int, query: str) -> Pager:
+        pages = max(1, math.ceil(total / per_page))
+        page = min(asked, pages)
+        return cls(page=page, pages=pages, first=(page - 1) * per_page + 1, last=min(page * per_page, total),
+                   total=total, query=query)
+
+    @property
+    def rows(self) -> slice:
+        return slice(self.first - 1, self.last)
 
 
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
@@ -93,21 +170,29 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
     # The sort is validated against the board's columns: it adds at most a few entries per query.
     order = BoardSort.from_query(request.GET)
     key = board_key(request, env, flow, subset)
+    asked = page_number(request)
 
     def build() -> CachedPage:
         data = _board_or_404(request, env, flow, subset, filters, viewer_team_ids=key[-1])
         data.rows = order.apply(data.rows)
+        query = filters.query(suite=data.suite)
+        if order.column:
+            query += f"&sort={order.column}&dir={order.direction}"
+        pager = Pager.of(len(data.rows), asked, BOARD_ROWS_PER_PAGE, query)
+        data.rows = data.rows[pager.rows]
         organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
         content = render_to_string("leaderboard/_board_content.html", {
             "filters": filters, "order": order, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
             "organisations": organisations, "export_query": filters.query(suite=data.suite),
             # Only the environment's own flows get a tab (an environment may have one flow only).
             "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
+            "pager": pager,
         })
+        # A page past the last is shown the last one, but not stored under its own key.
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
-                          cacheable=board_storable(data, filters, organisations))
+                          cacheable=board_storable(data, filters, organisations) and pager.page == asked)
 
-    page = page_cached("board", (*key, order), build, scope=board_scope(env, flow, subset))
+    page = page_cached("board", (*key, order, asked), build, scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/board.html", {"page": page})
 
 

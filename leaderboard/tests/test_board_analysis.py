@@ -316,8 +316,13 @@ def test_the_analysis_and_compare_pages_of_a_seeded_sokoban_board_render(client,
     assert page.status_code == 200
     html = page.content.decode()
     for text in ("Error breakdown", "IA %", "Best of N", "N = 2", "Variant", "Boxes", "Per scenario",
-                 "Lab model", "Other model", 'id="analysis-data"', "vendor/plotly.min.js", "js/analysis.js"):
+                 "Lab model", "Other model", 'id="analysis-charts"', "vendor/plotly-basic.min.js", "js/analysis.js"):
         assert text in html, text
+    # The charts' data is fetched by the page's script, not carried by the page.
+    assert "analysis-data" not in html and "vendor/plotly.min.js" not in html
+    charts = client.get(reverse("board-analysis", args=["sokoban", "global", "mini"]),
+                        {"suite": "fixture", "charts": 1})
+    assert {curve["label"] for curve in charts.json()["curves"]} == {"Lab model", "Other model"}
     attempt = Attempt.objects.filter(submission=first, repeat=0).order_by("scenario__key").first()
     assert reverse("attempt-replay", args=[attempt.id]) in html
     assert client.get(reverse("attempt-replay", args=[attempt.id])).status_code == 200
@@ -328,7 +333,7 @@ def test_the_analysis_and_compare_pages_of_a_seeded_sokoban_board_render(client,
     assert compare.status_code == 200
     html = compare.content.decode()
     for text in ("Paired t-test", "Mean difference (A − B)", "Both fail", "median of all per-scenario means",
-                 'id="compare-data"', 'id="compare-a"', f'value="{second.id}" selected'):
+                 'id="compare-data"', 'id="compare-a"', f'value="{second.id}" selected', "vendor/plotly-basic.min.js"):
         assert text in html, text
     assert reverse("board-analysis", args=["sokoban", "global", "mini"]) in html
 
@@ -340,7 +345,7 @@ def test_the_analysis_pages_of_empty_football_and_webui_boards_render_a_friendly
             assert response.status_code == 200, (env, name)
             html = response.content.decode()
             assert "No finished submissions" in html or "needs two finished submissions" in html
-            assert "plotly.min.js" not in html and "analysis-data" not in html
+            assert "plotly" not in html and "analysis-charts" not in html
 
 
 def test_the_football_analysis_page_offers_a_zone_heatmap_per_model(client, fixture_scenarios):
@@ -348,6 +353,8 @@ def test_the_football_analysis_page_offers_a_zone_heatmap_per_model(client, fixt
     url = reverse("board-analysis", args=["football", "online", "mini"]) + "?suite=fixture"
     html = client.get(url).content.decode()
     assert 'id="zone-model"' in html and 'id="chart-zones"' in html and "Category" in html and "Striker" in html
+    # The heatmap needs the cartesian bundle; the other analysis pages draw with the basic one.
+    assert "vendor/plotly-cartesian.min.js" in html
     compare = client.get(reverse("board-compare", args=["football", "online", "mini"]) + "?suite=fixture")
     assert compare.status_code == 200 and "it has only one so far" in compare.content.decode()
 

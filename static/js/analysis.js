@@ -1,8 +1,9 @@
-// Charts of a board's analysis and comparison pages, drawn from the JSON the server embeds.
+// Charts of a board's analysis and comparison pages. The comparison's data is embedded in its page,
+// whose chart is at the top and whose plotly.js is loaded with it; the analysis page fetches its
+// charts' data, and the plotly.js bundle it names, once one of its charts is on screen.
 (function () {
   "use strict";
-  const Plotly = window.Plotly;
-  if (!Plotly) return;
+  let Plotly = window.Plotly;
 
   const CONFIG = { displayModeBar: false, responsive: true };
   const FONT = { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 };
@@ -168,14 +169,53 @@
     });
   }
 
-  const analysis = readJson("analysis-data");
-  if (analysis) {
+  function drawAnalysis(analysis) {
     drawErrors(analysis);
     drawLost(analysis);
     drawCurves(analysis);
     drawTags(analysis);
     drawZones(analysis);
   }
+
+  // The bundle named by the page, added once (a script from the site's own origin, as the policy allows).
+  function loadPlotly(src) {
+    if (window.Plotly) return Promise.resolve(window.Plotly);
+    return new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = src;
+      script.addEventListener("load", () => resolve(window.Plotly));
+      script.addEventListener("error", reject);
+      document.head.appendChild(script);
+    });
+  }
+
   const comparison = readJson("compare-data");
-  if (comparison) drawComparison(comparison);
+  if (comparison && Plotly) drawComparison(comparison);
+
+  const source = document.getElementById("analysis-charts");
+  const charts = Array.from(document.querySelectorAll(".analysis-section .chart"));
+  if (source && charts.length) {
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      const data = fetch(source.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then((response) => (response.ok ? response.json() : null));
+      Promise.all([loadPlotly(source.dataset.plotly), data]).then(([loaded, analysis]) => {
+        Plotly = loaded;
+        if (Plotly && analysis) drawAnalysis(analysis);
+      }).catch(() => {});
+    };
+    if ("IntersectionObserver" in window) {
+      const watcher = new IntersectionObserver((seen) => {
+        if (seen.some((entry) => entry.isIntersecting)) {
+          watcher.disconnect();
+          start();
+        }
+      }, { rootMargin: "300px 0px" });
+      charts.forEach((chart) => watcher.observe(chart));
+    } else {
+      start();
+    }
+  }
 })();

@@ -58,6 +58,15 @@
       // Scores and dates start high-to-low, names and ranks low-to-high (as the server's default).
       const first = ["rank", "model", "team", "tokens", "cost"].includes(th.dataset.col) ? "asc" : "desc";
       const dir = th.classList.contains("sorted") ? (th.dataset.dir === "asc" ? "desc" : "asc") : first;
+      if (table.hasAttribute("data-paged") && th.dataset.col) {
+        // One page of the board holds some of its rows only: the server sorts them all, from the first page.
+        const url = new URL(window.location.href);
+        url.searchParams.set("sort", th.dataset.col);
+        url.searchParams.set("dir", dir);
+        url.searchParams.delete("page");
+        window.location.assign(url.toString());
+        return;
+      }
       const rows = entries();
       rows.sort((a, b) => {
         const x = value(a, column, kind), y = value(b, column, kind);
