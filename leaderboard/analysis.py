@@ -377,12 +377,20 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
     plugin = get_plugin(env)
     models = _model_refs(board.rows)
     scenarios = suite_scenarios_get(env, board.suite)
-    aggregates = entry_aggregates(board.rows, scenarios, plugin.tag_groups, subset)
+    analysis = BoardAnalysis(board=board, models=models, scenarios=[])
+    if page is not None:
+        analysis.pages = max(1, math.ceil(len(models) / per_page))
+        analysis.page = min(max(page, 1), analysis.pages)
+        analysis.rows = slice((analysis.page - 1) * per_page, analysis.page * per_page)
+    # A page of the analysis reads the tag means and zone grids of its own entries only.
+    paged = models[analysis.rows] if page is not None else models
+    aggregates = entry_aggregates(board.rows, scenarios, plugin.tag_groups, subset,
+                                  full=[m.submission_id for m in paged] if page is not None else None)
     # A scenario that left the subset after a submission ran still has its scores on the board.
     shown = _scenario_refs(scenarios, scenarios.subset_ids(subset).union(
         *(aggregate.extra for aggregate in aggregates.values())))
     rows = {row.submission_id: row for row in board.rows}
-    analysis = BoardAnalysis(board=board, models=models, scenarios=shown)
+    analysis.scenarios = shown
     empty = EntryAggregate()
 
     def aggregate_of(model: ModelRef) -> EntryAggregate:
@@ -403,24 +411,26 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
         if not values:
             continue
         tag_rows = []
-        for model in models:
+        for model in paged:
             by_value = aggregate_of(model).tag_means.get(tag, {})
             found = [by_value.get(value) for value in values]
             tag_rows.append(TagRow(model=model, means=[cell[0] if cell else None for cell in found],
                                    counts=[cell[1] if cell else 0 for cell in found]))
         analysis.tags.append(TagBreakdown(tag=tag, label=label, values=values, rows=tag_rows))
     if any(zone_index(s.tags.get("zone")) for s in shown):
-        analysis.zones = [ZoneGrid(model=m, means=zones["means"], counts=zones["counts"]) for m in models
-                          if (zones := aggregate_of(m).zones) is not None and aggregate_of(m).low is not None]
+        # On a page, the entries of other pages are listed (the chart's model picker) with no grid:
+        # the chart reads every grid from the charts' data.
+        for model in models:
+            aggregate = aggregate_of(model)
+            if aggregate.low is None or (aggregate.zones is None and page is None):
+                continue
+            grid = aggregate.zones or {"means": [], "counts": []}
+            analysis.zones.append(ZoneGrid(model=model, means=grid["means"], counts=grid["counts"]))
 
     lows = [a.low for a in aggregates.values() if a.low is not None]
     highs = [a.high for a in aggregates.values() if a.high is not None]
     low, high = (min(lows), max(highs)) if lows else (0.0, 0.0)
-    if page is not None:
-        analysis.pages = max(1, math.ceil(len(models) / per_page))
-        analysis.page = min(max(page, 1), analysis.pages)
-        analysis.rows = slice((analysis.page - 1) * per_page, analysis.page * per_page)
-    built = models[analysis.rows] if matrix else []
+    built = paged if matrix else []
     matrix_entries = [rows[m.submission_id] for m in built if m.submission_id is not None]
     stored = stored_per_scenario([row.submission_id for row in matrix_entries  # type: ignore[misc]
                                   if row.result_stamp is not None and not row.scenario_scores],

@@ -89,7 +89,7 @@ def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> Ht
             tag_tables.append({
                 "breakdown": breakdown, "values": breakdown.values[wide],
                 "rows": [TagRow(model=r.model, means=r.means[wide], counts=r.counts[wide])
-                         for r in breakdown.rows[shown]],
+                         for r in breakdown.rows],
                 "columns": _column_pager(len(breakdown.values), wide, asked_columns)})
         content = render_to_string("leaderboard/analysis/_analysis_content.html", {
             "board": analysis.board, "analysis": analysis,

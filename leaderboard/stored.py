@@ -26,7 +26,7 @@ import hashlib
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -229,19 +229,30 @@ def entry_aggregate(means: dict[int, float], scenarios: SuiteScenarios, tag_grou
 
 
 def entry_aggregates(rows: Sequence[BoardRow], scenarios: SuiteScenarios, tag_groups: Sequence[tuple[str, str]],
-                     subset: str) -> dict[int, EntryAggregate]:
+                     subset: str, *, full: Collection[int] | None = None) -> dict[int, EntryAggregate]:
     """Each row's aggregate: stored where current (same result, same scenarios), else computed from
-    its per-scenario means and stored."""
+    its per-scenario means and stored. ``full`` names the entries whose tag means and zone grids are
+    read (None: all); the others' come with their range and extra scenarios only (a page of the
+    analysis shows some entries' tables, and WebUI's per-page tag is a mean per scenario)."""
+    from django.db.models import Case, JSONField, Value, When
+
     entries = [row for row in rows if row.submission_id is not None]
     found: dict[int, EntryAggregate] = {}
     stamped = {row.submission_id: row for row in entries if row.result_stamp is not None}
     if stamped:
-        for result_id, computed_from, digest, tag_means, zones, low, high, extra in (
-                EntryAnalysis.objects.filter(result_id__in=list(stamped))
-                .values_list("result_id", "computed_from", "scenarios_digest", "tag_means", "zones", "low", "high",
-                             "extra_scenarios")):
+        queryset = EntryAnalysis.objects.filter(result_id__in=list(stamped))
+        if full is not None:
+            wanted = sorted(set(full))
+            queryset = queryset.annotate(
+                tags_read=Case(When(result_id__in=wanted, then="tag_means"), default=Value(None),
+                               output_field=JSONField()),
+                zones_read=Case(When(result_id__in=wanted, then="zones"), default=Value(None),
+                                output_field=JSONField()))
+        for result_id, computed_from, digest, tag_means, zones, low, high, extra in queryset.values_list(
+                "result_id", "computed_from", "scenarios_digest", "tag_means" if full is None else "tags_read",
+                "zones" if full is None else "zones_read", "low", "high", "extra_scenarios"):
             if computed_from == stamped[result_id].result_stamp and digest == scenarios.digest:
-                found[result_id] = EntryAggregate(tag_means=tag_means, zones=zones, low=low, high=high,
+                found[result_id] = EntryAggregate(tag_means=tag_means or {}, zones=zones, low=low, high=high,
                                                   extra=list(extra))
     missing = [row for row in entries if row.submission_id not in found]
     if missing:
