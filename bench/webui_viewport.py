@@ -26,20 +26,20 @@ HEIGHTS = (1080, 937)
 REPLIES = ("perfect", "degraded")
 
 
-def measure(pages: list[Path]) -> tuple[list[dict[str, Any]], str]:
+def measure(pages: list[Path]) -> tuple[list[dict[Any, Any]], str]:
     from evaluators.tests.webui_pages import aes, reply_folder
     from evaluators.webui.baselines import page_files
     from evaluators.webui.render import PageRenderer
     from evaluators.webui.selenium_compat import load_actions
 
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[Any, Any]] = []
     scratch = Path(tempfile.mkdtemp(prefix="webui-viewport-"))
     try:
         with PageRenderer() as renderer:
             for page in pages:
                 started = time.monotonic()
                 actions = load_actions(page / "actions.py")
-                row: dict[str, Any] = {"page": page.name}
+                row: dict[Any, Any] = {"page": page.name}
                 for reply in REPLIES:
                     folder = reply_folder(page, page_files(page, degrade=reply == "degraded"),
                                           scratch / f"{page.name}-{reply}")
@@ -55,7 +55,7 @@ def measure(pages: list[Path]) -> tuple[list[dict[str, Any]], str]:
     return rows, chromium
 
 
-def report(rows: list[dict[str, Any]], chromium: str) -> str:
+def report(rows: list[dict[Any, Any]], chromium: str) -> str:
     lines = [f"# WebUI scores at a 1920×1080 and a 1920×937 viewport (Chromium {chromium})", "",
              "AES in %, official rule; target and reply rendered at the same height.", "",
              "| page | perfect 1080 | perfect 937 | degraded 1080 | degraded 937 | Δ degraded |",
