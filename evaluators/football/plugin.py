@@ -39,8 +39,8 @@ class FootballPlugin(EnvironmentPlugin):
     PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset({"action_long_pass", "action_high_pass", "action_short_pass"})
     setting_options: ClassVar[Mapping[str, SettingOption]] = OPTIONS
     queue: ClassVar[str | None] = "engine"
-    # gfootball's engine and Mesa's software renderer: about 700 MiB at their peak (measured).
-    attempt_memory_mb: ClassVar[int] = 800
+    # A worker process with gfootball's engine and Mesa's renderer: 950 MiB at its peak (bench/scale.py).
+    attempt_memory_mb: ClassVar[int] = 1000
     # About 0.5 s of engine and rendering work per 3 s model call.
     attempts_per_core: ClassVar[int] = 4
     queue_work: ClassVar[str] = "the Football engine"

@@ -36,8 +36,8 @@ class SokobanPlugin(EnvironmentPlugin):
     position: ClassVar[int] = 1
     score_hint: ClassVar[str] = "reward score (100 = optimal)"
     queue_work: ClassVar[str] = "Sokoban"
-    # A pickled level and its frames: about 130 MiB in a worker (measured).
-    attempt_memory_mb: ClassVar[int] = 150
+    # A worker process playing levels: 360 MiB at its peak (bench/scale.py).
+    attempt_memory_mb: ClassVar[int] = 400
     # Milliseconds of work per model call: the worker mostly waits.
     attempts_per_core: ClassVar[int] = 8
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("variant", "Variant"), ("boxes", "Boxes"))

@@ -35,8 +35,9 @@ class WebUIPlugin(EnvironmentPlugin):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
     setting_options: ClassVar[Mapping[str, SettingOption]] = OPTIONS
     queue: ClassVar[str | None] = "browser"
-    # The worker's Chromium (browser, renderer and GPU processes) and the page's evaluation.
-    attempt_memory_mb: ClassVar[int] = 700
+    # A worker process with its Chromium (browser, renderer and GPU processes): 1.5 GiB at its peak
+    # (bench/scale.py).
+    attempt_memory_mb: ClassVar[int] = 1500
     # A Global attempt is one model call, then seconds of rendering and scoring.
     attempts_per_core: ClassVar[int] = 2
     queue_work: ClassVar[str] = "WebUI pages in Chromium"
