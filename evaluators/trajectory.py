@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,19 +28,21 @@ class TrajectoryRecorder:
         self.calls: list[dict[str, Any]] = []
         self.steps: list[dict[str, Any]] = []
         self.meta: dict[str, Any] = {}
-        self._image_names: dict[int, str] = {}
+        # By identity, with a weak reference to tell a live image from a new one that took the id
+        # of a collected one (ids are reused once an object is gone).
+        self._image_names: dict[int, tuple[weakref.ref[Image.Image], str]] = {}
 
     def frame(self, image: Image.Image) -> str:
         """Store a frame once (by identity) and return its file name."""
         known = self._image_names.get(id(image))
-        if known is not None:
-            return known
+        if known is not None and known[0]() is image:
+            return known[1]
         name = f"frame_{len(self.frames):04d}.png"
         # Replay frames are written at every step: fast compression costs a few KB and saves ~90% of
         # the encoding time, which otherwise dominates a Sokoban episode.
         image.save(self.directory / name, format="PNG", compress_level=1)
         self.frames.append(name)
-        self._image_names[id(image)] = name
+        self._image_names[id(image)] = (weakref.ref(image), name)
         return name
 
     def record_call(self, call: dict[str, Any]) -> int:

@@ -278,3 +278,17 @@ def test_images_go_out_labelled_image_jpeg_as_officially_and_image_png_only_with
     assert urls[1].startswith("data:image/png;base64,iVBORw0KGgo")
     assert urls[0].split(",")[1] == urls[1].split(",")[1]
     assert effective_settings("sokoban", "online", {"png_image_label": True}).variant_names() == ["png_image_label"]
+
+
+def test_a_frame_recorded_after_another_was_freed_is_stored_as_its_own_picture(tmp_path):
+    # A freed image's id is soon reused by a new one: the recorder must not take the new frame for the old.
+    recorder = TrajectoryRecorder(tmp_path)
+    names = []
+    for shade in range(40):
+        names.append(recorder.frame(Image.new("RGB", (4, 4), (shade, 0, 0))))
+    assert len(set(names)) == 40
+    for shade, name in enumerate(names):
+        with Image.open(tmp_path / name) as stored:
+            assert stored.getpixel((0, 0)) == (shade, 0, 0)
+    image = Image.new("RGB", (4, 4))
+    assert recorder.frame(image) == recorder.frame(image)  # the same live image is stored once
