@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from evaluators.base import PROMPTS_PLATFORM, PromptSet, get_plugin
+from evaluators.base import PromptSet, get_plugin
 from leaderboard.models import SuitePromptSet
 
 _COMMON = tuple(f.name for f in fields(PromptSet) if f.name not in ("version", "source", "extra"))
@@ -44,19 +44,14 @@ def prompt_set_get(env: str, suite: str, flow: str, version: str) -> PromptSet |
 
 def prompt_sets_for_run(env: str, suite: str, flow: str, version: str) -> dict[str, PromptSet]:
     """The sets an attempt of ``flow`` frozen at ``version`` plays with, by flow: its own, and those of
-    the other flows read in the same import (WebUI Online opens with a Global generation). A version
-    the catalogue no longer knows (an older platform wording) plays with the plug-in's current one."""
-    own = prompt_set_get(env, suite, flow, version)
-    if own is None or own.source == PROMPTS_PLATFORM:
+    the other flows read in the same import (WebUI Online opens with a Global generation). Empty for
+    the platform's wording, which the plug-in supplies (an earlier platform version included: its
+    texts are no longer held, and the plug-in's current ones are played)."""
+    row = prompt_set_row(env, suite, flow, version)
+    if row is None:
         return {}
-    row = SuitePromptSet.objects.get(environment_id=env, suite=suite, flow=flow, version=version)
     siblings = SuitePromptSet.objects.filter(environment_id=env, suite=suite, checkout_digest=row.checkout_digest)
     return {sibling.flow: _from_row(sibling) for sibling in siblings}
-
-
-def prompt_set_versions(env: str, suite: str, flow: str) -> list[SuitePromptSet]:
-    """The stored sets of a board, oldest first."""
-    return list(SuitePromptSet.objects.filter(environment_id=env, suite=suite, flow=flow))
 
 
 def prompt_set_row(env: str, suite: str, flow: str, version: str) -> SuitePromptSet | None:
