@@ -15,6 +15,7 @@ from typing import Any
 
 from PIL import Image
 
+from evaluators.images import png_bytes
 from evaluators.paths import shown
 
 INDEX_NAME = "trajectory.json"
@@ -38,9 +39,8 @@ class TrajectoryRecorder:
         if known is not None and known[0]() is image:
             return known[1]
         name = f"frame_{len(self.frames):04d}.png"
-        # Replay frames are written at every step: fast compression costs a few KB and saves ~90% of
-        # the encoding time, which otherwise dominates a Sokoban episode.
-        image.save(self.directory / name, format="PNG", compress_level=1)
+        # The bytes the model was sent, when it was sent this image: one encoding for both.
+        (self.directory / name).write_bytes(png_bytes(image))
         self.frames.append(name)
         self._image_names[id(image)] = (weakref.ref(image), name)
         return name

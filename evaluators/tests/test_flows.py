@@ -292,3 +292,25 @@ def test_a_frame_recorded_after_another_was_freed_is_stored_as_its_own_picture(t
             assert stored.getpixel((0, 0)) == (shade, 0, 0)
     image = Image.new("RGB", (4, 4))
     assert recorder.frame(image) == recorder.frame(image)  # the same live image is stored once
+
+
+def test_a_frame_sent_to_the_model_and_kept_for_the_replay_is_encoded_once(tmp_path, monkeypatch):
+    import base64
+
+    from evaluators import images
+
+    encodings = []
+    real_save = Image.Image.save
+
+    def counting_save(self, fp, *args, **kwargs):
+        encodings.append(kwargs.get("format"))
+        return real_save(self, fp, *args, **kwargs)
+
+    monkeypatch.setattr(Image.Image, "save", counting_save)
+    frame = Image.new("RGB", (64, 36), (10, 120, 30))
+    url = image_part(frame)["image_url"]["url"]
+    name = TrajectoryRecorder(tmp_path).frame(frame)
+    assert encodings == ["PNG"]
+    assert (tmp_path / name).read_bytes() == base64.b64decode(url.split(",", 1)[1]) == images.png_bytes(frame)
+    image_part(Image.new("RGB", (64, 36), (10, 120, 30)))  # another image, though alike, is encoded anew
+    assert encodings == ["PNG", "PNG"]
