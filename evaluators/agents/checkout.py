@@ -504,13 +504,27 @@ class OfficialCheckout:
 
     # the flows
 
+    def _flow_call(self, path: str, cls: str, generator: str) -> tuple[SourceFile, ast.FunctionDef, ast.Call]:
+        """A flow file's ``cls.run`` and its one call of ``generator``, once the client is checked."""
+        self.check_client()
+        source = self.source(path)
+        run = source.method(cls, "run")
+        return source, run, _single_call(source, run, generator)
+
+    def global_prompt_set(self, system: str, task: str, *, observation_lead: str = "") -> PromptSet:
+        """The Global flow's prompt set for ``task``: the rules ``system``, the flow's format for the task
+        and its text for a left-out image; the Online flow's regenerate text stands in for the one the
+        Global flow lacks (sent only by the labelled parse-retry option)."""
+        return build_prompt_set(
+            system=system,
+            format_instruction=self.task_text(GLOBAL_FLOW, "GlobalPlan", "special_prompt_for_task", task),
+            regenerate=self.online_flow.regenerate, unavailable_image=self.global_flow.unavailable_image,
+            observation_lead=observation_lead)
+
     @cached_property
     def global_flow(self) -> GlobalFlowTexts:
         """Checks Flow/GlobalPlanning.py's request and reads its own text."""
-        self.check_client()
-        source = self.source(GLOBAL_FLOW)
-        run = source.method("GlobalPlan", "run")
-        call = _single_call(source, run, "self.generator")
+        source, run, call = self._flow_call(GLOBAL_FLOW, "GlobalPlan", "self.generator")
         messages = _traced_messages(source, run, call.args[0] if call.args else None, call)
         source.roles(messages, ["system", "user"], call)
         system, user = messages
@@ -528,10 +542,7 @@ class OfficialCheckout:
     @cached_property
     def online_flow(self) -> OnlineFlowTexts:
         """Checks Flow/Online_HL_FBandSB.py's requests and reads its own texts."""
-        self.check_client()
-        source = self.source(ONLINE_FLOW)
-        run = source.method("OnlinePlan", "run")
-        call = _single_call(source, run, "self.generator")
+        source, run, call = self._flow_call(ONLINE_FLOW, "OnlinePlan", "self.generator")
         sent = call.args[0] if call.args else None
         if not isinstance(sent, ast.Name):
             raise source.refused(call, "the generator is no longer sent a named message list")
@@ -601,10 +612,7 @@ class OfficialCheckout:
     def webui_online_flow(self) -> dict[str, str]:
         """Checks Flow/Online_Web_CoT_Natural.py's requests and reads its texts: the code templates
         (``code_html``, ``code_css``, ``code_javascript``), ``refine``, ``no_code`` and ``continuation``."""
-        self.check_client()
-        source = self.source(WEBUI_ONLINE_FLOW)
-        run = source.method("OnlinePlan", "run")
-        call = _single_call(source, run, "self.generate_with_continue")
+        source, run, call = self._flow_call(WEBUI_ONLINE_FLOW, "OnlinePlan", "self.generate_with_continue")
         sent = call.args[0] if call.args else None
         assign = assigned_before(run.body, call, sent.id) if isinstance(sent, ast.Name) else None
         value = assign.value if assign else None

@@ -7,7 +7,7 @@ only by the labelled parse-retry option.
 """
 from __future__ import annotations
 
-from evaluators.agents.checkout import GLOBAL_FLOW, ONLINE_FLOW, OfficialCheckout, build_prompt_set
+from evaluators.agents.checkout import ONLINE_FLOW, OfficialCheckout, build_prompt_set
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet
 
 ENV_FILE = "env/sokoban_env.py"
@@ -22,15 +22,9 @@ def official_prompt_set(checkout: OfficialCheckout, flow: str) -> PromptSet | No
     system = checkout.returned_text(ENV_FILE, ENV_CLASS, "system_prompt")
     # Official Sokoban frames come without a text ("" here); one put before them is read like Football's.
     lead = checkout.frame_lead(ENV_FILE, ENV_CLASS, ["__init__", "take_action"])
-    online = checkout.online_flow
     if flow == FLOW_GLOBAL:
-        return build_prompt_set(
-            system=system,
-            format_instruction=checkout.task_text(GLOBAL_FLOW, "GlobalPlan", "special_prompt_for_task", TASK),
-            regenerate=online.regenerate,
-            unavailable_image=checkout.global_flow.unavailable_image,
-            observation_lead=lead,
-        )
+        return checkout.global_prompt_set(system, TASK, observation_lead=lead)
+    online = checkout.online_flow
     return build_prompt_set(
         system=system,
         format_instruction=checkout.task_text(ONLINE_FLOW, "OnlinePlan", "special_prompt_for_task", TASK),

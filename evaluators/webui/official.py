@@ -11,7 +11,7 @@ by the labelled parse-retry option, and its text for a left-out image for images
 """
 from __future__ import annotations
 
-from evaluators.agents.checkout import GLOBAL_FLOW, OfficialCheckout, build_prompt_set
+from evaluators.agents.checkout import OfficialCheckout, build_prompt_set
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet
 
 ENV_FILE = "env/WebUI_env.py"
@@ -24,17 +24,8 @@ def official_prompt_set(checkout: OfficialCheckout, flow: str) -> PromptSet | No
     if flow not in (FLOW_GLOBAL, FLOW_ONLINE):
         return None
     system = checkout.returned_text(ENV_FILE, ENV_CLASS, "system_prompt")
-    online = checkout.online_flow
     if flow == FLOW_GLOBAL:
-        return build_prompt_set(
-            system=system,
-            format_instruction=checkout.task_text(GLOBAL_FLOW, "GlobalPlan", "special_prompt_for_task", TASK),
-            regenerate=online.regenerate,
-            unavailable_image=checkout.global_flow.unavailable_image,
-        )
-    return build_prompt_set(
-        system=system,
-        regenerate=online.regenerate,
-        unavailable_image=online.unavailable_image,
-        extra=checkout.webui_online_flow,
-    )
+        return checkout.global_prompt_set(system, TASK)
+    online = checkout.online_flow
+    return build_prompt_set(system=system, regenerate=online.regenerate, unavailable_image=online.unavailable_image,
+                            extra=checkout.webui_online_flow)
