@@ -140,7 +140,9 @@ def _viewable(access: Access, submission: Submission) -> Submission:
 
 def _prompts_of(submission: Submission) -> dict[str, Any]:
     """The prompt set the submission froze: its version, and its texts where the catalogue holds them."""
-    version = submission.evaluation_settings.prompt_version
+    # Read as stored: the page shows whatever a row froze, even settings today's rules would refuse.
+    version = str(submission.settings.get("prompt_version")
+                  or get_plugin(submission.environment_id).prompts(submission.flow).version)
     return {"version": version, "set": prompt_set_get(submission.environment_id, submission.suite, submission.flow,
                                                       version)}
 

@@ -31,7 +31,7 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
     consumed: set[str] = set()
     for service in services.values():
         command = service.get("command") or []
-        if command[:4] == ["celery", "-A", "config", "worker"]:
+        if command[:4] == ["celery", "-A", "config", "worker"] or command[:3] == ["python", "manage.py", "run_worker"]:
             consumed.update(command[command.index("-Q") + 1].split(","))
     declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
     sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *(queue_for(plugin.slug) for plugin in all_plugins())}
