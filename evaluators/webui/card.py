@@ -166,6 +166,10 @@ METRIC_CARD: dict[str, object] = {
         "description without an image limit, then the current files, a screenshot of the page and the refinement "
         "text), is scored, and the attempt's score is the last round's AES (the official runner leaves the "
         "aggregation to the reader).",
+        "Online: a refinement round whose reply holds no code block keeps the page's files and scores them again; "
+        "the official runner evaluates each round in a fresh folder that only that round's code is written to, "
+        "so such a round scores the browser's 'file not found' page (12.36 on step-counter in "
+        "bench/official_requests.py's run). Only an attempt whose last round writes no code scores differently.",
         "A description image link to a PNG the page folder does not hold (or one outside it) is sent as its link "
         "text; the official environment cannot open it and its run stops. Links to other files are sent as text, "
         "as officially.",
