@@ -10,7 +10,7 @@ import pytest
 from evaluators.tests.webui_pages import aes, reply_folder
 from evaluators.webui.baselines import page_files
 from evaluators.webui.clock import ClockKind
-from evaluators.webui.render import PageRenderer, RenderResult
+from evaluators.webui.render import NAVIGATION_START_GRACE_SECONDS, PageRenderer, RenderResult
 from evaluators.webui.selenium_compat import load_actions
 
 pytestmark = pytest.mark.integration
@@ -202,6 +202,79 @@ def test_a_form_submit_reload_keeps_date_running_forward_and_the_new_documents_t
     result = renderer.render_states(folder, load_actions(folder / "actions.py"), screenshots=False, clock=clock)
     out = next(e for e in result.states[-1].elements if e.attributes.get("id") == "out")
     assert result.states[-1].action_error is None and out.text == "later"
+
+
+def test_a_reload_whose_request_the_browser_is_slow_to_send_still_gets_the_sleep_after_the_submit(
+        renderer: PageRenderer, tmp_path: Path):
+    # A busy browser can take longer than any fixed grace to send the new document's request:
+    # the wait rests on the page's own navigate event, and ends when the route sees the request.
+    # the submit comes from a timer: the click returns before any navigation, as on a busy host
+    # where Playwright's input no longer waits for a navigation that starts late
+    html = ("<!doctype html><form><input name='q' value='x'></form><button id='send' type='button' "
+            "onclick=\"setTimeout(() => document.querySelector('form').requestSubmit())\">send</button>"
+            "<p id='out'>first</p><script>"
+            "if (location.search) setTimeout(() => { document.getElementById('out').textContent = 'later'; }, 300);"
+            "</script>")
+    actions = ("from selenium.webdriver.common.by import By\nimport time\n\n"
+               "def send(driver):\n    driver.find_element(By.ID, 'send').click()\n    time.sleep(1)\n\n"
+               "actions = [send]\n")
+    folder = page_with(tmp_path / "slow-reload", html, actions)
+    with renderer.open_page(folder, clock="virtual") as live:
+        held: list[Any] = []
+        waited = {"ms": 0.0}
+
+        def hold(route: Any) -> None:
+            if route.request.is_navigation_request():
+                held.append(route)
+            else:
+                route.fallback()
+
+        live.context.route("**/index.html?*", hold)
+        real_wait = live.page.wait_for_timeout
+
+        def wait_then_release(ms: float) -> None:
+            real_wait(ms)
+            if held:
+                waited["ms"] += ms
+                if waited["ms"] > (NAVIGATION_START_GRACE_SECONDS + 0.5) * 1000:
+                    while held:
+                        held.pop().fallback()
+
+        live.page.wait_for_timeout = wait_then_release  # type: ignore[method-assign,assignment]
+        assert live.run_action(load_actions(folder / "actions.py")[0]) is None
+        state = live.capture("send", None, screenshot=False)
+    assert waited["ms"] > NAVIGATION_START_GRACE_SECONDS * 1000  # the request really came late
+    out = next(e for e in state.elements if e.attributes.get("id") == "out")
+    assert out.text == "later"
+
+
+def test_a_mailto_link_or_a_navigation_the_page_cancels_does_not_count_as_leaving(renderer: PageRenderer,
+                                                                                   tmp_path: Path):
+    html = ("<!doctype html><a id='mail' href='mailto:someone@example.org'>mail</a>"
+            "<a id='stay' href='other.html'>stay</a><script>window.seen = 0;"
+            "navigation.addEventListener('navigate', (e) => { if (e.destination.url.endsWith('other.html'))"
+            " e.preventDefault(); });"
+            "document.body.addEventListener('click', () => setTimeout(() => { seen += 1; }, 300));</script>")
+    actions = ("from selenium.webdriver.common.by import By\nimport time\n\n"
+               "def mail(driver):\n    driver.find_element(By.ID, 'mail').click()\n    time.sleep(1)\n\n"
+               "def stay(driver):\n    driver.find_element(By.ID, 'stay').click()\n    time.sleep(1)\n\n"
+               "actions = [mail, stay]\n")
+    folder = page_with(tmp_path / "no-leave", html, actions)
+    with renderer.open_page(folder, clock="virtual") as live:
+        advances: list[tuple[int, bool]] = []
+        advance = live.clock._advance  # type: ignore[attr-defined]
+
+        def recorded(*args: Any, **kwargs: Any) -> tuple[int, bool]:
+            advances.append(advance(*args, **kwargs))
+            return advances[-1]
+
+        live.clock._advance = recorded  # type: ignore[attr-defined]
+        for action in load_actions(folder / "actions.py"):
+            assert live.run_action(action) is None
+        assert live.page.evaluate("() => seen") == 2
+        assert live.page.evaluate("() => location.pathname.endsWith('index.html')")
+    assert advances and not any(leaving for _, leaving in advances)
+    assert sum(done for done, _ in advances) == 2000
 
 
 def test_a_transitionend_handler_attribute_still_runs_when_its_transition_ends(renderer: PageRenderer,

@@ -249,18 +249,23 @@ _ADVANCE_JS = """async ([ms, frameMs, resume, handlers]) => {
   if (timers && timers.runaway) return {broken: false, done: 0, leaving: false, runaway: timers.runaway};
   await c.pauseAt(c.now());
   const state = globalThis.__magebenchVirtualTime || (globalThis.__magebenchVirtualTime = {
-    seen: new WeakMap(), leaving: false, channel: new MessageChannel(), queued: []});
+    seen: new WeakMap(), navigations: [], channel: new MessageChannel(), queued: []});
   if (!state.channel.port1.onmessage) state.channel.port1.onmessage = () => state.queued.shift()();
   // tasks the page queued (a planned form navigation, a posted message) run between two frames, as
   // they would while real time passes; a zero timeout would be clamped after a few nested calls
   const yieldTask = () => new Promise((resolve) => { state.queued.push(resolve); state.channel.port2.postMessage(0); });
   if (!state.listening && globalThis.navigation) {
     state.listening = true;
+    // only navigations that bring a new document through the network (which the route answers)
+    // count: a mailto: link or a navigation the page cancels leaves this document in place
     navigation.addEventListener('navigate', (event) => {
-      if (!event.destination || !event.destination.sameDocument) state.leaving = true;
+      const to = event.destination;
+      if (!to || to.sameDocument || !/^(file|https?):/i.test(to.url)) return;
+      state.navigations.push(event);  // read later: a listener after this one may still cancel it
     });
   }
-  if (resume) state.leaving = false;
+  if (resume) state.navigations.length = 0;
+  const leaving = () => state.navigations.some((event) => !event.defaultPrevented);
   // the browser dispatches animation events at its next frame; a frame that never comes (a hidden
   // page) must not stall the clock, and a page that hears none of them need not wait for it
   const listening = () => globalThis.__magebenchAnimationListeners === true || !!document.querySelector(handlers);
@@ -275,9 +280,9 @@ _ADVANCE_JS = """async ([ms, frameMs, resume, handlers]) => {
   let done = 0;
   if (timers) timers.advance = {wall: native.performance.now(), ticks: c._now.ticks};
   try {
-    while (done < ms && !state.leaving && !(timers && (timers.runaway || timers.behind()))) {
+    while (done < ms && !leaving() && !(timers && (timers.runaway || timers.behind()))) {
       await yieldTask();
-      if (state.leaving) break;
+      if (leaving()) break;
       const step = Math.min(frameMs - (c.performanceNow() % frameMs) || frameMs, ms - done);
       const animations = document.getAnimations();
       let started = false, crossed = false;
@@ -297,7 +302,7 @@ _ADVANCE_JS = """async ([ms, frameMs, resume, handlers]) => {
   } finally {
     if (timers) timers.advance = null;
   }
-  return {broken: false, done, leaving: state.leaving, runaway: timers ? timers.runaway : null};
+  return {broken: false, done, leaving: leaving(), runaway: timers ? timers.runaway : null};
 }"""
 
 

@@ -590,6 +590,9 @@ class LivePage:
         #: Until when a navigation a command started (a form submit) may still be on its way to
         #: the route handler; a submit that navigates no top-level document costs at most this wait.
         self.navigation_expected_until = 0.0
+        #: The document said it is leaving (its ``navigate`` event), and no request for the next
+        #: document has reached the route yet: a busy browser may take seconds to send it.
+        self.navigation_announced = False
         self._errors_for_state: list[str] = []
         context.route("**/*", self._route)
         context.route_web_socket("**/*", self._route_web_socket)
@@ -647,11 +650,13 @@ class LivePage:
                     if request.frame.page is self.page:
                         self.navigating = True
                         self.navigation_expected_until = 0.0
+                        self.navigation_announced = False
                     route.continue_()
                 else:
                     self._block(url)
                     if request.frame.page is self.page:
                         self.navigation_expected_until = 0.0  # refused: no new document to wait for
+                        self.navigation_announced = False
                     route.abort("aborted")  # an aborted navigation leaves the current document in place
             elif self._inside(url):
                 route.continue_()
@@ -686,15 +691,17 @@ class LivePage:
     def _on_load(self, _page: Page) -> None:
         self.navigating = False
         self.navigation_expected_until = 0.0
+        self.navigation_announced = False
         self.clock.document_loaded()
 
     def _expect_navigation(self) -> None:
         self.navigation_expected_until = time.monotonic() + NAVIGATION_START_GRACE_SECONDS
 
     def _expect_pending_navigation(self) -> None:
-        """The document started leaving: unless its request was already seen, it is on its way."""
+        """The document started leaving: unless its request was already seen, it is on its way,
+        however long the browser takes to send it (the route or the load ends the wait)."""
         if not self.navigating:
-            self._expect_navigation()
+            self.navigation_announced = True
 
     def _on_request_failed(self, request: Request) -> None:
         with contextlib.suppress(PlaywrightError):
@@ -708,10 +715,11 @@ class LivePage:
         """Let a pending reload finish before the next command or read, as chromedriver does
         before each command (a submit followed by a lookup finds the new document)."""
         deadline = time.monotonic() + self.renderer.load_timeout
-        while ((self.navigating or time.monotonic() < self.navigation_expected_until) and not self.crashed
-               and time.monotonic() < deadline):
+        while ((self.navigating or self.navigation_announced or time.monotonic() < self.navigation_expected_until)
+               and not self.crashed and time.monotonic() < deadline):
             self.page.wait_for_timeout(20)
         self.navigation_expected_until = 0.0
+        self.navigation_announced = False
         self.clock.sync()
 
     def _on_popup(self, popup: Page) -> None:
