@@ -123,7 +123,7 @@ def test_the_cost_page_marks_the_frontier_and_lists_entries_it_cannot_place(clie
     _entry("E", "uploaded", tokens=(None, None), score=50.0, source=Submission.Source.UPLOAD)
     url = reverse("board-cost", args=["sokoban", "global", "mini"]) + "?suite=fixture"
     page = client.get(url).content.decode()
-    assert 'id="chart-cost"' in page and "vendor/plotly.min.js" in page
+    assert 'id="chart-cost"' in page and "vendor/plotly-basic.min.js" in page and "vendor/plotly.min.js" not in page
 
     def states(html: str) -> dict[str, str]:
         found = {}

@@ -155,7 +155,7 @@ def test_a_football_replay_embeds_the_engine_log_and_its_panel(client, media_roo
     log = json.loads(embedded.group(1))
     assert len(log["steps"]) == ENGINE_STEPS and [s["decision"] for s in log["segments"]] == [1, 2, 3]
     for part in ['id="football-pitch"', 'id="football-slider"', 'max="20"', 'id="football-play"',
-                 'id="football-segments"', 'id="football-chart"', "/static/vendor/plotly.min.js",
+                 'id="football-segments"', 'id="football-chart"', "/static/vendor/plotly-basic.min.js",
                  "/static/js/replay_football.js", f"/attempts/{attempt.id}/frames/frame_0000.png"]:
         assert part in page, part
     # the generic step-by-step viewer stays below the panel
