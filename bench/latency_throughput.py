@@ -636,19 +636,20 @@ def advice(runs: list[Run]) -> list[str]:
         head = (f"- `{workload.queue}` ({workload.env}): an attempt used {cpu_per_attempt:.1f} CPU s and waited "
                 f"{wait_per_attempt:.0f} s on {calls_per_attempt:.0f} model call(s), so {fill} processes keep "
                 f"{CORES} cores busy; a process holding an attempt takes about {per_process:.0f} MiB (PSS: "
-                f"{per_attempt:.0f} MiB for the attempt; `attempt_memory_mb` = {sizing.attempt_memory_mb}). ")
+                f"{per_attempt:.0f} MiB for the attempt; the plug-in declares {sizing.attempt_memory_mb}). ")
         if fill <= ENDPOINT_LIMIT:
             lines.append(head + f"The cores are the limit here: {fill} processes per {CORES} cores (`run_worker` "
-                         f"sizes {sizing.concurrency}), about {fill * per_process / 1024:.1f} GiB a worker; more "
+                         f"gave {new.pool}), about {fill * per_process / 1024:.1f} GiB a worker; more "
                          "processes only wait for the CPU, more cores (or workers on other machines) help.")
         else:
-            served = max(1, sizing.concurrency // ENDPOINT_LIMIT)
-            lines.append(head + f"The cores are not the limit ({fill} processes would be needed to fill them); the "
-                         f"endpoint limit is: one submission keeps at most {ENDPOINT_LIMIT} processes busy, so give "
-                         f"the queue {ENDPOINT_LIMIT} processes per submission expected to run at once, about "
-                         f"{ENDPOINT_LIMIT * per_process / 1024:.1f} GiB per {ENDPOINT_LIMIT} (`run_worker` sizes "
-                         f"{sizing.concurrency}, enough for {served} at once; with a single submission the "
-                         f"{sizing.concurrency - ENDPOINT_LIMIT} others only take messages and put them back).")
+            spare = new.pool - ENDPOINT_LIMIT
+            lines.append(head + f"One submission keeps at most {ENDPOINT_LIMIT} processes busy (the endpoint "
+                         f"limit), so give the queue {ENDPOINT_LIMIT} processes per submission expected to run at "
+                         f"once, up to {fill}, where the cores become the limit: about "
+                         f"{ENDPOINT_LIMIT * per_process / 1024:.1f} GiB per {ENDPOINT_LIMIT} processes. `run_worker` "
+                         f"gave {new.pool}"
+                         + (f"; with one submission its {spare} other processes only took messages and put them "
+                            f"back ({new.quick_messages} of the {new.messages} messages here)." if spare > 0 else "."))
     if lines:
         lines.append("- Size against the cores a worker really gets: other work on the same cores (here other "
                      "jobs and PostgreSQL) stretches every CPU-bound attempt.")
