@@ -125,6 +125,9 @@ def boards_changed(*boards: BoardRef) -> None:
     """
     scopes = _scopes(boards)
     _bump_cache(scopes)
+    from leaderboard.stored import rankings_changing
+
+    rankings_changing(boards)  # their stored rankings are not read inside this transaction
 
     def committed() -> None:
         _bump_cache(scopes)

@@ -197,3 +197,45 @@ class BoardAggregate(models.Model):
 
     def __str__(self) -> str:
         return f"aggregate of {self.board}"
+
+
+class StoredBoardRanking(models.Model):
+    """One board's ranked rows as anonymous visitors see it by default (the environment's default
+    suite, the suite's current prompt set, no filter): what the home page's cards and its overview of
+    every board read, all boards in one query, instead of ranking every board's entries again on each
+    build of the page.
+
+    The rows are ``leaderboard.selectors.board_get``'s own, stored by the writer once a change to the
+    board commits (``leaderboard.stored.boards_store``) or by the first page that found them stale.
+    They are read only while current: ``everything_generation`` and ``board_generation`` are the
+    ``BoardsGeneration`` counters (everything's and the board's) as they were before the rows were
+    ranked, and every write that changes what a board shows moves one of them on; ``fingerprint``
+    covers what no write announces (the settings and code the rows were ranked with).
+    """
+
+    env = models.CharField(max_length=32)
+    flow = models.CharField(max_length=16)
+    subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
+    #: The suite and prompt set the rows are of (the defaults when they were ranked).
+    suite = models.SlugField(max_length=32)
+    prompt_version = models.CharField(max_length=64)
+    everything_generation = models.BigIntegerField()
+    board_generation = models.BigIntegerField()
+    fingerprint = models.CharField(max_length=64)
+    #: The board's own numbers beside its rows: its scenario count, its checked and flagged scenarios, its note.
+    board = models.JSONField(default=dict)
+    #: Every row, in rank order, one JSON object a line: text, not jsonb, which would reorder the
+    #: lost-score parts (drawn in the order they come) and cannot hold NaN. A page showing the first
+    #: rows parses those lines only.
+    rows = models.TextField()
+    entries = models.PositiveIntegerField()
+    #: What the overview reads of every row that has a score: a short JSON list per row, so that the
+    #: overview of every board does not parse every row.
+    cells = models.TextField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["env", "flow", "subset"], name="stored_board_ranking_unique")]
+
+    def __str__(self) -> str:
+        return f"ranking of {self.env}/{self.flow}/{self.subset}/{self.suite}"

@@ -1,9 +1,11 @@
 """Reads for boards, metric cards and scenarios."""
 from __future__ import annotations
 
+import json
+import logging
 import re
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -17,7 +19,7 @@ from evaluators.base import PROMPTS_PLATFORM, PromptSet, all_plugins, get_plugin
 from evaluators.settings import EvaluationSettings, declared_defaults
 from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.cost import CostPoint, pareto_frontier, token_cost
-from leaderboard.models import ReportedResult, Scenario
+from leaderboard.models import ReportedResult, Scenario, StoredBoardRanking
 from leaderboard.prompt_sets import prompt_set_current, prompt_set_get
 from leaderboard.stats import CurvePoint, EntrySummary, summarise_entry
 from submissions.models import Submission
@@ -26,6 +28,7 @@ from submissions.selectors import attempt_outcomes
 SUITE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,32}")
 PROMPT_VERSION = re.compile(r"[-a-zA-Z0-9_.]{1,64}")
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
+logger = logging.getLogger(__name__)
 
 
 @dataclass(kw_only=True)
@@ -470,16 +473,44 @@ class Overview:
     rows: list[OverviewRow]
 
 
+@dataclass(frozen=True)
+class OverviewEntry:
+    """What the overview reads of a board's row: a row with a score, run here (no reported number)."""
+
+    team: str
+    model: str
+    model_id: int | None
+    is_baseline: bool
+    mean: float
+    se: float | None
+    submission_id: int | None
+    incomplete: bool
+
+    @classmethod
+    def of_rows(cls, rows: list[BoardRow]) -> list[OverviewEntry]:
+        from leaderboard.stored import ranking_cells
+
+        return [cls(*cell) for cell in ranking_cells(rows)]
+
+
 def overview_get(*, subset: str = "mini", boards: list[Board] | None = None) -> Overview:
     """``boards`` already built by the caller (default suites) are reused instead of read again."""
     known = {(b.env, b.flow, b.subset): b for b in boards or []}
     columns = [known.get((plugin.slug, flow, subset)) or board_get(env=plugin.slug, flow=flow, subset=subset)
                for plugin in all_plugins() for flow in plugin.flows]
+    return _overview(subset, columns, [OverviewEntry.of_rows(board.rows) for board in columns])
+
+
+def overview_of(subset: str, ranked: list[RankedBoard]) -> Overview:
+    """The overview of boards read by ``boards_ranked_get`` (one per column, in the columns' order):
+    the same as ``overview_get``'s of the same boards, from what they stored of every row."""
+    return _overview(subset, [board.board for board in ranked], [board.overview for board in ranked])
+
+
+def _overview(subset: str, columns: list[Board], entries: list[list[OverviewEntry]]) -> Overview:
     by_model: dict[tuple[str, str], OverviewRow] = {}
-    for index, board in enumerate(columns):
-        for row in board.rows:
-            if row.mean is None or row.is_reported:
-                continue
+    for index, column in enumerate(entries):
+        for row in column:
             key = (row.team, row.model)
             entry = by_model.setdefault(key, OverviewRow(row.model, row.team, row.is_baseline, [None] * len(columns),
                                                             row.model_id))
@@ -488,6 +519,89 @@ def overview_get(*, subset: str = "mini", boards: list[Board] | None = None) -> 
                 entry.cells[index] = OverviewCell(row.mean, row.se, row.submission_id, row.incomplete)
     rows = sorted(by_model.values(), key=lambda r: (r.is_baseline, r.model.casefold()))
     return Overview(subset=subset, columns=columns, rows=rows)
+
+
+@dataclass
+class RankedBoard:
+    """A board's default view (anonymous visitors, its default suite and current prompt set, no
+    filter) as the home page reads it: the board with its first rows only (``entries`` counts them
+    all), and what the overview reads of every row. Read from a stored ranking, the board carries
+    neither its prompt set nor its generations (the home page shows neither)."""
+
+    board: Board
+    overview: list[OverviewEntry]
+
+
+def _ranked_from(ranking: StoredBoardRanking, head: int) -> RankedBoard | None:
+    """A stored ranking as the board it holds, with its first ``head`` rows (parsed: the others are
+    left as text); None when it cannot be read as this code writes it (ranked again instead)."""
+    from leaderboard.stored import ranking_row_load
+
+    plugin = get_plugin(ranking.env)
+    try:
+        rows = [ranking_row_load(line) for line in ranking.rows.split("\n", head)[:head] if line]
+        overview = [OverviewEntry(*cell) for cell in json.loads(ranking.cells)]
+        return RankedBoard(
+            board=Board(env=ranking.env, title=plugin.title, score_label=plugin.score_label, flow=ranking.flow,
+                        subset=ranking.subset, suite=ranking.suite, scenario_count=ranking.board["scenario_count"],
+                        has_action_diagnostics=plugin.has_action_diagnostics, breakdown_keys=plugin.breakdown_keys,
+                        rows=rows, checked_scenarios=ranking.board["checked_scenarios"],
+                        flagged_scenarios=list(ranking.board["flagged_scenarios"]), note=ranking.board["note"],
+                        entries=ranking.entries),
+            overview=overview)
+    except (ValueError, TypeError, KeyError):
+        logger.warning("could not read the stored ranking of %s/%s/%s", ranking.env, ranking.flow, ranking.subset,
+                       exc_info=True)
+        return None
+
+
+def boards_ranked_get(boards: list[tuple[str, str, str]], *, head: int) -> list[RankedBoard]:
+    """Each board's default view with its first ``head`` rows, in the order asked, read from its
+    stored ranking (``StoredBoardRanking``) where that is current: one query for the boards'
+    generations, one for every ranking. A board whose ranking is absent or stale is ranked now, as
+    its page ranks it, and stored (``leaderboard.stored.board_rankings_store``); its rows are
+    ``board_get``'s either way, field for field."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from leaderboard.stored import board_rankings_store, ranking_fingerprint, ranking_generations, rankings_uncommitted
+
+    if not boards:
+        return []
+    # The generations first: a ranking stored before a write that moved them on is never read.
+    generations = ranking_generations(boards)
+    wanted = Q()
+    for env, flow, subset in boards:
+        wanted |= Q(env=env, flow=flow, subset=subset)
+    # A ranking is kept no longer than a cached page, so that a change no write announced (a renamed
+    # team) shows within the same time; with the board cache off (0), every build ranks the boards.
+    age = settings.MAGEBENCH_BOARD_CACHE_SECONDS
+    oldest = timezone.now() - timedelta(seconds=age) if age > 0 else None
+    # Inside a write's transaction the generations have not moved yet: what it changed is ranked again.
+    uncommitted = rankings_uncommitted(boards)
+    stored = {(ranking.env, ranking.flow, ranking.subset): ranking
+              for ranking in StoredBoardRanking.objects.filter(wanted)}
+    ranked = []
+    ranked_now: list[tuple[Board, tuple[int, int]]] = []
+    for env, flow, subset in boards:
+        ranking = stored.get((env, flow, subset))
+        current = (ranking is not None and oldest is not None and ranking.computed_at >= oldest
+                   and (ranking.everything_generation, ranking.board_generation) == generations[(env, flow, subset)]
+                   and ranking.fingerprint == ranking_fingerprint(env, flow)
+                   and (env, flow, subset) not in uncommitted)
+        found = _ranked_from(ranking, head) if ranking is not None and current else None
+        if found is None:
+            board = board_get(env=env, flow=flow, subset=subset)
+            # Stored as of the generations read above, before it was ranked.
+            ranked_now.append((board, generations[(env, flow, subset)]))
+            found = RankedBoard(board=replace(board, rows=board.rows[:head], entries=len(board.rows)),
+                                overview=OverviewEntry.of_rows(board.rows))
+        ranked.append(found)
+    # Every row of them: the boards returned are copies holding the head only.
+    board_rankings_store(ranked_now)
+    return ranked
 
 
 def board_organisations(*, env: str, flow: str, subset: str, suite: str) -> list[str]:

@@ -10,11 +10,14 @@ An entry's own numbers are its ``SubmissionResult`` (stored when it finishes). O
   per-scenario means (the analysis page's tables, charts and matrix colours).
 * ``BoardAggregate``: the median of every per-scenario mean of a board's generation (the
   comparison's fail threshold), over the entries it names.
+* ``StoredBoardRanking``: a board's ranked rows as anonymous visitors see it by default, what the
+  home page's cards and its overview read of every board at once (``board_rankings_store``).
 
 Each stored value names what it was computed from (the results' ``computed_at``, a digest of the
-suite's scenarios, the entries), so a value that no longer matches is never read: it is computed
-again where it is needed and stored again. Nothing here changes a number: every value is computed by
-the same functions, over the same values in the same order, as the pages computed it before.
+suite's scenarios, the entries; a ranking, the boards' generations), so a value that no longer
+matches is never read: it is computed again where it is needed and stored again. Nothing here
+changes a number: every value is computed by the same functions, over the same values in the same
+order, as the pages computed it before.
 
 ``boards_store`` fills in what is missing for the boards a write changed (``boards_changed`` calls it
 once the write commits), so that the first page built after a submission finishes, or after one is
@@ -22,19 +25,29 @@ hidden, published or deleted, reads stored values only.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
-from leaderboard.models import BoardAggregate, EntryAnalysis, Scenario, StoredPairedTest
+from leaderboard.models import (
+    BoardAggregate,
+    BoardsGeneration,
+    EntryAnalysis,
+    Scenario,
+    StoredBoardRanking,
+    StoredPairedTest,
+)
 from leaderboard.ordering import natural_key
-from leaderboard.stats import PairedTest, paired_test
+from leaderboard.stats import CurvePoint, EntrySummary, PairedTest, paired_test
 
 if TYPE_CHECKING:
     from leaderboard.cache import BoardRef
@@ -76,14 +89,16 @@ def _row_means(rows: Sequence[BoardRow]) -> dict[int, dict[int, float]]:
     return means
 
 
-def _store(write: Any, what: str) -> None:
-    """Run a write of stored values; one that fails (a row deleted meanwhile) is logged and skipped:
-    the values are computed again where they are next needed."""
+def _store(write: Any, what: str) -> bool:
+    """Run a write of stored values, and say whether it was stored; one that fails (a row deleted
+    meanwhile) is logged and skipped: the values are computed again where they are next needed."""
     try:
         with transaction.atomic():
             write()
     except DatabaseError:
         logger.warning("could not store %s", what, exc_info=True)
+        return False
+    return True
 
 
 # --- paired tests against the leader -----------------------------------------------------------
@@ -307,18 +322,181 @@ def board_median(board: Board) -> float | None:
     return median
 
 
+# --- a board's ranking -------------------------------------------------------------------------
+
+#: Moved on whenever what a stored row holds, or how a board ranks its rows, changes in code: the
+#: rankings an earlier version stored are then never read (see ``ranking_fingerprint``).
+RANKING_FORMAT = 1
+#: The rows' fields that JSON does not carry as they are.
+_ROW_DATES = ("submitted_at", "result_stamp")
+
+
+def ranking_fingerprint(env: str, flow: str) -> str:
+    """What a board's stored ranking depends on that no write announces (no generation moves on
+    when a deployment changes it): the rows' format and fields, the default suite's setting and the
+    plug-in's own prompt version (a suite's current one when it has no imported set)."""
+    from django.conf import settings
+
+    from evaluators.base import get_plugin
+
+    return hashlib.sha256(json.dumps([
+        RANKING_FORMAT, _row_fields(), settings.MAGEBENCH_DEFAULT_SUITE,
+        get_plugin(env).prompts(flow).version]).encode()).hexdigest()
+
+
+def ranking_generations(boards: Iterable[BoardRef]) -> dict[BoardRef, tuple[int, int]]:
+    """Everything's and each board's ``BoardsGeneration`` counter now (0 where none moved yet), in
+    one query: read before a board is ranked, they are what its stored ranking is current for."""
+    from leaderboard.cache import EVERYTHING, board_scope
+
+    wanted = {board: board_scope(*board) for board in boards}
+    values = dict(BoardsGeneration.objects.filter(scope__in=[EVERYTHING, *wanted.values()])
+                  .values_list("scope", "value"))
+    everything = values.get(EVERYTHING, 0)
+    return {board: (everything, values.get(scope, 0)) for board, scope in wanted.items()}
+
+
+@functools.cache
+def _row_fields() -> tuple[str, ...]:
+    from leaderboard.selectors import BoardRow
+
+    return tuple(row_field.name for row_field in fields(BoardRow))
+
+
+def ranking_row_dump(row: BoardRow) -> str:
+    """One row as one line of JSON, every field of it (``ranking_row_load`` reads it back equal)."""
+    values = {name: getattr(row, name) for name in _row_fields()}
+    for name in _ROW_DATES:
+        if values[name] is not None:
+            values[name] = values[name].isoformat()
+    for name in EntrySummary.PER_SCENARIO:
+        # Keyed by scenario id: a JSON object's keys would come back as strings.
+        values[name] = [[key, item] for key, item in values[name].items()]
+    values["best_of_n"] = [list(point) for point in values["best_of_n"]]
+    # The values only, in the fields' order (named by ``ranking_fingerprint``): the names made more
+    # than half of a row. json.dumps escapes a line break inside a string: one row is one line.
+    return json.dumps(list(values.values()), separators=(",", ":"))
+
+
+def ranking_row_load(line: str) -> BoardRow:
+    from leaderboard.selectors import BoardRow
+
+    values = dict(zip(_row_fields(), json.loads(line), strict=True))
+    for name in _ROW_DATES:
+        values[name] = datetime.fromisoformat(values[name]) if values[name] is not None else None
+    for name in EntrySummary.PER_SCENARIO:
+        values[name] = dict(values[name])
+    values["variant"] = tuple(values["variant"])
+    values["best_of_n"] = [CurvePoint(*point) for point in values["best_of_n"]]
+    return BoardRow(**values)
+
+
+def ranking_cells(rows: Iterable[BoardRow]) -> list[list[Any]]:
+    """What the overview reads of each row it places (a score, and run here: not a reported number),
+    in rank order: ``leaderboard.selectors.OverviewEntry``'s fields."""
+    return [[row.team, row.model, row.model_id, row.is_baseline, row.mean, row.se, row.submission_id, row.incomplete]
+            for row in rows if row.mean is not None and not row.is_reported]
+
+
+class _RankingsChanging:
+    """Registered on a writer's transaction by ``boards_changed``, before its own on-commit work: until
+    the write commits the database's generations have not moved, so that inside the transaction (the
+    writer, or a page built in it) the rankings stored before the write look current though they are
+    not. Savepoints rolled back drop it with the write, a rollback with the transaction."""
+
+    def __init__(self, boards: Iterable[BoardRef]) -> None:
+        #: None: every board.
+        self.boards = frozenset(boards) or None
+        #: Boards ranked and stored again inside the transaction since: their rankings hold the write.
+        self.covered: set[BoardRef] = set()
+        self.committed = False
+
+    def __call__(self) -> None:
+        self.committed = True
+
+    def changes(self, board: BoardRef) -> bool:
+        return (self.boards is None or board in self.boards) and board not in self.covered
+
+
+def _rankings_changing() -> list[_RankingsChanging]:
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        return []
+    return [func for _savepoints, func, _robust in connection.run_on_commit
+            if isinstance(func, _RankingsChanging) and not func.committed]
+
+
+def rankings_changing(boards: Iterable[BoardRef]) -> None:
+    """Call where a write changes ``boards`` (none: every board): see ``rankings_uncommitted``."""
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(_RankingsChanging(boards))
+
+
+def rankings_uncommitted(boards: Iterable[BoardRef]) -> set[BoardRef]:
+    """Of ``boards``, those whose stored rankings a write in this connection's open transaction,
+    not yet committed, changed since they were stored: a page built inside it ranks them again."""
+    pending = _rankings_changing()
+    return {board for board in boards if any(write.changes(board) for write in pending)}
+
+
+def board_rankings_store(boards: Sequence[tuple[Board, tuple[int, int]]]) -> None:
+    """Store each board, the default view of its board (``board_get`` with no filter, no viewer, the
+    default suite), as the board's ranking at its generations, read before it was built: a write
+    committed meanwhile moved them on, so that a ranking which may predate it is never read. One
+    transaction for them all (the home page stores every board it had to rank at once)."""
+    rankings = [StoredBoardRanking(
+        env=board.env, flow=board.flow, subset=board.subset, suite=board.suite,
+        prompt_version=board.prompts.version if board.prompts else "", everything_generation=generations[0],
+        board_generation=generations[1], fingerprint=ranking_fingerprint(board.env, board.flow),
+        board={"scenario_count": board.scenario_count, "checked_scenarios": board.checked_scenarios,
+               "flagged_scenarios": board.flagged_scenarios, "note": board.note},
+        rows="\n".join(ranking_row_dump(row) for row in board.rows), entries=len(board.rows),
+        cells=json.dumps(ranking_cells(board.rows), separators=(",", ":")), computed_at=timezone.now())
+        for board, generations in boards]
+
+    def write() -> None:
+        # One statement a ranking: several in one go are sent as arrays, whose every quote of the
+        # rows' JSON psycopg escapes in Python (a third of a second for ten boards of 200 rows).
+        for ranking in rankings:
+            StoredBoardRanking.objects.bulk_create(
+                [ranking], update_conflicts=True, unique_fields=["env", "flow", "subset"],
+                update_fields=["suite", "prompt_version", "everything_generation", "board_generation", "fingerprint",
+                               "board", "rows", "entries", "cells", "computed_at"])
+
+    if rankings and _store(write, "boards' rankings"):
+        # Ranked inside a write's transaction, after it: these rankings hold what it changed.
+        for pending in _rankings_changing():
+            pending.covered.update((board.env, board.flow, board.subset) for board, _ in boards)
+
+
+def board_ranking_refresh(env: str, flow: str, subset: str) -> Board:
+    """Rank the board's default view from its entries and store it; the board, every row of it."""
+    from leaderboard.selectors import board_get
+
+    generations = ranking_generations([(env, flow, subset)])[(env, flow, subset)]
+    board = board_get(env=env, flow=flow, subset=subset)
+    board_rankings_store([(board, generations)])
+    return board
+
+
 # --- after a write -----------------------------------------------------------------------------
 
 
 def board_store(env: str, flow: str, subset: str, suite: str) -> None:
     """Compute and store whatever the default view of the board (anonymous visitors, the current
-    prompt set) is missing: its paired tests against the leader, its entries' analysis aggregates,
-    and, where the plug-in has no fixed threshold, its median."""
+    prompt set) is missing: its ranking where ``suite`` is the default one, its paired tests against
+    the leader, its entries' analysis aggregates, and, where the plug-in has no fixed threshold, its
+    median."""
     from evaluators.base import get_plugin
+    from leaderboard.catalogue import default_suite
     from leaderboard.selectors import board_get
 
     plugin = get_plugin(env)
-    board = board_get(env=env, flow=flow, subset=subset, suite=suite)
+    if suite == default_suite(env):
+        # The ranking and the other aggregates are the same board's: built once for both.
+        board = board_ranking_refresh(env, flow, subset)
+    else:
+        board = board_get(env=env, flow=flow, subset=subset, suite=suite)
     if not any(row.submission_id is not None for row in board.rows):
         return
     entry_aggregates(board.rows, suite_scenarios_get(env, suite), plugin.tag_groups, subset)
@@ -327,14 +505,23 @@ def board_store(env: str, flow: str, subset: str, suite: str) -> None:
 
 
 def boards_store(boards: Iterable[BoardRef]) -> None:
-    """``board_store`` for every suite with entries on each of ``boards``; a board that fails is
-    logged and skipped (its pages compute what is missing when they are built)."""
+    """``board_store`` for every suite with entries on each of ``boards``, and each board's ranking
+    (its default suite's, entries or none); a board that fails is logged and skipped (its pages
+    compute what is missing when they are built)."""
+    from leaderboard.catalogue import default_suite
     from submissions.models import Submission
 
     for env, flow, subset in sorted(set(boards)):
-        suites = (Submission.objects.filter(environment_id=env, flow=flow, subset=subset,
-                                            status__in=(Submission.Status.COMPLETED, Submission.Status.INCOMPLETE))
-                  .order_by("suite").values_list("suite", flat=True).distinct())
+        suites = list(Submission.objects.filter(environment_id=env, flow=flow, subset=subset,
+                                                status__in=(Submission.Status.COMPLETED, Submission.Status.INCOMPLETE))
+                      .order_by("suite").values_list("suite", flat=True).distinct())
+        try:
+            if default_suite(env) not in suites:
+                # No entry on the default suite (the last one hidden, or reported numbers only): its
+                # ranking changed all the same, and the home page reads it.
+                board_ranking_refresh(env, flow, subset)
+        except Exception:  # noqa: BLE001 - as below
+            logger.warning("could not store the ranking of %s/%s/%s", env, flow, subset, exc_info=True)
         for suite in suites:
             try:
                 board_store(env, flow, subset, suite)
