@@ -57,7 +57,8 @@ class FootballPlugin(EnvironmentPlugin):
     upload_note: ClassVar[str] = ("Football runs are played again on the engine, which is stochastic, so those rows "
                                   "are marked re-simulated")
     replay_template: ClassVar[str | None] = "football/replay.html"
-    replay_scripts: ClassVar[tuple[str, ...]] = ("vendor/plotly-basic.min.js", "js/chart_axes.js", "js/replay_football.js")
+    replay_scripts: ClassVar[tuple[str, ...]] = ("vendor/plotly-basic.min.js", "js/chart_axes.js",
+                                                 "js/replay_football.js")
     # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full
     # set's 108 scenarios are run 3 times.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
