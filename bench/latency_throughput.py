@@ -554,6 +554,18 @@ def speed_up(runs: list[Run], workload: Workload) -> float | None:
     return today.wall / new.wall
 
 
+def speed_up_bound(runs: list[Run], workload: Workload) -> float | None:
+    """The most any worker could gain over (b) here: no run ends before (a)'s CPU and latency floors
+    or its longest attempt, so (b)'s wall over the largest of them is the ceiling of the speed-up (a
+    workload whose one-attempt-per-process run already keeps the cores busy cannot gain 3×)."""
+    by_mode = {run.mode: run for run in runs if run.workload == workload}
+    new, today = by_mode.get("a"), by_mode.get("b")
+    if new is None or today is None or not today.wall:
+        return None
+    bound = max(new.cpu_floor, new.latency_floor, new.longest_chain)
+    return today.wall / bound if bound else None
+
+
 def report_table(runs: list[Run]) -> list[str]:
     rows = []
     for run in runs:
@@ -571,12 +583,13 @@ def report_table(runs: list[Run]) -> list[str]:
             f"{against(run.ratio, RATIO_GOAL, at_most=True)} [{bound}]",
             scale.num(run.ratio_with_longest),
             against(speed_up(runs, run.workload), SPEED_UP_GOAL, at_most=False, suffix="×") if run.mode == "a" else "",
+            scale.num(speed_up_bound(runs, run.workload), suffix="×") if run.mode == "a" else "",
         ])
     return scale.table(["workload (worker)", "pool processes", "attempts (scored)", "model calls", "wall s",
                         "CPU floor s (tree CPU s / cores)", "latency floor s (calls × mean s / limit)",
                         "longest attempt's calls × mean s",
                         "wall / max(floors) [larger floor]", "wall / max(floors, longest attempt)",
-                        "speed-up (b)/(a)"], rows)
+                        "speed-up (b)/(a)", "speed-up possible: (b) / max(floors, longest attempt) of (a)"], rows)
 
 
 def report_resources(runs: list[Run]) -> list[str]:
