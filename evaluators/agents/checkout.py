@@ -556,12 +556,7 @@ class OfficialCheckout:
             raise source.refused(assign or call, "the request is no longer the opening messages followed by the memory")
 
         # The opening: the rules as one text part, then the format instruction.
-        messages = _traced_messages(source, run, opening, call)
-        source.roles(messages, ["system", "user"], call)
-        system, user = messages
-        if not is_source(single_text_part(source, system.content, "the system message's content"),
-                         "self.env.system_prompt"):
-            raise source.refused(system.node, "the system message's text is no longer self.env.system_prompt")
+        user = _opening_user(source, run, opening, call)
         if not is_source(user.content, "self.special_prompt_for_task"):
             raise source.refused(user.node, "the first user message is no longer self.special_prompt_for_task")
 
@@ -624,12 +619,7 @@ class OfficialCheckout:
         turn_name = value.right.elts[0]
         assert isinstance(turn_name, ast.Name)
 
-        messages = _traced_messages(source, run, opening, call)
-        source.roles(messages, ["system", "user"], call)
-        system, user = messages
-        if not is_source(single_text_part(source, system.content, "the system message's content"),
-                         "self.env.system_prompt"):
-            raise source.refused(system.node, "the system message's text is no longer self.env.system_prompt")
+        user = _opening_user(source, run, opening, call)
         described = assigned_before(run.body, call, user.content.id) if isinstance(user.content, ast.Name) else None
         if not (is_source(user.content, "self.env.task_prompt")
                 or (described is not None and is_source(described.value, "self.env.task_prompt"))):
@@ -750,6 +740,19 @@ def _undeepcopied(node: ast.expr) -> ast.expr:
     if isinstance(node, ast.Call) and is_source(node.func, "deepcopy") and len(node.args) == 1:
         return node.args[0]
     return node
+
+
+def _opening_user(source: SourceFile, function: ast.FunctionDef, opening: ast.expr | None,
+                  call: ast.Call) -> Message:
+    """The opening's user message, once the opening is checked to be the environment's system
+    prompt followed by one user message."""
+    messages = _traced_messages(source, function, opening, call)
+    source.roles(messages, ["system", "user"], call)
+    system, user = messages
+    if not is_source(single_text_part(source, system.content, "the system message's content"),
+                     "self.env.system_prompt"):
+        raise source.refused(system.node, "the system message's text is no longer self.env.system_prompt")
+    return user
 
 
 def _traced_messages(source: SourceFile, function: ast.FunctionDef, sent: ast.expr | None,
