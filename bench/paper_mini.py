@@ -47,6 +47,8 @@ SCENARIOS = 20
 PROTOCOL: list[tuple[str, str, int]] = [("sokoban", "global", 3), ("sokoban", "online", 3), ("webui", "global", 3),
                                         ("football", "online", 10)]
 GOAL_MINUTES = 30.0
+#: With instant agents the run is CPU-bound: it should take little more than its rendering floor.
+FLOOR_RATIO_GOAL = 1.15
 SUITE = "paper"
 STARTING_LOAD = os.getloadavg()
 
@@ -219,6 +221,10 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
                       f"{bound:.1f} min of the whole machine spent rendering, with any number of workers; "
                       f"{statistics.mean(a['model_calls'] for a in football):.1f} model calls and "
                       f"{statistics.mean(a['duration_seconds'] or 0 for a in football):.1f} s per episode."]
+        if total is not None and bound:
+            ratio = total / bound
+            lines.append(f"Whole run over the rendering floor: {total:.1f} / {bound:.1f} = {ratio:.2f} (goal ≤ "
+                         f"{FLOOR_RATIO_GOAL:g}: {'met' if ratio <= FLOOR_RATIO_GOAL else 'missed'}).")
     failed = (Attempt.objects.filter(submission_id__in=ids.values()).exclude(status=Attempt.Status.SCORED)
               .values("status", "error_kind").annotate(n=Count("id")))
     for row in failed:
