@@ -44,11 +44,6 @@ def _finish(team: Team, name: str, offset: float, *, public: bool = True, repeat
 
 
 @pytest.fixture
-def lab(fixture_scenarios) -> Team:
-    return Team.objects.create(name="Lab", slug="lab")
-
-
-@pytest.fixture
 def entries(lab, django_capture_on_commit_callbacks) -> list[Submission]:
     other = Team.objects.create(name="Other", slug="other")
     with django_capture_on_commit_callbacks(execute=True):

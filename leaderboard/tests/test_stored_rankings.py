@@ -53,11 +53,6 @@ def _finish(team: Team, name: str, offset: float, *, flow: str = "global", subse
 
 
 @pytest.fixture
-def lab(fixture_scenarios) -> Team:
-    return Team.objects.create(name="Lab", slug="lab")
-
-
-@pytest.fixture
 def entries(lab, django_capture_on_commit_callbacks) -> list[Submission]:
     """Entries of every kind a board shows differently, on two of its boards, all finished."""
     other = Team.objects.create(name="Other", slug="other")
