@@ -14,6 +14,6 @@ def played(transactional_db, fixture_scenarios, baseline_endpoint):
 
 
 @pytest.fixture
-def lab(fixture_scenarios) -> Team:
+def stored_lab(fixture_scenarios) -> Team:
     """A team whose entries the stored-value tests finish."""
     return Team.objects.create(name="Lab", slug="lab")

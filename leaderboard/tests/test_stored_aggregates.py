@@ -44,10 +44,10 @@ def _finish(team: Team, name: str, offset: float, *, public: bool = True, repeat
 
 
 @pytest.fixture
-def entries(lab, django_capture_on_commit_callbacks) -> list[Submission]:
+def entries(stored_lab, django_capture_on_commit_callbacks) -> list[Submission]:
     other = Team.objects.create(name="Other", slug="other")
     with django_capture_on_commit_callbacks(execute=True):
-        return [_finish(lab, "Alpha", 60.0), _finish(other, "Beta", 55.0), _finish(lab, "Gamma", 30.0),
+        return [_finish(stored_lab, "Alpha", 60.0), _finish(other, "Beta", 55.0), _finish(stored_lab, "Gamma", 30.0),
                 _finish(other, "Delta", 58.0, repeats=3)]
 
 
@@ -114,12 +114,12 @@ def test_the_stored_aggregates_equal_a_rebuild_from_the_attempts(entries):
 
 
 def test_a_finished_submission_adds_its_own_aggregate_and_test_and_leaves_the_others(
-        entries, lab, django_capture_on_commit_callbacks):
+        entries, stored_lab, django_capture_on_commit_callbacks):
     leader = _leader()
     before = {(t.leader_id, t.other_id): (t.id, t.p_value) for t in StoredPairedTest.objects.all()}
     analyses = dict(EntryAnalysis.objects.values_list("result_id", "computed_from"))
     with django_capture_on_commit_callbacks(execute=True):
-        late = _finish(lab, "Epsilon", 40.0)
+        late = _finish(stored_lab, "Epsilon", 40.0)
     assert _leader() == leader
     after = {(t.leader_id, t.other_id): (t.id, t.p_value) for t in StoredPairedTest.objects.all()}
     # One new test, the newcomer against the leader; every other stored row untouched.
@@ -131,9 +131,9 @@ def test_a_finished_submission_adds_its_own_aggregate_and_test_and_leaves_the_ot
         == [row.as_dict() for row in board.rows]
 
 
-def test_a_new_leader_gets_a_test_against_every_entry(entries, lab, django_capture_on_commit_callbacks):
+def test_a_new_leader_gets_a_test_against_every_entry(entries, stored_lab, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        best = _finish(lab, "Champion", 95.0)
+        best = _finish(stored_lab, "Champion", 95.0)
     assert _leader() == best.id
     assert set(StoredPairedTest.objects.filter(leader_id=best.id).values_list("other_id", flat=True)) == {
         s.id for s in entries}
@@ -161,9 +161,9 @@ def test_hiding_the_leader_stores_the_tests_against_the_next_one(entries, django
     _current_tests_cover_the_board()
 
 
-def test_publishing_an_entry_that_leads_stores_its_tests(entries, lab, django_capture_on_commit_callbacks):
+def test_publishing_an_entry_that_leads_stores_its_tests(entries, stored_lab, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        private = _finish(lab, "Secret", 97.0, public=False)
+        private = _finish(stored_lab, "Secret", 97.0, public=False)
     assert _leader() != private.id and not StoredPairedTest.objects.filter(leader_id=private.id).exists()
     with django_capture_on_commit_callbacks(execute=True):
         submission_publish(submission=private)

@@ -53,15 +53,16 @@ def _finish(team: Team, name: str, offset: float, *, flow: str = "global", subse
 
 
 @pytest.fixture
-def entries(lab, django_capture_on_commit_callbacks) -> list[Submission]:
+def entries(stored_lab, django_capture_on_commit_callbacks) -> list[Submission]:
     """Entries of every kind a board shows differently, on two of its boards, all finished."""
     other = Team.objects.create(name="Other", slug="other")
     with django_capture_on_commit_callbacks(execute=True):
-        finished = [_finish(lab, "Alpha", 60.0), _finish(other, "Beta", 59.0), _finish(lab, "Gamma", 30.0),
-                    _finish(other, "Oracle", 90.0, baseline=True), _finish(lab, "Flaky", 50.0, failing=3),
+        finished = [_finish(stored_lab, "Alpha", 60.0), _finish(other, "Beta", 59.0),
+                    _finish(stored_lab, "Gamma", 30.0),
+                    _finish(other, "Oracle", 90.0, baseline=True), _finish(stored_lab, "Flaky", 50.0, failing=3),
                     _finish(other, "Retrying", 70.0, settings={"parse_retries": 2}),
-                    _finish(lab, "Secret", 95.0, public=False),
-                    _finish(lab, "Alpha", 45.0, flow="online"), _finish(other, "Beta", 65.0, flow="online"),
+                    _finish(stored_lab, "Secret", 95.0, public=False),
+                    _finish(stored_lab, "Alpha", 45.0, flow="online"), _finish(other, "Beta", 65.0, flow="online"),
                     _finish(other, "Delta", 40.0, subset="full")]
     # The boards no entry changed are ranked by the first read, as by the first home page.
     boards_ranked_get(_home_boards(), head=1)
@@ -113,12 +114,12 @@ def test_the_home_page_from_the_stored_rows_is_the_page_the_boards_compute(entri
     assert StoredBoardRanking.objects.count() == len(_home_boards())
 
 
-def test_a_newly_finished_submission_changes_the_stored_rows(entries, lab, django_capture_on_commit_callbacks):
+def test_a_newly_finished_submission_changes_the_stored_rows(entries, stored_lab, django_capture_on_commit_callbacks):
     board = ("sokoban", "global", "mini")
     before = StoredBoardRanking.objects.get(env="sokoban", flow="global", subset="mini")
     untouched = {(r.env, r.flow, r.subset): r.rows for r in StoredBoardRanking.objects.exclude(id=before.id)}
     with django_capture_on_commit_callbacks(execute=True):
-        champion = _finish(lab, "Champion", 99.0)
+        champion = _finish(stored_lab, "Champion", 99.0)
     after = StoredBoardRanking.objects.get(id=before.id)
     assert after.board_generation > before.board_generation and after.rows != before.rows
     assert after.entries == before.entries + 1
@@ -140,10 +141,10 @@ def test_hiding_the_last_entry_of_a_board_stores_its_empty_ranking(entries, djan
 
 
 def test_a_ranking_stored_before_a_change_of_everything_is_ranked_again(
-        entries, lab, client, django_capture_on_commit_callbacks):
+        entries, stored_lab, client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         # A model's metadata changes every board it is on, and names none (boards_changed()).
-        model_entry_upsert(team=lab, name="Alpha", organisation="Renamed Labs")
+        model_entry_upsert(team=stored_lab, name="Alpha", organisation="Renamed Labs")
     with CaptureQueriesContext(connection) as captured:
         ranked = dict(zip(_home_boards(), boards_ranked_get(_home_boards(), head=EVERY_ROW), strict=True))
     assert [q for q in captured.captured_queries if 'FROM "submissions_submission"' in q["sql"]]
