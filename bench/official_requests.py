@@ -624,6 +624,18 @@ def _parts(content: Any) -> list[dict[str, Any]] | str:
 def request_differences(official: Mapping[str, Any], platform: Mapping[str, Any], tally: ImageTally,
                         size_only: bool) -> list[str]:
     """Every difference between two request bodies, first ones first."""
+    found = _top_level_differences(official, platform)
+    messages_one, messages_two = official.get("messages") or [], platform.get("messages") or []
+    roles_one = [m.get("role") for m in messages_one]
+    roles_two = [m.get("role") for m in messages_two]
+    if roles_one != roles_two:
+        found.append(f"message roles: official {roles_one}, platform {roles_two}")
+    for index, (one, two) in enumerate(zip(messages_one, messages_two)):
+        found += _message_differences(f"message {index} ({one.get('role')})", one, two, tally, size_only)
+    return found
+
+
+def _top_level_differences(official: Mapping[str, Any], platform: Mapping[str, Any]) -> list[str]:
     found: list[str] = []
     keys_one, keys_two = set(official) - {"messages"}, set(platform) - {"messages"}
     if keys_one != keys_two:
@@ -632,51 +644,53 @@ def request_differences(official: Mapping[str, Any], platform: Mapping[str, Any]
     for key in list(TOP_LEVEL) + sorted((keys_one & keys_two) - set(TOP_LEVEL)):
         if key in official and key in platform and official[key] != platform[key]:
             found.append(f"{key}: official {official[key]!r}, platform {platform[key]!r}")
-    messages_one, messages_two = official.get("messages") or [], platform.get("messages") or []
-    roles_one = [m.get("role") for m in messages_one]
-    roles_two = [m.get("role") for m in messages_two]
-    if roles_one != roles_two:
-        found.append(f"message roles: official {roles_one}, platform {roles_two}")
-    for index, (one, two) in enumerate(zip(messages_one, messages_two)):
-        where = f"message {index} ({one.get('role')})"
-        if set(one) != set(two):
-            found.append(f"{where} fields: official {sorted(one)}, platform {sorted(two)}")
-        content_one, content_two = _parts(one.get("content")), _parts(two.get("content"))
-        if isinstance(content_one, str) or isinstance(content_two, str):
-            if isinstance(content_one, str) and isinstance(content_two, str):
-                diff = text_difference(content_one, content_two)
-                if diff:
-                    found.append(f"{where} text: {diff}")
-            else:
-                kinds = ["a string" if isinstance(c, str) else f"a list of {len(c)} parts"
-                         for c in (content_one, content_two)]
-                found.append(f"{where} content: official {kinds[0]}, platform {kinds[1]}")
-            continue
-        types_one = [p.get("type") for p in content_one]
-        types_two = [p.get("type") for p in content_two]
-        if types_one != types_two:
-            found.append(f"{where} parts: official {types_one}, platform {types_two}")
-        for number, (part_one, part_two) in enumerate(zip(content_one, content_two)):
-            at = f"{where} part {number}"
-            if part_one.get("type") != part_two.get("type"):
-                continue
-            if set(part_one) != set(part_two):
-                found.append(f"{at} fields: official {sorted(part_one)}, platform {sorted(part_two)}")
-            if part_one.get("type") == "text":
-                diff = text_difference(str(part_one.get("text")), str(part_two.get("text")))
-                if diff:
-                    found.append(f"{at} text: {diff}")
-            elif part_one.get("type") == "image_url":
-                url_one = (part_one.get("image_url") or {}).get("url")
-                url_two = (part_two.get("image_url") or {}).get("url")
-                if set(part_one.get("image_url") or {}) != set(part_two.get("image_url") or {}):
-                    found.append(f"{at} image_url fields: official {sorted(part_one.get('image_url') or {})}, "
-                                 f"platform {sorted(part_two.get('image_url') or {})}")
-                diff = image_difference(url_one, url_two, tally, size_only)
-                if diff:
-                    found.append(f"{at} {diff}")
-            elif part_one != part_two:
-                found.append(f"{at}: official {str(part_one)[:80]}, platform {str(part_two)[:80]}")
+    return found
+
+
+def _message_differences(where: str, one: Mapping[str, Any], two: Mapping[str, Any], tally: ImageTally,
+                         size_only: bool) -> list[str]:
+    found: list[str] = []
+    if set(one) != set(two):
+        found.append(f"{where} fields: official {sorted(one)}, platform {sorted(two)}")
+    content_one, content_two = _parts(one.get("content")), _parts(two.get("content"))
+    if isinstance(content_one, str) and isinstance(content_two, str):
+        diff = text_difference(content_one, content_two)
+        if diff:
+            found.append(f"{where} text: {diff}")
+        return found
+    if isinstance(content_one, str) or isinstance(content_two, str):
+        kinds = ["a string" if isinstance(c, str) else f"a list of {len(c)} parts" for c in (content_one, content_two)]
+        found.append(f"{where} content: official {kinds[0]}, platform {kinds[1]}")
+        return found
+    types_one = [p.get("type") for p in content_one]
+    types_two = [p.get("type") for p in content_two]
+    if types_one != types_two:
+        found.append(f"{where} parts: official {types_one}, platform {types_two}")
+    for number, (part_one, part_two) in enumerate(zip(content_one, content_two)):
+        # Parts of different types were reported with the types above.
+        if part_one.get("type") == part_two.get("type"):
+            found += _part_differences(f"{where} part {number}", part_one, part_two, tally, size_only)
+    return found
+
+
+def _part_differences(at: str, part_one: Mapping[str, Any], part_two: Mapping[str, Any], tally: ImageTally,
+                      size_only: bool) -> list[str]:
+    found: list[str] = []
+    if set(part_one) != set(part_two):
+        found.append(f"{at} fields: official {sorted(part_one)}, platform {sorted(part_two)}")
+    if part_one.get("type") == "text":
+        diff = text_difference(str(part_one.get("text")), str(part_two.get("text")))
+        if diff:
+            found.append(f"{at} text: {diff}")
+    elif part_one.get("type") == "image_url":
+        image_one, image_two = part_one.get("image_url") or {}, part_two.get("image_url") or {}
+        if set(image_one) != set(image_two):
+            found.append(f"{at} image_url fields: official {sorted(image_one)}, platform {sorted(image_two)}")
+        diff = image_difference(image_one.get("url"), image_two.get("url"), tally, size_only)
+        if diff:
+            found.append(f"{at} {diff}")
+    elif part_one != part_two:
+        found.append(f"{at}: official {str(part_one)[:80]}, platform {str(part_two)[:80]}")
     return found
 
 

@@ -130,108 +130,147 @@ def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker],
     slot until their time is up; one running on a worker not listed holds a slot of its own.
     ``last_by_team`` and each submission's ``last_started`` are in seconds from now (negative).
     """
-    by_id = {s.contender.submission_id: s for s in submissions}
-    waiting = {sid: s.waiting for sid, s in by_id.items()}
-    # What may start now; an attempt waiting to retry joins it when its wait is over.
-    releases = deque(sorted((t, sid) for sid, s in by_id.items() for t in s.due_in if t > 0))
-    held = Counter(sid for _, sid in releases)
-    startable = {sid: s.waiting - held[sid] for sid, s in by_id.items()}
-    served = Served(last_by_team=dict(last_by_team or {}), last_by_submission={
-        s.contender.submission_id: s.last_started for s in submissions if s.last_started is not None})
-    running = served.running_by_submission
-    team_running = served.running_by_team
-    for sid in by_id:
-        running[sid] = 0
-    endpoint_running: dict[str, int] = {}
-    unknown_started: dict[str, bool] = {}
-    outcomes = {sid: SimOutcome() for sid in by_id}
-    reads = [set(w.queues) for w in workers]
-    names = {w.name: i for i, w in enumerate(workers)}
-    slots: list[_Slot] = [_Slot(worker=i) for i, w in enumerate(workers) for _ in range(max(0, w.slots))]
-    free_of = {i: [s for s in slots if s.worker == i] for i in range(len(workers))}
+    return _Simulation(submissions, workers, endpoint_limit=endpoint_limit, last_by_team=last_by_team,
+                       endpoint_limits=endpoint_limits).run()
 
-    def start(slot: _Slot, sid: int, seconds: float, now: float, *, new: bool = True) -> None:
-        s = by_id[sid]
+
+class _Simulation:
+    """The state of one ``simulate`` call: who waits, who runs where, and until when."""
+
+    def __init__(self, submissions: Sequence[SimSubmission], workers: Sequence[SimWorker], *,
+                 endpoint_limit: int, last_by_team: Mapping[int, float] | None,
+                 endpoint_limits: Mapping[str, int] | None) -> None:
+        self.workers = workers
+        self.endpoint_limit = endpoint_limit
+        self.endpoint_limits = endpoint_limits or {}
+        self.by_id = {s.contender.submission_id: s for s in submissions}
+        self.waiting = {sid: s.waiting for sid, s in self.by_id.items()}
+        # What may start now; an attempt waiting to retry joins it when its wait is over.
+        self.releases = deque(sorted((t, sid) for sid, s in self.by_id.items() for t in s.due_in if t > 0))
+        held = Counter(sid for _, sid in self.releases)
+        self.startable = {sid: s.waiting - held[sid] for sid, s in self.by_id.items()}
+        self.served = Served(last_by_team=dict(last_by_team or {}), last_by_submission={
+            s.contender.submission_id: s.last_started for s in submissions if s.last_started is not None})
+        # The fair order reads these two through ``served``, so they are the same dictionaries.
+        self.running = self.served.running_by_submission
+        self.team_running = self.served.running_by_team
+        for sid in self.by_id:
+            self.running[sid] = 0
+        self.endpoint_running: dict[str, int] = {}
+        self.unknown_started: dict[str, bool] = {}
+        self.outcomes = {sid: SimOutcome() for sid in self.by_id}
+        self.reads = [set(w.queues) for w in workers]
+        self.slots = [_Slot(worker=i) for i, w in enumerate(workers) for _ in range(max(0, w.slots))]
+        self.on_queue: dict[str, list[int]] = {}
+        for s in submissions:
+            self.on_queue.setdefault(s.queue, []).append(s.contender.submission_id)
+        self._seat_running(submissions)
+
+    def _seat_running(self, submissions: Sequence[SimSubmission]) -> None:
+        """Attempts running now take a slot of their own worker, or one of their own."""
+        names = {w.name: i for i, w in enumerate(self.workers)}
+        free_of = {i: [s for s in self.slots if s.worker == i] for i in range(len(self.workers))}
+        for s in submissions:
+            for left, on in zip(s.running_left, s.running_on or [""] * len(s.running_left), strict=False):
+                slot = next((x for x in free_of.get(names.get(on, -1), []) if x.submission is None), None)
+                if slot is None:
+                    slot = _Slot(worker=-1)
+                    self.slots.append(slot)
+                self._start(slot, s.contender.submission_id, max(0.0, left), 0.0, new=False)
+                if s.per_attempt is None:
+                    self.unknown_started[s.queue] = True
+
+    def _start(self, slot: _Slot, sid: int, seconds: float, now: float, *, new: bool = True) -> None:
+        contender = self.by_id[sid].contender
         slot.submission, slot.busy_until = sid, now + seconds
-        running[sid] += 1
-        team_running[s.contender.team_id] = team_running.get(s.contender.team_id, 0) + 1
+        self.running[sid] += 1
+        self.team_running[contender.team_id] = self.team_running.get(contender.team_id, 0) + 1
         if new:  # started in the simulation, not one running already
-            served.last_by_team[s.contender.team_id] = now
-            served.last_by_submission[sid] = now
-        if s.contender.endpoint:
-            endpoint_running[s.contender.endpoint] = endpoint_running.get(s.contender.endpoint, 0) + 1
+            self.served.last_by_team[contender.team_id] = now
+            self.served.last_by_submission[sid] = now
+        if contender.endpoint:
+            self.endpoint_running[contender.endpoint] = self.endpoint_running.get(contender.endpoint, 0) + 1
 
-    # Attempts running now take a slot of their own worker, or one of their own.
-    for s in submissions:
-        for left, on in zip(s.running_left, s.running_on or [""] * len(s.running_left), strict=False):
-            index = names.get(on, -1)
-            slot = next((x for x in free_of.get(index, []) if x.submission is None), None)
-            if slot is None:
-                slot = _Slot(worker=-1)
-                slots.append(slot)
-            start(slot, s.contender.submission_id, max(0.0, left), 0.0, new=False)
-            if s.per_attempt is None:
-                unknown_started[s.queue] = True
+    def run(self) -> dict[int, SimOutcome]:
+        now = 0.0
+        for _ in range(MAX_EVENTS):
+            self._release(now)
+            self._end_attempts(now)
+            self._finish_idle(now)
+            self._fill_slots(now)
+            self._mark_lower_bounds()
+            following = self._next_instant(now)
+            if following is None:
+                break
+            now = following
+        else:
+            _rest_in_bulk(self.by_id, self.waiting, self.running, self.outcomes, self.workers, now)
+        return self.outcomes
 
-    on_queue: dict[str, list[int]] = {}
-    for s in submissions:
-        on_queue.setdefault(s.queue, []).append(s.contender.submission_id)
+    def _release(self, now: float) -> None:
+        while self.releases and self.releases[0][0] <= now:
+            self.startable[self.releases.popleft()[1]] += 1
 
-    def pick(worker: int) -> int | None:
-        ready = [by_id[sid].contender for queue in reads[worker] for sid in on_queue.get(queue, ())
-                 if startable[sid] > 0 and _room(by_id[sid].contender)]
-        return min(ready, key=served.key).submission_id if ready else None
+    def _end_attempts(self, now: float) -> None:
+        """Attempts ending now free their slots (and their team's and endpoint's places)."""
+        for slot in self.slots:
+            if slot.submission is None or slot.busy_until > now:
+                continue
+            sid = slot.submission
+            contender = self.by_id[sid].contender
+            self.running[sid] -= 1
+            self.team_running[contender.team_id] -= 1
+            if contender.endpoint:
+                self.endpoint_running[contender.endpoint] -= 1
+            if self.running[sid] == 0 and self.waiting[sid] == 0:
+                self.outcomes[sid].finish = now
+            slot.submission = None
 
-    def _room(contender: Contender) -> bool:
-        if not contender.endpoint:
-            return True
-        limit = (endpoint_limits or {}).get(contender.endpoint, endpoint_limit)
-        return limit <= 0 or endpoint_running.get(contender.endpoint, 0) < limit
+    def _finish_idle(self, now: float) -> None:
+        """A submission with nothing left and nothing running is done (e.g. all its attempts took 0 s)."""
+        for sid in self.by_id:
+            if self.outcomes[sid].finish is None and self.waiting[sid] == 0 and self.running[sid] == 0:
+                self.outcomes[sid].finish = now
 
-    now = 0.0
-    for _ in range(MAX_EVENTS):
-        while releases and releases[0][0] <= now:
-            startable[releases.popleft()[1]] += 1
-        # Attempts ending now free their slots (and their team's and endpoint's places).
-        for slot in slots:
-            if slot.submission is not None and slot.busy_until <= now:
-                s = by_id[slot.submission]
-                running[slot.submission] -= 1
-                team_running[s.contender.team_id] -= 1
-                if s.contender.endpoint:
-                    endpoint_running[s.contender.endpoint] -= 1
-                if running[slot.submission] == 0 and waiting[slot.submission] == 0:
-                    outcomes[slot.submission].finish = now
-                slot.submission = None
-        # A submission with nothing left and nothing running is done (e.g. all its attempts took 0 s).
-        for sid in by_id:
-            if outcomes[sid].finish is None and waiting[sid] == 0 and running[sid] == 0:
-                outcomes[sid].finish = now
-        for slot in slots:
+    def _fill_slots(self, now: float) -> None:
+        for slot in self.slots:
             if slot.submission is not None or slot.worker < 0:
                 continue
-            chosen = pick(slot.worker)
+            chosen = self._pick(slot.worker)
             if chosen is None:
                 continue
-            s = by_id[chosen]
-            waiting[chosen] -= 1
-            startable[chosen] -= 1
+            s = self.by_id[chosen]
+            self.waiting[chosen] -= 1
+            self.startable[chosen] -= 1
             if s.per_attempt is None:
-                unknown_started[s.queue] = True
-            start(slot, chosen, s.per_attempt or 0.0, now)
-        busy = [slot.busy_until for slot in slots if slot.submission is not None]
-        for sid, s in by_id.items():
-            if outcomes[sid].finish is None and unknown_started.get(s.queue):
-                outcomes[sid].at_least = True
-        if not busy and not releases:
-            break
+                self.unknown_started[s.queue] = True
+            self._start(slot, chosen, s.per_attempt or 0.0, now)
+
+    def _pick(self, worker: int) -> int | None:
+        ready = [self.by_id[sid].contender for queue in self.reads[worker] for sid in self.on_queue.get(queue, ())
+                 if self.startable[sid] > 0 and self._room(self.by_id[sid].contender)]
+        return min(ready, key=self.served.key).submission_id if ready else None
+
+    def _room(self, contender: Contender) -> bool:
+        if not contender.endpoint:
+            return True
+        limit = self.endpoint_limits.get(contender.endpoint, self.endpoint_limit)
+        return limit <= 0 or self.endpoint_running.get(contender.endpoint, 0) < limit
+
+    def _mark_lower_bounds(self) -> None:
+        for sid, s in self.by_id.items():
+            if self.outcomes[sid].finish is None and self.unknown_started.get(s.queue):
+                self.outcomes[sid].at_least = True
+
+    def _next_instant(self, now: float) -> float | None:
+        """When something next happens; ``now`` again when an attempt started now took 0 s; None: nothing will."""
+        busy = [slot.busy_until for slot in self.slots if slot.submission is not None]
+        if not busy and not self.releases:
+            return None
         later = [t for t in busy if t > now]
-        if len(later) < len(busy):  # an attempt started at this instant took 0 s: go round again now
-            continue
-        now = min(later + [releases[0][0]] if releases else later)
-    else:
-        _rest_in_bulk(by_id, waiting, running, outcomes, workers, now)
-    return outcomes
+        if len(later) < len(busy):
+            return now
+        return min(later + [self.releases[0][0]] if self.releases else later)
 
 
 #: Instants the simulation plays one by one; a longer backlog (a few full-set runs) is finished in bulk.

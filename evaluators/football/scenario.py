@@ -143,6 +143,21 @@ def parse_scenario(source: str) -> FootballScenario:
         tree = ast.parse(source)
     except SyntaxError as exc:
         raise ScenarioFileError(exc.lineno or 0, f"not valid Python: {exc.msg}") from None
+    function = _build_function(tree)
+    builder = _builder_argument(function)
+    scenario = FootballScenario()
+    team: list[Player] | None = None
+    for statement in function.body:
+        team = _apply(statement, builder, scenario, team)
+    return scenario
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _build_function(tree: ast.Module) -> ast.FunctionDef:
+    """The one ``build_scenario`` definition, once every other module-level statement is accepted."""
     builds = []
     engine_imported = False
     for node in tree.body:
@@ -154,7 +169,7 @@ def parse_scenario(source: str) -> FootballScenario:
         if isinstance(node, ast.Assign):
             _check_engine_binding(node, engine_imported)
             continue
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        if _is_docstring(node):
             continue
         if isinstance(node, ast.FunctionDef) and node.name == "build_scenario":
             builds.append(node)
@@ -165,49 +180,66 @@ def parse_scenario(source: str) -> FootballScenario:
         raise ScenarioFileError(node.lineno, f"unexpected {type(node).__name__} at module level{hint}")
     if len(builds) != 1:
         raise ScenarioFileError(1, "a scenario file defines build_scenario(builder) exactly once")
-    function = builds[0]
+    return builds[0]
+
+
+def _builder_argument(function: ast.FunctionDef) -> str:
+    """The name ``build_scenario`` calls its one argument."""
     args = function.args
     if len(args.args) != 1 or args.vararg or args.kwarg or args.kwonlyargs or function.decorator_list:
         raise ScenarioFileError(function.lineno, "build_scenario takes exactly one argument, the builder")
-    builder = args.args[0].arg
-    scenario = FootballScenario()
-    team: list[Player] | None = None
-    for statement in function.body:
-        if isinstance(statement, ast.Pass) or (
-                isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-                and isinstance(statement.value.value, str)):
-            continue
-        if isinstance(statement, ast.Assign):
-            target = statement.targets[0] if len(statement.targets) == 1 else None
-            if (isinstance(target, ast.Attribute) and _is_builder_call(target.value, "config", builder)
-                    and not target.value.args and target.attr in CONFIG_FIELDS):
-                scenario.config[target.attr] = _literal(statement.value, CONFIG_FIELDS[target.attr])
-                continue
-            raise ScenarioFileError(statement.lineno, "only builder.config().<field> = <value> may be assigned")
-        if not isinstance(statement, ast.Expr):
-            raise ScenarioFileError(statement.lineno, f"unexpected {type(statement).__name__}")
-        call = statement.value
-        if _is_builder_call(call, "SetBallPosition", builder) and len(call.args) == 2 and not call.keywords:
-            scenario.ball = (_number(call.args[0]), _number(call.args[1]))
-        elif _is_builder_call(call, "SetTeam", builder) and len(call.args) == 1 and not call.keywords:
-            side = call.args[0]
-            name = side.attr if isinstance(side, ast.Attribute) else side.id if isinstance(side, ast.Name) else ""
-            if name == "e_Left":
-                team = scenario.left
-            elif name == "e_Right":
-                team = scenario.right
-            else:
-                raise ScenarioFileError(call.lineno, "SetTeam takes Team.e_Left or Team.e_Right")
-        elif _is_builder_call(call, "AddPlayer", builder) and len(call.args) == 3:
-            if team is None:
-                raise ScenarioFileError(call.lineno, "AddPlayer before SetTeam")
-            options = {"lazy": False, "controllable": True}
-            for keyword in call.keywords:
-                if keyword.arg not in options:
-                    raise ScenarioFileError(call.lineno, f"AddPlayer has no argument {keyword.arg!r}")
-                options[keyword.arg] = _literal(keyword.value, bool)
-            team.append(Player(_number(call.args[0]), _number(call.args[1]), _role(call.args[2]), **options))
-        else:
-            raise ScenarioFileError(statement.lineno, "only builder.config(), SetBallPosition, SetTeam and AddPlayer "
-                                                      "calls are accepted")
-    return scenario
+    return args.args[0].arg
+
+
+def _apply(statement: ast.stmt, builder: str, scenario: FootballScenario,
+           team: list[Player] | None) -> list[Player] | None:
+    """Apply one statement of ``build_scenario`` to ``scenario``; returns the team SetTeam chose last."""
+    if isinstance(statement, ast.Pass) or _is_docstring(statement):
+        return team
+    if isinstance(statement, ast.Assign):
+        _apply_config(statement, builder, scenario)
+        return team
+    if not isinstance(statement, ast.Expr):
+        raise ScenarioFileError(statement.lineno, f"unexpected {type(statement).__name__}")
+    call = statement.value
+    if _is_builder_call(call, "SetBallPosition", builder) and len(call.args) == 2 and not call.keywords:
+        scenario.ball = (_number(call.args[0]), _number(call.args[1]))
+    elif _is_builder_call(call, "SetTeam", builder) and len(call.args) == 1 and not call.keywords:
+        team = _team(call, scenario)
+    elif _is_builder_call(call, "AddPlayer", builder) and len(call.args) == 3:
+        _add_player(call, team)
+    else:
+        raise ScenarioFileError(statement.lineno, "only builder.config(), SetBallPosition, SetTeam and AddPlayer "
+                                                  "calls are accepted")
+    return team
+
+
+def _apply_config(statement: ast.Assign, builder: str, scenario: FootballScenario) -> None:
+    target = statement.targets[0] if len(statement.targets) == 1 else None
+    if (isinstance(target, ast.Attribute) and _is_builder_call(target.value, "config", builder)
+            and not target.value.args and target.attr in CONFIG_FIELDS):
+        scenario.config[target.attr] = _literal(statement.value, CONFIG_FIELDS[target.attr])
+        return
+    raise ScenarioFileError(statement.lineno, "only builder.config().<field> = <value> may be assigned")
+
+
+def _team(call: ast.Call, scenario: FootballScenario) -> list[Player]:
+    """The side ``SetTeam`` names."""
+    side = call.args[0]
+    name = side.attr if isinstance(side, ast.Attribute) else side.id if isinstance(side, ast.Name) else ""
+    if name == "e_Left":
+        return scenario.left
+    if name == "e_Right":
+        return scenario.right
+    raise ScenarioFileError(call.lineno, "SetTeam takes Team.e_Left or Team.e_Right")
+
+
+def _add_player(call: ast.Call, team: list[Player] | None) -> None:
+    if team is None:
+        raise ScenarioFileError(call.lineno, "AddPlayer before SetTeam")
+    options = {"lazy": False, "controllable": True}
+    for keyword in call.keywords:
+        if keyword.arg not in options:
+            raise ScenarioFileError(call.lineno, f"AddPlayer has no argument {keyword.arg!r}")
+        options[keyword.arg] = _literal(keyword.value, bool)
+    team.append(Player(_number(call.args[0]), _number(call.args[1]), _role(call.args[2]), **options))

@@ -80,41 +80,11 @@ class Level:
 
 def parse_grid(text: str) -> Level:
     """Parse an XSB grid, checking everything gym-sokoban silently assumes about a room."""
-    lines = text.split("\n")
-    # Editors add or drop trailing newlines; blank lines around the grid carry no information.
-    while lines and not lines[-1].strip("\r"):
-        lines.pop()
-    while lines and not lines[0].strip("\r"):
-        lines.pop(0)
-    rows = [line.rstrip("\r") for line in lines]
-    if not rows:
-        raise ValueError("empty Sokoban grid")
-    width = len(rows[0])
-    if any(len(row) != width for row in rows):
-        widths = sorted({len(row) for row in rows})
-        raise ValueError(f"every row of a Sokoban grid must have the same width, got widths {widths}")
-    height = len(rows)
+    rows = _grid_rows(text)
+    height, width = len(rows), len(rows[0])
     if height < 3 or width < 3:
         raise ValueError(f"a Sokoban room needs at least 3x3 cells, got {height}x{width}")
-    walls: set[Cell] = set()
-    targets: set[Cell] = set()
-    boxes: set[Cell] = set()
-    players: list[Cell] = []
-    for r, row in enumerate(rows):
-        for c, char in enumerate(row):
-            if char in _FLOOR_ALIASES:
-                char = " "
-            if char not in _CHAR_TO_CELL:
-                raise ValueError(f"unknown Sokoban grid character {char!r} at row {r}, column {c}")
-            fixed, state = _CHAR_TO_CELL[char]
-            if fixed == WALL:
-                walls.add((r, c))
-            if fixed == TARGET:
-                targets.add((r, c))
-            if state in (BOX, BOX_ON_TARGET):
-                boxes.add((r, c))
-            if state == PLAYER:
-                players.append((r, c))
+    walls, targets, boxes, players = _grid_cells(rows)
     if len(players) != 1:
         raise ValueError(f"a Sokoban grid needs exactly one player, found {len(players)}")
     if not boxes:
@@ -128,6 +98,50 @@ def parse_grid(text: str) -> Level:
         # an open border would let pieces teleport; its own generator always walls the border.
         raise ValueError("the outermost rows and columns of a Sokoban grid must all be walls")
     return Level(height, width, frozenset(walls), frozenset(targets), frozenset(boxes), players[0])
+
+
+def _grid_rows(text: str) -> list[str]:
+    """The grid's rows, at least one, all of one width."""
+    lines = text.split("\n")
+    # Editors add or drop trailing newlines; blank lines around the grid carry no information.
+    while lines and not lines[-1].strip("\r"):
+        lines.pop()
+    while lines and not lines[0].strip("\r"):
+        lines.pop(0)
+    rows = [line.rstrip("\r") for line in lines]
+    if not rows:
+        raise ValueError("empty Sokoban grid")
+    width = len(rows[0])
+    if any(len(row) != width for row in rows):
+        widths = sorted({len(row) for row in rows})
+        raise ValueError(f"every row of a Sokoban grid must have the same width, got widths {widths}")
+    return rows
+
+
+def _grid_cells(rows: list[str]) -> tuple[set[Cell], set[Cell], set[Cell], list[Cell]]:
+    """Walls, targets, boxes and players of the rows, in reading order."""
+    walls: set[Cell] = set()
+    targets: set[Cell] = set()
+    boxes: set[Cell] = set()
+    players: list[Cell] = []
+    for r, row in enumerate(rows):
+        for c, char in enumerate(row):
+            fixed, state = _cell(" " if char in _FLOOR_ALIASES else char, r, c)
+            if fixed == WALL:
+                walls.add((r, c))
+            if fixed == TARGET:
+                targets.add((r, c))
+            if state in (BOX, BOX_ON_TARGET):
+                boxes.add((r, c))
+            if state == PLAYER:
+                players.append((r, c))
+    return walls, targets, boxes, players
+
+
+def _cell(char: str, r: int, c: int) -> tuple[int, int]:
+    if char not in _CHAR_TO_CELL:
+        raise ValueError(f"unknown Sokoban grid character {char!r} at row {r}, column {c}")
+    return _CHAR_TO_CELL[char]
 
 
 def format_grid(level: Level) -> str:

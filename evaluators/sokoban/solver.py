@@ -26,6 +26,7 @@ import heapq
 import itertools
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,6 +232,16 @@ class _SearchResult:
 _Key = tuple[int, int]  # (player square, box bitmask)
 
 
+def _check_budget(expanded: int, expanded_before: int, max_states: int | None, deadline: float | None) -> None:
+    if max_states is not None and expanded_before + expanded > max_states:
+        raise SolverBudgetExceeded(f"search stopped after {expanded_before + expanded} expanded states "
+                                   f"(max_states={max_states})")
+    # Reading the clock on every expansion would cost more than the check is worth.
+    if deadline is not None and (expanded & 255) == 0 and time.monotonic() > deadline:
+        raise SolverBudgetExceeded(f"search stopped after its time budget "
+                                   f"({expanded_before + expanded} expanded states)")
+
+
 def _astar(board: _Board, player: int, boxes: int, heuristic: _Heuristic,
            max_states: int | None, deadline: float | None, expanded_before: int) -> _SearchResult:
     """Move-optimal move sequence from (player, boxes); ``solved`` is False when none exists."""
@@ -247,8 +258,6 @@ def _astar(board: _Board, player: int, boxes: int, heuristic: _Heuristic,
     # Ties on f go to the deeper state, which reaches the goal with fewer expansions.
     open_heap: list[tuple[int, int, int, _Key]] = [(h0, 0, next(counter), start_key)]
     expanded = 0
-    step = board.step
-    live = board.live
     blocks = board.blocks
     while open_heap:
         _, neg_g, _, key = heapq.heappop(open_heap)
@@ -259,39 +268,43 @@ def _astar(board: _Board, player: int, boxes: int, heuristic: _Heuristic,
         if box_mask & ~target_mask == 0:
             return _SearchResult(True, _reconstruct(board, key, start_key, parent), expanded)
         expanded += 1
-        if max_states is not None and expanded_before + expanded > max_states:
-            raise SolverBudgetExceeded(f"search stopped after {expanded_before + expanded} expanded states "
-                                       f"(max_states={max_states})")
-        if deadline is not None and (expanded & 255) == 0 and time.monotonic() > deadline:
-            raise SolverBudgetExceeded(f"search stopped after its time budget "
-                                       f"({expanded_before + expanded} expanded states)")
+        _check_budget(expanded, expanded_before, max_states, deadline)
         walk = _walk_distances(board, here, box_mask)
-        for box in _bits(box_mask):
-            neighbours = step[box]
-            for direction in range(4):
-                behind = neighbours[direction ^ 1]  # the square the player pushes from
-                if behind < 0:
-                    continue
-                walk_cost = walk[behind]
-                if walk_cost < 0:
-                    continue
-                dest = neighbours[direction]
-                if dest < 0 or (box_mask >> dest) & 1 or not live[dest]:
-                    continue
-                new_mask = box_mask ^ (1 << box) | (1 << dest)
-                new_key = (box, new_mask)
-                new_g = g + walk_cost + 1
-                if new_g >= best_g.get(new_key, _INF):
-                    continue
-                if any(block & ~new_mask == 0 and block & ~target_mask for block in blocks[dest]):
-                    continue
-                h = heuristic(new_mask)
-                if h >= _INF:
-                    continue
-                best_g[new_key] = new_g
-                parent[new_key] = (key, box, direction)
-                heapq.heappush(open_heap, (new_g + h, -new_g, next(counter), new_key))
+        for box, direction, dest, walk_cost in _pushes(board, box_mask, walk):
+            new_mask = box_mask ^ (1 << box) | (1 << dest)
+            new_key = (box, new_mask)
+            new_g = g + walk_cost + 1
+            if new_g >= best_g.get(new_key, _INF):
+                continue
+            if any(block & ~new_mask == 0 and block & ~target_mask for block in blocks[dest]):
+                continue
+            h = heuristic(new_mask)
+            if h >= _INF:
+                continue
+            best_g[new_key] = new_g
+            parent[new_key] = (key, box, direction)
+            heapq.heappush(open_heap, (new_g + h, -new_g, next(counter), new_key))
     return _SearchResult(False, [], expanded)
+
+
+def _pushes(board: _Board, box_mask: int, walk: list[int]) -> Iterator[tuple[int, int, int, int]]:
+    """(box, direction, destination, walking cost) of every push the player can walk to and make
+    without moving a box onto another or onto a dead square."""
+    step = board.step
+    live = board.live
+    for box in _bits(box_mask):
+        neighbours = step[box]
+        for direction in range(4):
+            behind = neighbours[direction ^ 1]  # the square the player pushes from
+            if behind < 0:
+                continue
+            walk_cost = walk[behind]
+            if walk_cost < 0:
+                continue
+            dest = neighbours[direction]
+            if dest < 0 or (box_mask >> dest) & 1 or not live[dest]:
+                continue
+            yield box, direction, dest, walk_cost
 
 
 def _reconstruct(board: _Board, key: _Key, start_key: _Key, parent: dict[_Key, tuple[_Key, int, int]]
