@@ -375,7 +375,7 @@ class DirectModel:
 
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
                  top_p: float | None = None, frequency_penalty: float | None = None) -> Any:
-        from evaluators.endpoints.client import Completion
+        from evaluators.endpoints.messages import Completion
 
         started = time.perf_counter()
         text = self.agent.reply(messages)

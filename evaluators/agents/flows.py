@@ -29,7 +29,7 @@ from evaluators.agents.diagnostics import DiagnosticsTracker
 from evaluators.agents.replay import RepliesExhausted
 from evaluators.agents.requests import image_media_type, merge_same_role
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
-from evaluators.endpoints.client import image_part
+from evaluators.endpoints.messages import image_part
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluators.endpoints.client import Completion
+from evaluators.endpoints.messages import Completion
 
 
 class RepliesExhausted(Exception):

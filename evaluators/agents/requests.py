@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators.base import all_plugins
-from evaluators.endpoints.client import text_part
+from evaluators.endpoints.messages import text_part
 
 #: Settings of every environment under which a submission is not scored the official way, with
 #: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).

@@ -1,12 +1,5 @@
 """Talking to teams' OpenAI-compatible endpoints, and telling infrastructure failures from answers."""
-from evaluators.endpoints.client import (
-    ChatClient,
-    Completion,
-    image_part,
-    models_url,
-    normalise_endpoint_url,
-    text_part,
-)
+from evaluators.endpoints.client import ChatClient, models_url, normalise_endpoint_url
 from evaluators.endpoints.errors import (
     AUTH_ERROR,
     ENDPOINT_UNREACHABLE,
@@ -19,6 +12,7 @@ from evaluators.endpoints.errors import (
     SERVER_ERROR,
     InfraError,
 )
+from evaluators.endpoints.messages import Completion, image_part, text_part
 
 __all__ = [
     "AUTH_ERROR",

@@ -8,7 +8,7 @@ from PIL import Image
 
 from evaluators.agents.flows import _trim_memory, run_global, run_online
 from evaluators.base import ScenarioSpec, get_plugin
-from evaluators.endpoints.client import Completion, image_part
+from evaluators.endpoints.messages import Completion, image_part
 from evaluators.runner import effective_settings
 from evaluators.trajectory import TrajectoryRecorder
 

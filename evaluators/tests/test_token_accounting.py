@@ -6,7 +6,7 @@ from typing import Any
 
 from evaluators.agents.flows import TokenTally, run_online
 from evaluators.base import ScenarioSpec, get_plugin
-from evaluators.endpoints.client import Completion
+from evaluators.endpoints.messages import Completion
 from evaluators.runner import effective_settings
 from evaluators.trajectory import TrajectoryRecorder
 

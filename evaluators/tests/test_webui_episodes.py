@@ -9,7 +9,8 @@ import pytest
 from evaluators.base import ScenarioSpec
 from evaluators.baselines.agents import make_agent
 from evaluators.baselines.server import start_server
-from evaluators.endpoints.client import ChatClient, Completion
+from evaluators.endpoints.client import ChatClient
+from evaluators.endpoints.messages import Completion
 from evaluators.runner import effective_settings, run_attempt
 from evaluators.webui.baselines import page_files
 

@@ -19,7 +19,7 @@ import pytest
 
 from evaluators import browser
 from evaluators.base import ScenarioSpec
-from evaluators.endpoints.client import Completion
+from evaluators.endpoints.messages import Completion
 from evaluators.runner import effective_settings, run_attempt
 from evaluators.webui.baselines import page_files
 from evaluators.webui.render import PageRenderer, RenderResult, shared_playwright
