@@ -359,7 +359,7 @@ class EnvironmentPlugin(abc.ABC):
     def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
         """The texts the official harness sends in ``flow``, read from an operator's official checkout
         as data (never executed); None where the official harness has no such flow. Raises
-        ``evaluators.agents.checkout.CheckoutError`` when the checkout's files are not as expected."""
+        ``evaluators.agents.official_source.CheckoutError`` when the checkout's files are not as expected."""
         return None
 
     @property

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.agents.checkout import CheckoutError, OfficialCheckout
+from evaluators.agents.checkout import OfficialCheckout
+from evaluators.agents.official_source import CheckoutError
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PROMPTS_OFFICIAL, PromptSet
 from evaluators.football.official import official_prompt_set as football_prompts
 from evaluators.sokoban.official import official_prompt_set as sokoban_prompts

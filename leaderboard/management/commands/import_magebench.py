@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluators.agents.checkout import CheckoutError
+from evaluators.agents.official_source import CheckoutError
 from evaluators.base import ResourceError, all_plugins
 from leaderboard.services import scenarios_check, scenarios_import
 
