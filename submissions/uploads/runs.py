@@ -1,0 +1,58 @@
+"""What an upload gives for each run, the limits it is read within, and its runs as replies."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evaluators.base import get_plugin
+
+_CODE_FENCES = (("html", "html"), ("css", "css"), ("js", "javascript"))
+
+
+@dataclass(frozen=True)
+class UploadedRun:
+    """The model outputs of one (scenario, repeat): replies, action names or the code it wrote."""
+
+    scenario: str
+    repeat: int
+    replies: tuple[str, ...] = ()
+    actions: tuple[str, ...] = ()
+    code: dict[str, str] | None = field(default=None, hash=False)
+    self_score: float | None = None
+    self_error: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """Sizes an upload may reach; the zip limits hold for declared and for actually read sizes."""
+
+    max_upload_bytes: int = 50 * 1024 * 1024
+    max_member_bytes: int = 20 * 1024 * 1024
+    max_total_bytes: int = 200 * 1024 * 1024
+    max_members: int = 20_000
+    max_ratio: float = 200.0
+    max_reply_chars: int = 200_000
+    #: Problems beyond this are counted, not listed, so a garbage file cannot produce a huge report.
+    max_problems: int = 1000
+
+
+#: The limits an upload is read within when its caller names none.
+DEFAULT_LIMITS = UploadLimits()
+
+
+def runs_to_replies(run: UploadedRun, *, env: str, flow: str) -> list[str]:
+    """What the platform replays to the environment as model replies.
+
+    Replies as they are; actions as the replies the environment's parser reads them from
+    (``EnvironmentPlugin.action_replies``; officially, Global: one ``### Actions`` reply, Online: one
+    ``# action`` reply per action); code as one reply of fenced ``html``, ``css`` and ``javascript``
+    blocks (only the parts present).
+    """
+    if run.replies:
+        return list(run.replies)
+    if run.actions:
+        return get_plugin(env).action_replies(flow, run.actions)
+    if run.code is not None:
+        blocks = [f"```{fence}\n{run.code[key]}\n```" for key, fence in _CODE_FENCES if key in run.code]
+        return ["\n\n".join(blocks)]
+    return []
