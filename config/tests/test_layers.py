@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TOP = ("views.py", "apis.py", "analysis_views.py", "cost_views.py", "admin.py", "urls.py", "templatetags", "tests",
        "migrations")
 
+#: What submissions may never import: the boards and every page.
+BOARDS = ("leaderboard.selectors", "leaderboard.analysis", "leaderboard.views", "leaderboard.apis",
+          "leaderboard.analysis_views", "accounts.views", "submissions.views", "submissions.apis")
+
 
 def _imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """(line, module) of every import that runs, at module level or inside functions."""
@@ -34,6 +38,17 @@ def _imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
             yield node.lineno, node.module
 
 
+def _dotted(path: Path) -> str:
+    """The module a file under ROOT is imported as (a package by its folder)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _forbidden(module: str, forbidden: tuple[str, ...]) -> bool:
+    """Whether ``module`` is one of ``forbidden`` or inside one of them (a package's modules)."""
+    return any(module == name or module.startswith(name + ".") for name in forbidden)
+
+
 def _modules(app: str, *, leave_out: tuple[str, ...] = ()) -> list[Path]:
     files = []
     for path in sorted((ROOT / app).rglob("*.py")):
@@ -48,7 +63,7 @@ def _offenders(files: list[Path], forbidden: tuple[str, ...]) -> list[str]:
     found = []
     for path in files:
         for line, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
-            if any(module == name or module.startswith(name + ".") for name in forbidden):
+            if _forbidden(module, forbidden):
                 found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     return found
 
@@ -70,6 +85,13 @@ def test_the_scenario_catalogue_sits_below_submissions(module: str) -> None:
 
 
 def test_submissions_reads_the_catalogue_but_never_the_boards_or_any_page() -> None:
-    boards = ("leaderboard.selectors", "leaderboard.analysis", "leaderboard.views", "leaderboard.apis",
-              "leaderboard.analysis_views", "accounts.views", "submissions.views", "submissions.apis")
-    assert _offenders(_modules("submissions", leave_out=("cli.py",)), boards) == []
+    assert _offenders(_modules("submissions", leave_out=("cli.py",)), BOARDS) == []
+
+
+def test_the_rules_reach_every_module_of_a_package() -> None:
+    # A rule that missed a package's modules would pass whatever they import.
+    checked = {path.relative_to(ROOT).as_posix() for path in _modules("submissions", leave_out=("cli.py",))}
+    uploads = {path.relative_to(ROOT).as_posix() for path in (ROOT / "submissions" / "uploads").glob("*.py")}
+    assert uploads and uploads <= checked
+    selectors = sorted((ROOT / "leaderboard" / "selectors").glob("*.py"))
+    assert selectors and all(_forbidden(_dotted(path), BOARDS) for path in selectors)

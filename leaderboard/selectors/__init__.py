@@ -1,0 +1,74 @@
+"""Reads for boards, metric cards and scenarios.
+
+One module per read model: a board (``boards``, its rows in ``rows``), the home page's stored
+rankings (``ranked``) and overview (``overview``), a board's cost view (``board_cost``), a model's
+page (``model_page``), a submission's headline (``headline``) and an environment's metric card
+(``metric_card``); ``query`` reads a board's query string (filters, search, sort).
+"""
+from __future__ import annotations
+
+from leaderboard.selectors.board_cost import COST_AXES, BoardCost, CostEntry, board_cost_get
+from leaderboard.selectors.boards import RANKED_STATUSES, SUITE_NAME, board_get, board_organisations, visible_entries
+from leaderboard.selectors.headline import BoardPlace, Headline, submission_headline
+from leaderboard.selectors.metric_card import metric_card, scenario_notes
+from leaderboard.selectors.model_page import (
+    ModelBoardEntry,
+    ModelEnvironmentBest,
+    ModelPage,
+    model_page_get,
+    parameters_label,
+)
+from leaderboard.selectors.overview import Overview, OverviewCell, OverviewEntry, OverviewRow, overview_get, overview_of
+from leaderboard.selectors.query import (
+    ASCENDING_FIRST,
+    PROMPT_VERSION,
+    SIZE_BUCKETS,
+    SORT_COLUMNS,
+    UNKNOWN_SIZE,
+    BoardFilter,
+    BoardSort,
+    size_bucket,
+)
+from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
+from leaderboard.selectors.rows import Board, BoardRow, PromptGeneration
+
+__all__ = [
+    "ASCENDING_FIRST",
+    "COST_AXES",
+    "PROMPT_VERSION",
+    "RANKED_STATUSES",
+    "SIZE_BUCKETS",
+    "SORT_COLUMNS",
+    "SUITE_NAME",
+    "UNKNOWN_SIZE",
+    "Board",
+    "BoardCost",
+    "BoardFilter",
+    "BoardPlace",
+    "BoardRow",
+    "BoardSort",
+    "CostEntry",
+    "Headline",
+    "ModelBoardEntry",
+    "ModelEnvironmentBest",
+    "ModelPage",
+    "Overview",
+    "OverviewCell",
+    "OverviewEntry",
+    "OverviewRow",
+    "PromptGeneration",
+    "RankedBoard",
+    "board_cost_get",
+    "board_get",
+    "board_organisations",
+    "boards_ranked_get",
+    "metric_card",
+    "model_page_get",
+    "overview_get",
+    "overview_of",
+    "parameters_label",
+    "scenario_notes",
+    "size_bucket",
+    "submission_headline",
+    "visible_entries",
+]
