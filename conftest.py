@@ -20,6 +20,17 @@ ROOT = Path(__file__).resolve().parent
 FIXTURE_RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that restarts a service every test process shares would break the tests running
+    beside it: among parallel processes it is skipped, and scripts/test runs it on its own."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    alone = pytest.mark.skip(reason="restarts a shared service: run without -n (scripts/test runs it alone)")
+    for item in items:
+        if item.get_closest_marker("machine"):
+            item.add_marker(alone)
+
+
 @pytest.fixture(autouse=True)
 def empty_cache() -> None:
     """Every test starts with an empty cache: the test settings' cache lives in the process, and a

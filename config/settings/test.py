@@ -8,6 +8,23 @@ from pathlib import Path
 os.environ.setdefault("MAGEBENCH_ENV", "test")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/magebench")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/9")
+
+
+def _own_redis_database(url: str, worker: str) -> str:
+    """``url`` moved along by the number of the parallel test process ("gw1" → one database on)."""
+    base, _, database = url.rpartition("/")
+    index = int(worker.removeprefix("gw") or 0)
+    return f"{base}/{(int(database or 0) + index) % 16}"
+
+
+# Parallel test processes (pytest-xdist) share the machine's Redis: each needs a database of its own,
+# or one process's purge empties another's queue and its workers run the other's attempts. (pytest-django
+# gives each its own PostgreSQL test database.) The Celery workers a test starts inherit the environment,
+# already moved: the marker keeps them from moving it again.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _xdist_worker and os.environ.get("MAGEBENCH_TEST_REDIS_OF") != _xdist_worker:
+    os.environ["CELERY_BROKER_URL"] = _own_redis_database(os.environ["CELERY_BROKER_URL"], _xdist_worker)
+    os.environ["MAGEBENCH_TEST_REDIS_OF"] = _xdist_worker
 _tmp = Path(tempfile.gettempdir()) / f"magebench-test-{os.getpid()}"
 os.environ.setdefault("MAGEBENCH_DATA_DIR", str(_tmp))
 # Throttles count in a per-process cache that outlives a test; the test of throttling sets its own rate.

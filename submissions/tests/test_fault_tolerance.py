@@ -265,6 +265,7 @@ def _local_cluster() -> tuple[str, str] | None:
     return (versions[-1], "main") if versions else None
 
 
+@pytest.mark.machine
 def test_a_postgresql_restart_mid_run_loses_nothing_and_runs_nothing_twice(
         fixture_scenarios, baseline_endpoint, celery_workers, wait_for):
     cluster = _local_cluster()
