@@ -10,7 +10,9 @@ import pytest
 from evaluators.tests.webui_pages import aes, reply_folder
 from evaluators.webui.baselines import page_files
 from evaluators.webui.clock import ClockKind
-from evaluators.webui.render import NAVIGATION_START_GRACE_SECONDS, PageRenderer, RenderResult
+from evaluators.webui.live_page import NAVIGATION_START_GRACE_SECONDS
+from evaluators.webui.render import PageRenderer
+from evaluators.webui.results import RenderResult
 from evaluators.webui.selenium_compat import load_actions
 
 pytestmark = pytest.mark.integration

@@ -22,7 +22,9 @@ from evaluators.base import ScenarioSpec
 from evaluators.endpoints.messages import Completion
 from evaluators.runner import effective_settings, run_attempt
 from evaluators.webui.baselines import page_files
-from evaluators.webui.render import PageRenderer, RenderResult, shared_playwright
+from evaluators.webui.playwright_instance import shared_playwright
+from evaluators.webui.render import PageRenderer
+from evaluators.webui.results import RenderResult
 from evaluators.webui.selenium_compat import CompatDriver
 
 pytestmark = pytest.mark.integration

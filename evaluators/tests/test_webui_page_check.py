@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from evaluators.webui.elements import Element, PageState
 from evaluators.webui.page_check import PageCheck, assess, missing_references, summary_lines, url_valued_targets
-from evaluators.webui.render import RenderedState, RenderResult
+from evaluators.webui.results import RenderedState, RenderResult
 
 FIXTURE_PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
 

@@ -13,7 +13,8 @@ import pytest
 from PIL import Image
 
 from evaluators.webui.elements import CSS_PROPERTIES
-from evaluators.webui.render import PageRenderer, PageUnresponsive, RenderedState, RenderResult
+from evaluators.webui.render import PageRenderer
+from evaluators.webui.results import PageUnresponsive, RenderedState, RenderResult
 from evaluators.webui.selenium_compat import ActionChains, By, CompatDriver, load_actions
 
 pytestmark = pytest.mark.integration
@@ -385,10 +386,10 @@ def test_a_popup_is_closed_and_the_page_keeps_its_state(renderer: PageRenderer, 
 
 
 def test_the_watchdog_escalates_in_two_stages_and_sleeps_extend_its_deadline():
-    from evaluators.webui.render import _Watchdog
+    from evaluators.webui.watchdog import Watchdog
 
     stages: list[int] = []
-    watchdog = _Watchdog(stages.append, grace=0.2)
+    watchdog = Watchdog(stages.append, grace=0.2)
     try:
         with watchdog.guard(0.3):
             watchdog.extend(0.5)

@@ -11,7 +11,8 @@ import pytest
 from evaluators.tests.webui_pages import aes, reply_folder
 from evaluators.webui.baselines import page_files
 from evaluators.webui.clock import ClockKind
-from evaluators.webui.render import PageRenderer, RenderResult
+from evaluators.webui.render import PageRenderer
+from evaluators.webui.results import RenderResult
 from evaluators.webui.selenium_compat import load_actions
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from typing import cast
 from evaluators.webui.aes import score_page
 from evaluators.webui.elements import PageState
 from evaluators.webui.parsing import FILENAMES, CodeKind
-from evaluators.webui.render import RenderResult
+from evaluators.webui.results import RenderResult
 
 
 def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:

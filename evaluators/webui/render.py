@@ -52,7 +52,7 @@ means). Only when the page stopped responding are later actions not run: their s
 
 Elements are read in one ``evaluate`` per state: every displayed descendant of ``<body>`` whose box
 has an area above 0.1 px², the box measured as chromedriver's Get Element Rect measures it (corner
-from the bounding box, size from offsetWidth/offsetHeight; see ``_EXTRACT_JS``). "Displayed"
+from the bounding box, size from offsetWidth/offsetHeight; see ``js/extract_state.js``). "Displayed"
 follows Selenium's ``is_displayed`` (the ``bot.dom.isShown`` atom, re-implemented): not
 ``display:none`` on itself or an ancestor, not ``visibility:hidden``/``collapse``, no
 ancestor-or-self with opacity 0, a positive size (or a child with one), not entirely clipped away
@@ -63,789 +63,59 @@ properties are reported as Selenium's ``value_of_css_property`` reports them
 
 Measuring never writes to the page: reading a state and taking a screenshot leave the DOM and the
 computed styles as they were, so a state scores the same with or without screenshots.
+
+The parts live beside this module: ``live_page`` (one open page: its routes, records and steps),
+``watchdog`` (the step deadlines), ``monitor`` (the memory and CPU caps), ``processes`` (finding
+and killing the browser's processes), ``results`` (what a render returns and how a page fails),
+``playwright_instance`` (the Playwright renderers share) and ``js/`` (the scripts run in the page).
 """
 from __future__ import annotations
 
-import atexit
-import base64
 import contextlib
-import json
 import logging
-import math
 import os
-import signal
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
-from urllib.request import url2pathname
 
-import psutil
-from playwright.sync_api import (
-    Browser,
-    BrowserContext,
-    ConsoleMessage,
-    Page,
-    Playwright,
-    Request,
-    Route,
-    ViewportSize,
-    sync_playwright,
-)
+from playwright.sync_api import Browser, Playwright, ViewportSize
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from evaluators.browser import evaluation_policy, launch_evaluation_chromium
-from evaluators.webui.clock import CLOCKS, ClockKind, PageClock, page_clock
-from evaluators.webui.elements import CSS_PROPERTIES, Element, PageState
+from evaluators.webui import processes
+from evaluators.webui.clock import CLOCKS, ClockKind
+from evaluators.webui.live_page import LivePage
+from evaluators.webui.monitor import ResourceMonitor
 from evaluators.webui.options import PAPER_VIEWPORT_HEIGHT, TODAY_VIEWPORT_HEIGHT
-from evaluators.webui.selenium_compat import CompatDriver, UnsupportedSeleniumCall, cooperative_sleep, is_fatal
-from evaluators.webui.selenium_compat._dom import HELPERS
+from evaluators.webui.playwright_instance import shared_playwright
+from evaluators.webui.results import (
+    VIEWPORT,
+    PageCrashed,
+    PageLoadError,
+    PageReadError,
+    PageUnresponsive,
+    RenderedState,
+    RenderResult,
+    first_line,
+)
+from evaluators.webui.selenium_compat import is_fatal
+from evaluators.webui.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
-VIEWPORT: ViewportSize = {"width": 1920, "height": PAPER_VIEWPORT_HEIGHT}
 #: The viewport heights a render may ask for: the paper-era window (the default), and what the
 #: official harness's 1920×1080 window leaves for the page under today's headless Chromium.
 VIEWPORT_HEIGHTS = (PAPER_VIEWPORT_HEIGHT, TODAY_VIEWPORT_HEIGHT)
 #: The screen the page sees (window.screen): the official harness's 1920×1080 window fits in it.
 SCREEN: ViewportSize = {"width": 1920, "height": 1080}
-#: Caps that keep a hostile page from growing the records without bound.
-MAX_RECORDS = 500
-#: How long after a form submit a read waits for the new document's request to show up.
-NAVIGATION_START_GRACE_SECONDS = 1.0
-MAX_MESSAGE_CHARS = 2000
-#: Environment variable that marks the Chromium processes a renderer launched (to find them).
-_TOKEN_VARIABLE = "MAGEBENCH_PAGE_RENDERER"
 
 #: How element boxes are measured. "webdriver" is what the official evaluator reads through
-#: Selenium's ``element.rect`` (see ``_EXTRACT_JS``); "bounding-box" takes the size from
+#: Selenium's ``element.rect`` (see ``js/extract_state.js``); "bounding-box" takes the size from
 #: getBoundingClientRect instead, kept only to measure what the official sizes change.
 Geometry = Literal["webdriver", "bounding-box"]
 GEOMETRIES: tuple[Geometry, ...] = ("webdriver", "bounding-box")
-
-# Boxes as chromedriver's Get Element Rect returns them (checked against chromedriver 156):
-# x, y are the bounding box's top-left corner plus the page scroll, unrounded; width and height
-# come from the GET_SIZE atom, i.e. offsetWidth/offsetHeight (whole layout pixels, transforms
-# ignored) for HTML elements, and the bounding box's size for elements without offset sizes (SVG)
-# or whose offset sizes are both 0. Selenium's Python ``rect`` passes these values on unrounded.
-# The atom briefly restyles a display:none element to measure it; such elements are never
-# "displayed", so their size is never used and is not measured here (nothing is written).
-_EXTRACT_JS = "(args) => {" + HELPERS + r"""
-  const props = args.props, boundingBox = args.boundingBox;
-  const body = document.body;
-  if (!body) return '{"elements": [], "dom": {}}';
-  const elements = [];
-  const dom = {};
-  const sx = window.scrollX, sy = window.scrollY;
-  const size = (el, r) => {
-    if (boundingBox) return [r.width, r.height];
-    const w = el.offsetWidth, h = el.offsetHeight;
-    if (typeof w !== 'number' || typeof h !== 'number' || (w === 0 && h === 0)) return [r.width, r.height];
-    return [w, h];
-  };
-  for (const el of body.getElementsByTagName('*')) {
-    const path = H.xpath(el);
-    dom[path] = el.outerHTML;
-    const r = el.getBoundingClientRect();
-    const [width, height] = size(el, r);
-    if (!(width * height > 0.1) || !H.isShown(el, false)) continue;
-    const styles = {};
-    for (const name of props) styles[name] = H.cssValue(el, name);
-    const attributes = {};
-    for (const a of el.attributes) attributes[a.name] = a.value;
-    elements.push({ tag: el.tagName.toLowerCase(), rect: [r.left + sx, r.top + sy, width, height],
-      text: H.visibleText(el), attributes, styles, descendants: el.getElementsByTagName('*').length, xpath: path });
-  }
-  // one string: Playwright serializes a large object value by value, JSON text in one piece
-  return JSON.stringify({ elements, dom });
-}"""
-
-
-#: The function through which the page's guards report what they took away (see below).
-_REPORT_BINDING = "__magebenchBlocked"
-
-# WebRTC reaches its STUN and TURN servers from the network stack, where no route sees it: the
-# servers a page names are recorded and removed before WebRTC gets them (the missing network and
-# the WebRTC flags stop them anyway; this is what makes the attempt visible in the record).
-_WEBRTC_GUARD_JS = """(() => {
-  const Original = window.RTCPeerConnection;
-  if (typeof Original !== 'function') return;
-  const report = (config) => {
-    try {
-      for (const server of (config && config.iceServers) || [])
-        for (const url of [].concat(server.urls || server.url || [])) window.%s(String(url));
-    } catch (e) {}
-  };
-  const strip = (config) => (config && config.iceServers) ? Object.assign({}, config, {iceServers: []}) : config;
-  const setConfiguration = Original.prototype.setConfiguration;
-  Original.prototype.setConfiguration = function (config) {
-    report(config);
-    return setConfiguration.call(this, strip(config));
-  };
-  const Guarded = new Proxy(Original, {construct(target, args, newTarget) {
-    report(args[0]);
-    return Reflect.construct(target, [strip(args[0]), ...args.slice(1)], newTarget);
-  }});
-  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection'])
-    if (window[name] === Original) window[name] = Guarded;
-})();""" % _REPORT_BINDING  # noqa: UP031 (the script's own braces would all need doubling in an f-string)
-
-
-class PageUnresponsive(Exception):
-    """The page stopped answering (or crashed) and was killed."""
-
-
-class PageCrashed(PageUnresponsive):
-    """The page's renderer crashed, or the page or its browser was closed under it."""
-
-
-class PageLoadError(Exception):
-    """The page could not be loaded (missing index.html, navigation failure, load timeout)."""
-
-
-class PageReadError(Exception):
-    """A state could not be read: the page broke what extraction relies on (say, JSON.stringify)."""
-
-
-@dataclass
-class RenderedState(PageState):
-    """A :class:`PageState` plus ``dom``: xpath → outerHTML of *every* ``<body>`` descendant,
-    hidden ones included, which the official evaluator compares to tell what an action changed."""
-
-    dom: dict[str, str] | None = None
-
-
-@dataclass
-class RenderResult:
-    states: list[RenderedState]
-    #: Why the page has no states at all (no index.html, navigation failed, load hung).
-    load_error: str | None = None
-    blocked_urls: list[str] = field(default_factory=list)
-    #: Files inside the page folder that the page asked for and that do not exist (file URLs).
-    missing_files: list[str] = field(default_factory=list)
-    #: Uncaught exceptions ("Name: message"), in order, for the whole render.
-    page_errors: list[str] = field(default_factory=list)
-    #: The uncaught exceptions raised before the origin state was read.
-    page_errors_on_load: list[str] = field(default_factory=list)
-    console_errors: list[str] = field(default_factory=list)
-    #: Selenium calls the facade cannot run (a platform limitation, not the page's fault).
-    unsupported_calls: list[str] = field(default_factory=list)
-    #: The page stopped responding (or crashed) and was killed; later actions did not run.
-    unresponsive: bool = False
-    #: The memory or CPU limit the page went past (it was killed; ``load_error`` says the same).
-    resource_error: str | None = None
-    #: The isolation layers of the browser that rendered the page (``Isolation.describe``).
-    isolation: str = ""
-    #: The time the states were read in: the clock asked for, or "real" after a fallback.
-    clock: ClockKind = "virtual"
-    #: Why the page was rendered again on the real clock (the virtual clock gave up on it), if it was.
-    clock_fallback: str | None = None
-    #: The viewport's height in CSS pixels (its width is 1920).
-    viewport_height: int = VIEWPORT["height"]
-    trace_path: Path | None = None
-    seconds: float = 0.0
-
-
-# ---------------------------------------------------------------------------------------------
-# Finding and killing the Chromium processes a renderer launched (Linux /proc)
-
-
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid → (parent pid, command line) for every process we can read."""
-    table: dict[int, tuple[int, str]] = {}
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                command = cmdline.read().replace(b"\0", b" ").decode("utf-8", "replace")
-        except (OSError, ValueError, IndexError):
-            continue
-        table[int(entry)] = (parent, command)
-    return table
-
-
-def _browser_pid(token: str) -> int | None:
-    """The Chromium browser process whose environment carries ``token``."""
-    marker = f"{_TOKEN_VARIABLE}={token}".encode()
-    for pid, (_, command) in _process_table().items():
-        if "--type=" in command or "crashpad" in command or "chrom" not in command:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as environ:
-                if marker in environ.read().split(b"\0"):
-                    return pid
-        except OSError:
-            continue
-    return None
-
-
-def _parent_pid(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return int(stat.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _is_renderer(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return b"--type=renderer" in cmdline.read()
-    except OSError:
-        return False
-
-
-def _renderer_pids(browser_pid: int) -> list[int]:
-    table = _process_table()
-    children: dict[int, list[int]] = {}
-    for pid, (parent, _) in table.items():
-        children.setdefault(parent, []).append(pid)
-    found, stack = [], [browser_pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            stack.append(child)
-            if "--type=renderer" in table[child][1]:
-                found.append(child)
-    return found
-
-
-def _kill(pids: Sequence[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-
-
-# ---------------------------------------------------------------------------------------------
-# Watchdog
-
-
-class _Watchdog:
-    """Fires ``escalate(stage)`` when a guarded step overruns: stage 1 at the deadline, stage 2
-    ``grace`` seconds later if the step is still stuck. Deliberate waits extend the deadline."""
-
-    def __init__(self, escalate: Callable[[int], None], grace: float) -> None:
-        self._escalate = escalate
-        self._grace = grace
-        self._condition = threading.Condition()
-        self._deadline: float | None = None
-        self._stage = 0
-        self._closed = False
-        self.fired = False
-        self._thread = threading.Thread(target=self._run, name="page-watchdog", daemon=True)
-        self._thread.start()
-
-    @contextlib.contextmanager
-    def guard(self, seconds: float) -> Iterator[None]:
-        with self._condition:
-            self._deadline = time.monotonic() + seconds
-            self._stage = 0
-            self.fired = False
-            self._condition.notify_all()
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._deadline = None
-                self._condition.notify_all()
-
-    def extend(self, seconds: float) -> None:
-        with self._condition:
-            if self._deadline is not None and self._stage == 0:
-                self._deadline += seconds
-                self._condition.notify_all()
-
-    def close(self) -> None:
-        with self._condition:
-            self._closed = True
-            self._condition.notify_all()
-
-    def _run(self) -> None:
-        with self._condition:
-            while not self._closed:
-                if self._deadline is None:
-                    self._condition.wait()
-                    continue
-                remaining = self._deadline - time.monotonic()
-                if remaining > 0:
-                    self._condition.wait(remaining)
-                    continue
-                self._stage += 1
-                self.fired = True
-                self._deadline = time.monotonic() + self._grace if self._stage < 2 else None
-                try:
-                    self._escalate(self._stage)
-                except Exception:  # the watchdog must outlive whatever it kills
-                    log.exception("page watchdog could not escalate")
-
-
-class _ResourceMonitor:
-    """Caps what a page may take: while a page is open, samples the browser's renderer processes and
-    kills one whose resident memory or CPU time passes the page's limit.
-
-    Every page gets renderer processes of its own (a fresh browser context), so a renderer's totals
-    are its page's; workers run in it too. What a page does between two samples is caught by two
-    hard limits some way above the caps: V8's heap limit (a launch flag) and RLIMIT_DATA and
-    RLIMIT_CPU, set on every renderer when it is first seen (allocations past the first fail, the
-    kernel stops a process past the second).
-    """
-
-    INTERVAL = 0.05
-    #: How far above the caps the hard limits sit, so that sampling is what normally stops a page.
-    MEMORY_MARGIN_MB = 512
-    CPU_MARGIN_SECONDS = 5.0
-    #: What an idle renderer has mapped writable (about 600 MB here, mostly untouched): a renderer
-    #: seen right after its fork has not mapped it yet, and must not be limited as if it never would.
-    DATA_BASELINE_MB = 1024
-
-    def __init__(self, memory_mb: int, cpu_seconds: float) -> None:
-        self.memory_mb = memory_mb
-        self.cpu_seconds = cpu_seconds
-        self._condition = threading.Condition()
-        self._browser_pid: int | None = None
-        self._pages = 0
-        self._closed = False
-        self._overrun: str | None = None
-        #: Every pid looked at once, and those of them descending from the browser.
-        self._seen: set[int] = set()
-        self._family: set[int] = set()
-        self._family_of: int | None = None
-        self._processes: dict[int, psutil.Process] = {}
-        self._thread = threading.Thread(target=self._run, name="page-resources", daemon=True)
-        self._thread.start()
-
-    def begin(self, browser_pid: int | None) -> None:
-        """A page opens: watch the browser's renderers until :meth:`end`."""
-        with self._condition:
-            if self._pages == 0:
-                self._overrun = None
-            self._pages += 1
-            self._browser_pid = browser_pid
-            self._condition.notify_all()
-
-    def end(self) -> str | None:
-        """A page closed: what it went past while open, if anything."""
-        with self._condition:
-            self._pages = max(0, self._pages - 1)
-            return self._overrun
-
-    def close(self) -> None:
-        with self._condition:
-            self._closed = True
-            self._condition.notify_all()
-
-    def _run(self) -> None:
-        while True:
-            with self._condition:
-                while not self._closed and (self._pages == 0 or self._browser_pid is None):
-                    self._condition.wait()
-                if self._closed:
-                    return
-                browser_pid = self._browser_pid
-            assert browser_pid is not None  # the wait above ends only with a browser to watch or when closed
-            try:
-                self._rescan(browser_pid)
-                self._sample()
-            except Exception:  # the monitor must outlive whatever it watches
-                log.exception("page resource monitor failed a round")
-            with self._condition:
-                self._condition.wait(self.INTERVAL)
-
-    def _rescan(self, browser_pid: int) -> None:
-        """Find new renderers: only processes not seen before are looked up (reading every
-        process's stat 20 times a second would cost more than the sampling itself)."""
-        if self._family_of != browser_pid:
-            self._seen, self._family, self._family_of = set(), {browser_pid}, browser_pid
-            self._processes.clear()
-        alive = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
-        parents = {pid: _parent_pid(pid) for pid in alive - self._seen}
-        grown = True
-        while grown:  # a child may be listed before its new parent
-            joined = {pid for pid, parent in parents.items() if parent in self._family and pid not in self._family}
-            self._family |= joined
-            grown = bool(joined)
-        self._seen = alive
-        self._family &= alive | {browser_pid}
-        for pid in list(self._processes):
-            if pid not in self._family:
-                del self._processes[pid]
-        for pid in self._family - set(self._processes) - {browser_pid}:
-            # re-read each time: a process forked from the zygote takes a moment to name its type
-            if not _is_renderer(pid):
-                continue
-            with contextlib.suppress(psutil.Error):
-                process = psutil.Process(pid)
-                self._processes[pid] = process
-                self._hard_limits(process)
-
-    def _hard_limits(self, process: psutil.Process) -> None:
-        try:
-            data = (max(process.memory_info().data, self.DATA_BASELINE_MB * 2**20)
-                    + (self.memory_mb + self.MEMORY_MARGIN_MB) * 2**20)
-            process.rlimit(psutil.RLIMIT_DATA, (data, data))
-            cpu = math.ceil(self.cpu_seconds + self.CPU_MARGIN_SECONDS)
-            process.rlimit(psutil.RLIMIT_CPU, (cpu, cpu + 1))
-        except (psutil.Error, OSError) as exc:
-            log.warning("could not set hard limits on renderer %s: %s", process.pid, exc)
-
-    def _sample(self) -> None:
-        for pid, process in list(self._processes.items()):
-            try:
-                with process.oneshot():
-                    resident = process.memory_info().rss
-                    times = process.cpu_times()
-            except psutil.Error:
-                continue
-            cpu = times.user + times.system
-            if resident > self.memory_mb * 2**20:
-                why = (f"the page exceeded its {self.memory_mb} MB memory limit "
-                       f"({resident / 2**20:.0f} MB resident) and was stopped")
-            elif cpu > self.cpu_seconds:
-                why = f"the page exceeded its {self.cpu_seconds:g} s CPU time limit and was stopped"
-            else:
-                continue
-            with self._condition:
-                self._overrun = self._overrun or why
-            log.warning("%s: killing renderer %s", why, pid)
-            _kill([pid])
-            self._processes.pop(pid, None)
-
-
-# ---------------------------------------------------------------------------------------------
-# Playwright per thread
-
-
-_playwrights = threading.local()
-
-
-def shared_playwright() -> Playwright:
-    """One started Playwright per thread and process (the sync API allows one per thread)."""
-    current = getattr(_playwrights, "instance", None)
-    if current is not None and getattr(_playwrights, "pid", None) == os.getpid():
-        return current
-    instance = sync_playwright().start()
-    _playwrights.instance, _playwrights.pid = instance, os.getpid()
-    atexit.register(_stop_quietly, instance)
-    return instance
-
-
-def _stop_quietly(instance: Playwright) -> None:
-    with contextlib.suppress(Exception):
-        instance.stop()
-
-
-# ---------------------------------------------------------------------------------------------
-# One open page
-
-
-def _first_line(exc: BaseException) -> str:
-    text = exc.message if isinstance(exc, PlaywrightError) else str(exc)
-    text = text.split("Call log:")[0].strip()
-    return (text.splitlines()[0] if text else "")[:MAX_MESSAGE_CHARS]
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {_first_line(exc)}".rstrip(": ")
-
-
-def _append(records: list[str], text: str) -> None:
-    if len(records) < MAX_RECORDS:
-        records.append(text[:MAX_MESSAGE_CHARS])
-
-
-def _element(index: int, raw: dict[str, Any], dom: dict[str, str]) -> Element:
-    x, y, width, height = (float(v) for v in raw["rect"])
-    return Element(index=index, tag=str(raw["tag"]), rect=(x, y, width, height), text=str(raw["text"]),
-                   attributes=dict(raw["attributes"]), styles=dict(raw["styles"]),
-                   descendants=int(raw["descendants"]), outer_html=str(dom.get(raw["xpath"], "")),
-                   xpath=str(raw["xpath"]))
-
-
-class LivePage:
-    """A page loaded in its own context, with its driver and what the renderer recorded."""
-
-    def __init__(self, renderer: PageRenderer, context: BrowserContext, page_dir: Path,
-                 clock: ClockKind = "virtual") -> None:
-        self.renderer = renderer
-        self.context = context
-        self.page_dir = page_dir.resolve()
-        self.index = self.page_dir / "index.html"
-        self.blocked_urls: list[str] = []
-        self.missing_files: list[str] = []
-        self.page_errors: list[str] = []
-        self.console_errors: list[str] = []
-        self.unsupported_calls: list[str] = []
-        #: The memory or CPU limit the page went past (known once the page is closed).
-        self.resource_error: str | None = None
-        self.crashed = False
-        #: A main-frame (re)load of index.html is under way (set when routed, cleared on load).
-        self.navigating = False
-        #: Until when a navigation a command started (a form submit) may still be on its way to
-        #: the route handler; a submit that navigates no top-level document costs at most this wait.
-        self.navigation_expected_until = 0.0
-        #: The document said it is leaving (its ``navigate`` event), and no request for the next
-        #: document has reached the route yet: a busy browser may take seconds to send it.
-        self.navigation_announced = False
-        self._errors_for_state: list[str] = []
-        context.route("**/*", self._route)
-        context.route_web_socket("**/*", self._route_web_socket)
-        context.expose_binding(_REPORT_BINDING, self._on_reported)
-        context.add_init_script(_WEBRTC_GUARD_JS)
-        self.page: Page = context.new_page()
-        #: A DevTools session on the page: its animation timeline and its screenshots.
-        self.cdp = context.new_cdp_session(self.page)
-        #: The time the page lives in; waits (the settle, the actions' sleeps) go through it.
-        self.clock: PageClock = page_clock(clock, context, self.page, self.cdp, settle=self.wait_for_navigation,
-                                           expect_navigation=self._expect_pending_navigation)
-        # A worker's WebSocket passes no route; it is seen here, and the missing network stops it.
-        self.page.on("websocket", self._on_web_socket)
-        self.page.on("pageerror", self._on_page_error)
-        self.page.on("console", self._on_console)
-        self.page.on("crash", self._on_crash)
-        self.page.on("load", self._on_load)
-        self.page.on("requestfailed", self._on_request_failed)
-        context.on("page", self._on_popup)
-        self.driver = CompatDriver(self.page)
-        self.driver.before_command = self.wait_for_navigation
-        self.driver.on_navigation_started = self._expect_navigation
-        self.driver.sleeper = self.clock.sleep
-
-    # --- what the page may load --------------------------------------------------------------
-
-    def _inside(self, url: str) -> bool:
-        parts = urlsplit(url)
-        if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
-            return False
-        try:
-            Path(url2pathname(parts.path)).resolve().relative_to(self.page_dir)
-        except (ValueError, OSError):
-            return False
-        return True
-
-    def _is_index(self, url: str) -> bool:
-        parts = urlsplit(url)
-        return self._inside(url) and Path(url2pathname(parts.path)).resolve() == self.index.resolve()
-
-    def _block(self, url: str) -> None:
-        if url not in self.blocked_urls:
-            _append(self.blocked_urls, url)
-
-    def _route(self, route: Route) -> None:
-        request: Request = route.request
-        url = request.url
-        try:
-            navigation = request.is_navigation_request() and request.frame.parent_frame is None
-        except PlaywrightError:
-            navigation = False
-        with contextlib.suppress(PlaywrightError):  # the page may be closing meanwhile
-            if navigation:
-                if self._is_index(url):
-                    if request.frame.page is self.page:
-                        self.navigating = True
-                        self.navigation_expected_until = 0.0
-                        self.navigation_announced = False
-                    route.continue_()
-                else:
-                    self._block(url)
-                    if request.frame.page is self.page:
-                        self.navigation_expected_until = 0.0  # refused: no new document to wait for
-                        self.navigation_announced = False
-                    route.abort("aborted")  # an aborted navigation leaves the current document in place
-            elif self._inside(url):
-                route.continue_()
-            else:
-                self._block(url)
-                route.abort("blockedbyclient")
-
-    def _route_web_socket(self, socket: Any) -> None:
-        self._block(socket.url)
-        with contextlib.suppress(PlaywrightError):
-            socket.close(code=1008, reason="blocked")
-
-    def _on_web_socket(self, socket: Any) -> None:
-        self._block(socket.url)
-
-    def _on_reported(self, _source: Any, url: object) -> None:
-        self._block(str(url)[:MAX_MESSAGE_CHARS])
-
-    def _on_page_error(self, error: PlaywrightError) -> None:
-        text = f"{getattr(error, 'name', '') or 'Error'}: {error.message}"
-        _append(self.page_errors, text)
-        _append(self._errors_for_state, f"Uncaught {text}")
-
-    def _on_console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
-            _append(self.console_errors, message.text)
-            _append(self._errors_for_state, message.text)
-
-    def _on_crash(self, _page: Page) -> None:
-        self.crashed = True
-
-    def _on_load(self, _page: Page) -> None:
-        self.navigating = False
-        self.navigation_expected_until = 0.0
-        self.navigation_announced = False
-        self.clock.document_loaded()
-
-    def _expect_navigation(self) -> None:
-        self.navigation_expected_until = time.monotonic() + NAVIGATION_START_GRACE_SECONDS
-
-    def _expect_pending_navigation(self) -> None:
-        """The document started leaving: unless its request was already seen, it is on its way,
-        however long the browser takes to send it (the route or the load ends the wait)."""
-        if not self.navigating:
-            self.navigation_announced = True
-
-    def _on_request_failed(self, request: Request) -> None:
-        with contextlib.suppress(PlaywrightError):
-            if request.is_navigation_request() and request.frame.parent_frame is None:
-                self.navigating = False
-            failure = request.failure or ""
-            if "FILE_NOT_FOUND" in failure and self._inside(request.url) and request.url not in self.missing_files:
-                _append(self.missing_files, request.url)
-
-    def wait_for_navigation(self) -> None:
-        """Let a pending reload finish before the next command or read, as chromedriver does
-        before each command (a submit followed by a lookup finds the new document)."""
-        deadline = time.monotonic() + self.renderer.load_timeout
-        while ((self.navigating or self.navigation_announced or time.monotonic() < self.navigation_expected_until)
-               and not self.crashed and time.monotonic() < deadline):
-            self.page.wait_for_timeout(20)
-        self.navigation_expected_until = 0.0
-        self.navigation_announced = False
-        self.clock.sync()
-
-    def _on_popup(self, popup: Page) -> None:
-        if popup is not self.page:
-            with contextlib.suppress(PlaywrightError):
-                popup.close()
-
-    # --- steps -------------------------------------------------------------------------------
-
-    def load(self, settle_ms: int = 0) -> None:
-        if not self.index.is_file():
-            raise PageLoadError(f"index.html not found in {self.page_dir}")
-        timeout = self.renderer.load_timeout
-        with self.renderer.guarded(timeout + settle_ms / 1000 + 5, "loading the page"):
-            try:
-                self.page.goto(self.index.as_uri(), wait_until="load", timeout=timeout * 1000)
-            except PlaywrightTimeoutError as exc:
-                raise PageLoadError(f"the page did not finish loading within {timeout:g} s") from exc
-            except PlaywrightError as exc:
-                if is_fatal(exc):
-                    raise
-                raise PageLoadError(f"navigation failed: {_first_line(exc)}") from exc
-            # the document loaded in real time; from here on its time is the clock's
-            self.clock.document_loaded()
-            self.clock.sync()
-            if settle_ms > 0:
-                self.clock.sleep(settle_ms / 1000)
-            self.clock.check()
-
-    def read(self) -> tuple[list[Element], dict[str, str]]:
-        """Every displayed element, and xpath → outerHTML of every body descendant."""
-        with self.renderer.guarded(self.renderer.extract_timeout, "reading the page"):
-            for attempt in range(2):
-                try:
-                    self.wait_for_navigation()
-                    self.page.wait_for_load_state("load")
-                    text = self.page.evaluate(_EXTRACT_JS, {"props": list(CSS_PROPERTIES),
-                                                              "boundingBox": self.renderer.geometry == "bounding-box"})
-                    break
-                except PlaywrightError as exc:
-                    if is_fatal(exc):
-                        raise
-                    # a submit or reload can replace the document between two calls: read the new one
-                    if attempt or "context was destroyed" not in exc.message:
-                        raise PageReadError(f"the page could not be read: {_first_line(exc)}") from exc
-        try:
-            raw = json.loads(text)
-            dom: dict[str, str] = raw["dom"]
-            elements = [_element(i, e, dom) for i, e in enumerate(raw["elements"])]
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            raise PageReadError(f"the page returned an unreadable state ({type(exc).__name__}: {exc})") from exc
-        return elements, dom
-
-    def elements(self) -> list[Element]:
-        return self.read()[0]
-
-    def screenshot(self) -> bytes | None:
-        with self.renderer.guarded(self.renderer.extract_timeout, "taking a screenshot"):
-            try:
-                # The protocol's own capture of the viewport, as chromedriver takes it: nothing is
-                # written to the page (Playwright's default would hide the caret with an inline style,
-                # leaving style="" on inputs), and the PNG is encoded for speed (the same pixels as
-                # Playwright's screenshot, a larger file, in about half the time).
-                shot = self.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
-                return base64.b64decode(shot["data"])
-            except PlaywrightError as exc:
-                if is_fatal(exc):
-                    raise
-                log.warning("screenshot failed: %s", _first_line(exc))
-                return None
-
-    def capture(self, name: str, action_error: str | None, screenshot: bool) -> RenderedState:
-        elements, dom = self.read()
-        shot = self.screenshot() if screenshot else None
-        errors, self._errors_for_state = self._errors_for_state, []
-        return RenderedState(name=name, elements=elements, action_error=action_error, screenshot=shot,
-                             console_errors=errors, dom=dom)
-
-    def run_action(self, action: Callable[[Any], object]) -> str | None:
-        """Run one scripted action; the error text if it raised, None if it did not.
-
-        Raises :class:`PageUnresponsive` when the page hung or crashed during the action.
-        """
-        name = getattr(action, "__name__", repr(action))
-        driver = self.driver
-        driver.on_wait = self.renderer.watchdog.extend
-        error: str | None = None
-        try:
-            with cooperative_sleep(driver.wait), \
-                    self.renderer.guarded(self.renderer.action_timeout, f"action {name!r}"):
-                try:
-                    action(driver)
-                except UnsupportedSeleniumCall as exc:
-                    _append(self.unsupported_calls, str(exc))
-                    error = _describe(exc)
-                except (Exception, SystemExit) as exc:
-                    if is_fatal(exc) or self.crashed:
-                        raise PageUnresponsive(f"the page crashed during action {name!r}") from exc
-                    error = _describe(exc)
-                self.clock.check()  # did the page leave the virtual clock (in a handler, say)?
-            return error
-        finally:
-            driver.on_wait = None
-
-    def close(self, trace_path: Path | None = None) -> Path | None:
-        saved = None
-        try:
-            with self.renderer.guarded(30.0, "closing the page"):
-                if trace_path is not None:
-                    try:
-                        trace_path.parent.mkdir(parents=True, exist_ok=True)
-                        self.context.tracing.stop(path=str(trace_path))
-                        saved = trace_path
-                    except PlaywrightError as exc:
-                        log.warning("could not save the Playwright trace: %s", _first_line(exc))
-                self.context.close()
-        except (PlaywrightError, PageUnresponsive) as exc:
-            log.warning("closing a page context failed: %s", _first_line(exc))
-            self.renderer.discard_browser()
-        finally:
-            self.resource_error = self.renderer.monitor.end()
-        return saved
-
-
-# ---------------------------------------------------------------------------------------------
-# The renderer
 
 
 class PageRenderer:
@@ -883,8 +153,8 @@ class PageRenderer:
         self._browser_pid: int | None = None
         self._token = ""
         self._discard = False
-        self.watchdog = _Watchdog(self._escalate, kill_grace)
-        self.monitor = _ResourceMonitor(self.page_memory_mb, self.page_cpu_seconds)
+        self.watchdog = Watchdog(self._escalate, kill_grace)
+        self.monitor = ResourceMonitor(self.page_memory_mb, self.page_cpu_seconds)
 
     # --- browser lifecycle -------------------------------------------------------------------
 
@@ -899,11 +169,11 @@ class PageRenderer:
             # Playwright hides scrollbars in headless mode; the official headless Chrome did not,
             # and a vertical scrollbar takes 15 px of layout width (1905 px wide pages).
             self._browser, isolation = launch_evaluation_chromium(
-                playwright, env={**os.environ, _TOKEN_VARIABLE: self._token},
-                js_heap_mb=self.page_memory_mb + _ResourceMonitor.MEMORY_MARGIN_MB,
+                playwright, env={**os.environ, processes.TOKEN_VARIABLE: self._token},
+                js_heap_mb=self.page_memory_mb + ResourceMonitor.MEMORY_MARGIN_MB,
                 network_namespace=self.network_namespace, ignore_default_args=["--hide-scrollbars"])
             self.isolation = isolation.describe()
-            self._browser_pid = _browser_pid(self._token)
+            self._browser_pid = processes.browser_pid(self._token)
             self._discard = False
         return self._browser
 
@@ -929,13 +199,13 @@ class PageRenderer:
             log.error("a page stopped responding and its Chromium process is unknown; cannot stop it")
             return
         if stage == 1:
-            renderers = _renderer_pids(pid)
+            renderers = processes.renderer_pids(pid)
             log.warning("a page stopped responding: killing its renderer processes %s", renderers)
-            _kill(renderers)
+            processes.kill(renderers)
         else:
             log.warning("Chromium stopped responding: killing the browser (pid %s)", pid)
             self._discard = True
-            _kill([pid])
+            processes.kill([pid])
 
     @contextlib.contextmanager
     def guarded(self, seconds: float, what: str) -> Iterator[None]:
@@ -950,12 +220,13 @@ class PageRenderer:
                     raise PageUnresponsive(overran) from exc
                 if is_fatal(exc):
                     raise PageCrashed(
-                        f"{what} failed: the page crashed or was closed ({_first_line(exc)})") from exc
+                        f"{what} failed: the page crashed or was closed ({first_line(exc)})") from exc
                 raise
         if self.watchdog.fired:
             raise PageUnresponsive(overran)
 
     def close(self) -> None:
+        """Stop the watchdog and the monitor, and close the browser."""
         self.watchdog.close()
         self.monitor.close()
         if self._browser is not None:
