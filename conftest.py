@@ -17,6 +17,13 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent
+
+# Playwright's sync API runs an event loop on the thread that starts it: the site's pages and the page
+# renderers some tests open directly start one on the test thread, and a renderer's Playwright lives
+# until the process ends. Django's guard takes that loop for async code and would refuse every later
+# query of the test process, whichever tests a parallel process happens to be given first; the Celery
+# workers the tests start keep the guard (``celery_workers`` drops the switch), as production runs them.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 FIXTURE_RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
 
 
@@ -29,6 +36,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("machine"):
             item.add_marker(alone)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def shared_playwright_stopped_after_each_module() -> Iterator[None]:
+    """A page renderer a test opens on the test thread starts the thread's shared Playwright, and the
+    sync API refuses to start another (the site's pages) on a thread whose loop runs: it lasts as long
+    as the module that started it, whatever module a parallel process runs next."""
+    yield
+    from evaluators.webui.playwright_instance import stop_shared_playwright
+
+    stop_shared_playwright()
 
 
 @pytest.fixture(autouse=True)
@@ -100,14 +118,10 @@ def lab(db, client) -> Lab:
 def site_page() -> Iterator[Callable[..., tuple[Any, list[str]]]]:
     """Opens pages of the site in headless Debian Chromium; each page records its console errors and
     uncaught exceptions in the list returned beside it."""
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
     from evaluators.browser import launch_chromium
-
-    # Playwright's sync API runs an event loop on this thread, which Django's ORM guard mistakes for
-    # async code; the live server itself serves from a plain thread.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from django.db import connections
 
     with sync_playwright() as playwright:
         # While Playwright's loop runs, Django keeps this thread's connections apart from the usual
@@ -213,7 +227,7 @@ def celery_workers(transactional_db, settings, tmp_path) -> Iterator[Callable[..
     def start(name: str = "w1", *, concurrency: int = 2, beat: bool = False, broker: str | None = None,
               env: dict[str, str] | None = None, wait: bool = True) -> Worker:
         broker_url = broker or settings.CELERY_BROKER_URL
-        environ = dict(os.environ)
+        environ = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
         environ.update({
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
             "DATABASE_URL": (f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:"

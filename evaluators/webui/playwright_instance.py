@@ -25,3 +25,13 @@ def shared_playwright() -> Playwright:
 def _stop_quietly(instance: Playwright) -> None:
     with contextlib.suppress(Exception):
         instance.stop()
+
+
+def stop_shared_playwright() -> None:
+    """Stop this thread's shared Playwright, if it started one: its event loop keeps running on the
+    thread until then, and no other sync Playwright can start on a thread with a running loop."""
+    current = getattr(_playwrights, "instance", None)
+    if current is None or getattr(_playwrights, "pid", None) != os.getpid():
+        return
+    _playwrights.instance = None
+    _stop_quietly(current)

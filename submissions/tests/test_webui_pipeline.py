@@ -40,8 +40,6 @@ def test_a_celery_worker_renders_and_scores_webui_attempts(fixture_scenarios, ba
 
 @pytest.mark.django_db(transaction=True)
 def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(live_server, fixture_scenarios, wait_for):
-    import os
-
     from playwright.sync_api import sync_playwright
 
     from evaluators.baselines.agents import make_agent
@@ -61,7 +59,6 @@ def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(li
     assert not board.has_action_diagnostics
 
     attempt = Attempt.objects.filter(submission__model__name="Degraded oracle").order_by("id").first()
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     errors: list[str] = []
     with sync_playwright() as p:
         browser = launch_chromium(p)
