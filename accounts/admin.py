@@ -2,7 +2,6 @@ from django.contrib import admin
 
 from accounts.forms import AdminLoginForm
 from accounts.models import ApiToken, Membership, Team
-from leaderboard.admin import BoardsChangedAdmin
 
 # The admin's log-in counts failures and locks out like the site's own.
 admin.site.login_form = AdminLoginForm
@@ -24,6 +23,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(Team)
-class TeamAdmin(BoardsChangedAdmin):  # boards show team names
+class TeamAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "quota_per_day", "quota_total", "quota_concurrent", "created_at")
     search_fields = ("name",)

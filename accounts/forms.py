@@ -9,6 +9,7 @@ from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 
+from accounts.models import ApiToken, Membership
 from accounts.selectors import client_ip, login_locked_until
 from accounts.services import login_failure_record, login_success_record
 
@@ -52,3 +53,17 @@ class LoginForm(ThrottledLoginMixin, AuthenticationForm):
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
     pass
+
+
+class TeamForm(forms.Form):
+    name = forms.CharField(max_length=120, label="Team name")
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=80, label="What it is for", initial="CLI")
+    scope = forms.ChoiceField(choices=ApiToken.Scope.choices, initial=ApiToken.Scope.WRITE)

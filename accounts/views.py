@@ -1,7 +1,7 @@
-"""Sign-up and the account page: teams, members, API tokens and quotas."""
+"""Sign-up, the account page and a team's actions: teams, members and API tokens (the team's page,
+which lists its submissions, is ``submissions.team_views``)."""
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
@@ -13,24 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from accounts.models import ApiToken, Membership, Team
+from accounts.forms import MemberForm, TeamForm, TokenForm
+from accounts.models import ApiToken, Team
 from accounts.selectors import user_memberships, user_role
 from accounts.services import AccountError, member_add, member_remove, team_create, token_create, token_revoke
-from submissions.selectors import quota_status, team_submissions
-
-
-class TeamForm(forms.Form):
-    name = forms.CharField(max_length=120, label="Team name")
-
-
-class MemberForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
-
-
-class TokenForm(forms.Form):
-    name = forms.CharField(max_length=80, label="What it is for", initial="CLI")
-    scope = forms.ChoiceField(choices=ApiToken.Scope.choices, initial=ApiToken.Scope.WRITE)
 
 
 class SignedInRequest(HttpRequest):
@@ -82,22 +68,6 @@ def _member_team(request: HttpRequest, slug: str) -> tuple[Team, str]:
     if role is None:
         raise Http404("no such team")
     return team, role
-
-
-def team(request: HttpRequest, slug: str) -> HttpResponse:
-    """A team's page: to anyone, its published submissions; to its members, also the private and
-    hidden ones, its members, quota and API tokens."""
-    team = get_object_or_404(Team, slug=slug)
-    role = user_role(request.user, team.id)
-    submissions = team_submissions(team, member=role is not None)
-    if role is None:
-        return render(request, "accounts/team.html", {"team": team, "role": None, "submissions": submissions})
-    new_token = request.session.pop("new_token", None)
-    return render(request, "accounts/team.html", {
-        "team": team, "role": role, "members": team.memberships.select_related("user"), "submissions": submissions,
-        "tokens": team.api_tokens.select_related("created_by"), "quota": quota_status(team),
-        "member_form": MemberForm(), "token_form": TokenForm(), "new_token": new_token,
-    })
 
 
 @login_required

@@ -10,6 +10,7 @@ from leaderboard import analysis_views, cost_views
 from leaderboard import apis as board_apis
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
+from submissions import team_views
 from submissions import views as submission_views
 
 urlpatterns = [
@@ -48,7 +49,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
     path("accounts/", account_views.account, name="account"),
-    path("teams/<slug:slug>/", account_views.team, name="team"),
+    path("teams/<slug:slug>/", team_views.team, name="team"),
     path("teams/<slug:slug>/<str:action>/", account_views.team_action, name="team-action"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SwaggerDocs.as_view(), name="api-docs"),

@@ -5,6 +5,8 @@ from django.contrib import admin
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
+from accounts import admin as accounts_admin
+from accounts.models import Team
 from leaderboard.cache import BoardRef, boards_changed
 from leaderboard.models import ReportedResult
 
@@ -49,3 +51,13 @@ def boards_of(rows: Iterable[Any]) -> list[BoardRef]:
 class ReportedResultAdmin(BoardsChangedAdmin):
     list_display = ("model_name", "environment", "flow", "subset", "score", "source")
     list_filter = ("environment", "flow", "subset")
+
+
+# The boards show team names: a team changed in the admin drops them. Teams sit below the boards and
+# know nothing of them, so the boards wrap the accounts' own admin of teams.
+admin.site.unregister(Team)
+
+
+@admin.register(Team)
+class TeamAdmin(BoardsChangedAdmin, accounts_admin.TeamAdmin):
+    pass

@@ -110,6 +110,18 @@ def test_the_board_drops_a_submission_right_after_the_maintainers_hide_it(client
     assert "Beta model" not in _shown(client, PAGES[5])
 
 
+def test_the_board_shows_a_teams_new_name_right_after_the_maintainers_rename_it(client, board):
+    assert "First lab" in _shown(client) and "First lab" in _shown(client, reverse("home"))
+    team = board["a"].team
+    team.name = "Renamed lab"
+    staff = get_user_model().objects.create_superuser("maintainer", password="a long passphrase 7")
+    request = RequestFactory().post("/admin/")
+    request.user = staff
+    admin.site._registry[Team].save_model(request, team, form=None, change=True)
+    assert "Renamed lab" in _shown(client) and "First lab" not in _shown(client)
+    assert "Renamed lab" in _shown(client, reverse("home"))
+
+
 def test_the_board_shows_new_numbers_right_after_a_submission_is_re_scored(client, board):
     assert client.get(PAGES[1]).json()["rows"][0]["mean"] == pytest.approx(60.0)
     Attempt.objects.filter(submission=board["a"]).update(score=F("score") + 10)
