@@ -273,6 +273,10 @@ class EnvironmentPlugin(abc.ABC):
     #: The action vocabulary the parser accepts; empty for environments whose replies are code.
     #: Uploads accept action names (``actions``) only where it is not empty.
     ACTIONS: ClassVar[tuple[str, ...]] = ()
+    #: Actions that hand the play on without changing the state the agent is judged by (Football's
+    #: passes): a trajectory made only of them is RA (``evaluators.agents.diagnostics``). Empty: no
+    #: such rule here.
+    PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset()
     #: The settings only this environment reads, by name, in the order a stored row lists them. Its
     #: own folder reads their values through a typed accessor over ``EvaluationSettings.options``;
     #: those declared ``variant`` label a run (``evaluators.agents.requests.non_official_settings``).

@@ -107,8 +107,8 @@ class _Session:
         self.endpoint_retries = 0
         self.tokens = TokenTally()
         self.diagnostics = DiagnosticsTracker(
-            vocabulary=frozenset(getattr(plugin, "ACTIONS", ())),
-            pass_actions=frozenset(getattr(plugin, "PASS_ACTIONS", ())),
+            vocabulary=frozenset(plugin.ACTIONS) if plugin else frozenset(),
+            pass_actions=plugin.PASS_ACTIONS if plugin else frozenset(),
         )
         self.steps = 0
         #: Set when a recorded (uploaded) run has no reply left.
