@@ -318,6 +318,9 @@ class EnvironmentPlugin(abc.ABC):
     #: name in the official output folder); empty where runs are replies or actions only. A run
     #: folder with none of them and no reply is the model's blank reply.
     code_files: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: How an uploaded run's code is replayed as the model's reply: (upload key, code fence language)
+    #: in the reply's order, each present part one fenced block of the one reply the parser reads.
+    upload_code_fences: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: The platform's score in units of the official ``result`` (1: the same scale).
     result_scale: ClassVar[float] = 1.0
     #: The values an official ``result`` can take, where that is bounded.

@@ -49,6 +49,9 @@ class WebUIPlugin(EnvironmentPlugin):
     #: The generated page; a run folder holding none of it (and no reply) generated no page.
     code_files: ClassVar[tuple[tuple[str, str], ...]] = (("html", "index.html"), ("css", "style.css"),
                                                          ("js", "script.js"))
+    #: The fence languages the parser reads a page's files from (``evaluators.webui.parsing``).
+    upload_code_fences: ClassVar[tuple[tuple[str, str], ...]] = (("html", "html"), ("css", "css"),
+                                                                 ("js", "javascript"))
     #: The official ``result`` is AES as a fraction of 1 (a weighted mean of element scores in [0, 1]);
     #: the platform shows it as a percentage.
     result_scale: ClassVar[float] = 100.0

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from conftest import FIXTURE_RESOURCES
 from evaluators.agents.parsing import parse_global_actions, parse_online_action
+from evaluators.base import get_plugin
 from evaluators.sokoban.env import score_from
 from evaluators.webui.parsing import files_after, parse_global, parse_online
 from submissions.official_layout import OfficialRun, official_result, platform_score, zip_runs
@@ -381,6 +382,12 @@ def test_code_makes_one_reply_of_fenced_blocks_the_webui_parsers_read_back() -> 
 def test_code_with_only_html_makes_a_single_block() -> None:
     run = UploadedRun(scenario="faq-accordion", repeat=0, code={"html": "<p>hi</p>"})
     assert runs_to_replies(run, env="webui", flow="online") == ["```html\n<p>hi</p>\n```"]
+
+
+def test_code_is_fenced_as_the_environments_plugin_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(type(get_plugin("webui")), "upload_code_fences", (("js", "js"), ("html", "xhtml")))
+    run = UploadedRun(scenario="step-counter", repeat=0, code={"html": "<p></p>", "css": "p {}", "js": "f();"})
+    assert runs_to_replies(run, env="webui", flow="global") == ["```js\nf();\n```\n\n```xhtml\n<p></p>\n```"]
 
 
 # --- refusals: any upload ----------------------------------------------------------------------

@@ -153,7 +153,9 @@ class ZipReader:
             return None
         run = UploadedRun(scenario=folder.scenario, repeat=folder.repeat, replies=replies, actions=actions,
                           code=code, self_score=self_score, source=prefix)
-        filename = "actions.json" if actions else "index.html" if code is not None else "replies.json"
+        # A code run is named by its first code file, the one the page opens with.
+        filename = ("actions.json" if actions else self.context.code_files[0][1] if code is not None
+                    else "replies.json")
         self.context.check_reply_lengths(prefix + filename, run, reply_names=reply_names or None)
         return run
 
