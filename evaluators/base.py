@@ -465,6 +465,16 @@ def plugin_from_module(path: str) -> EnvironmentPlugin:
     return plugin
 
 
+def declared_queues(paths: Iterable[str]) -> list[str]:
+    """The kinds of work (queue names) the plug-ins of these modules declare, sorted, each once.
+
+    The Django settings call it to build the Celery queue list, before any app is loaded: it only
+    imports the modules and reads a class attribute, which is why a plug-in module must import
+    without Django and start nothing when imported.
+    """
+    return sorted({plugin.queue for plugin in map(plugin_from_module, paths) if plugin.queue})
+
+
 def load_plugins(paths: Iterable[str]) -> list[EnvironmentPlugin]:
     """Make the plug-ins of these modules the registry's, replacing what it held."""
     plugins = [plugin_from_module(path) for path in paths]

@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str
-from evaluators.base import DEFAULT_ENVIRONMENTS
+from evaluators.base import DEFAULT_ENVIRONMENTS, PluginConfigurationError, declared_queues
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -296,17 +296,23 @@ CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 86400)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# One queue per kind of work, so that one kind cannot starve the others: each environment's plug-in
-# names its kind (attempts that hold a browser, an engine, or the default: mostly waiting on model
-# calls). A worker started without -Q consumes all three; production runs one pool per queue
-# (docker-compose.yml).
-CELERY_TASK_DEFAULT_QUEUE = "light"
-CELERY_TASK_QUEUES = [Queue("light"), Queue("browser"), Queue("engine")]
-# A kind of work sent to a queue of another name, as kind=queue (e.g. "engine=heavy").
-MAGEBENCH_QUEUE_ROUTES = dict(item.split("=", 1) for item in env_list("MAGEBENCH_QUEUE_ROUTES", []) if "=" in item)
 # The environments: the modules whose ``plugin`` is an evaluators.base.EnvironmentPlugin. A new
 # environment is its package and one more entry here.
 MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS", list(DEFAULT_ENVIRONMENTS))
+# One queue per kind of work, so that one kind cannot starve the others: "light" (attempts mostly
+# waiting on model calls, and the site's own tasks) and each kind the configured environments'
+# plug-ins declare (``EnvironmentPlugin.queue``: "browser" for WebUI, "engine" for Football). The
+# plug-in modules import without Django and register nothing, so reading them here is cheap and
+# leaves the registry to leaderboard/apps.py. A worker started without -Q consumes them all;
+# production runs one pool per queue (docker-compose.yml).
+CELERY_TASK_DEFAULT_QUEUE = "light"
+try:
+    _declared_queues = declared_queues(MAGEBENCH_ENVIRONMENTS)
+except PluginConfigurationError as exc:
+    raise ImproperlyConfigured(f"MAGEBENCH_ENVIRONMENTS: {exc}") from exc
+CELERY_TASK_QUEUES = [Queue(name) for name in dict.fromkeys([CELERY_TASK_DEFAULT_QUEUE, *_declared_queues])]
+# A kind of work sent to a queue of another name, as kind=queue (e.g. "engine=heavy").
+MAGEBENCH_QUEUE_ROUTES = dict(item.split("=", 1) for item in env_list("MAGEBENCH_QUEUE_ROUTES", []) if "=" in item)
 CELERY_BEAT_SCHEDULE = {
     "watchdog": {"task": "submissions.watchdog", "schedule": env_float("MAGEBENCH_WATCHDOG_EVERY_SECONDS", 60.0)},
 }

@@ -1,6 +1,10 @@
 """The environment registry: plug-ins come from the MAGEBENCH_ENVIRONMENTS setting and nowhere else."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -74,6 +78,24 @@ def test_an_environments_queue_is_its_kind_of_work_as_the_settings_route_it(sett
     assert queue_work("engine") == "the Football engine"
     settings.MAGEBENCH_QUEUE_ROUTES = {"engine": "heavy"}
     assert queue_for("tiny") == queue_for("football") == "heavy"
+
+
+def test_the_celery_queues_are_the_default_one_and_the_kinds_the_configured_plugins_declare(settings) -> None:
+    assert [queue.name for queue in settings.CELERY_TASK_QUEUES] == [
+        "light", *base.declared_queues(settings.MAGEBENCH_ENVIRONMENTS)]
+    assert base.declared_queues(BUILT_IN) == ["browser", "engine"]
+    assert base.declared_queues([*BUILT_IN, TINY, "evaluators.gridwalk"]) == ["browser", "engine"]
+    assert base.declared_queues(["evaluators.sokoban", "evaluators.gridwalk"]) == []
+
+
+def test_the_settings_read_the_queues_from_the_environments_they_are_started_with() -> None:
+    code = ("from django.conf import settings; "
+            "print(','.join(queue.name for queue in settings.CELERY_TASK_QUEUES))")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base",
+           "MAGEBENCH_ENVIRONMENTS": "evaluators.sokoban,evaluators.webui"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "light,browser"
 
 
 BUILT_IN_SLUGS = ["football", "sokoban", "webui"]
