@@ -514,3 +514,10 @@ def all_plugins() -> list[EnvironmentPlugin]:
 def environment_slugs() -> list[str]:
     """The slugs of every loaded environment, sorted: the API's choices."""
     return sorted(_loaded())
+
+
+def environment_flows() -> list[str]:
+    """The flows at least one loaded environment plays, the platform's first (in ``FLOWS`` order):
+    the flows a submission may name."""
+    declared = {flow for plugin in _loaded().values() for flow in plugin.flows}
+    return [flow for flow in FLOWS if flow in declared] + sorted(declared - set(FLOWS))

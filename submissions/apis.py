@@ -34,6 +34,7 @@ from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
 from leaderboard.selectors import visible_entries
+from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import (
     QueueItem,
@@ -205,7 +206,7 @@ class ModelAndBoardInput(ModelMetadataInput):
 
     model_name = serializers.CharField(max_length=120)
     env = serializers.ChoiceField(choices=())
-    flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
+    flow = serializers.ChoiceField(choices=())
     subset = serializers.ChoiceField(choices=["mini", "full"])
     suite = serializers.SlugField(required=False, default=None, allow_null=True)
     public = serializers.BooleanField(required=False, default=False,
@@ -215,6 +216,7 @@ class ModelAndBoardInput(ModelMetadataInput):
         super().__init__(*args, **kwargs)
         # Read when the serializer is made, not imported: the environments are the registry's.
         cast(serializers.ChoiceField, self.fields["env"]).choices = environment_slugs()
+        cast(serializers.ChoiceField, self.fields["flow"]).choices = flow_choices()
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Any) -> tuple[dict[str, Any], Team]:
@@ -332,7 +334,7 @@ class UploadCheckApi(APIView):
     @extend_schema_serializer(component_name="UploadCheckRequest")
     class InputSerializer(serializers.Serializer):
         env = serializers.ChoiceField(choices=())
-        flow = serializers.ChoiceField(choices=Submission.FLOW_CHOICES)
+        flow = serializers.ChoiceField(choices=())
         subset = serializers.ChoiceField(choices=["mini", "full"])
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
         file = serializers.FileField(help_text="zip of the MageBench output folder, or per-sample JSONL")
@@ -340,6 +342,7 @@ class UploadCheckApi(APIView):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             cast(serializers.ChoiceField, self.fields["env"]).choices = environment_slugs()
+            cast(serializers.ChoiceField, self.fields["flow"]).choices = flow_choices()
 
     @extend_schema_serializer(component_name="UploadCheck")
     class OutputSerializer(serializers.Serializer):

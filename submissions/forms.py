@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from evaluators.base import all_plugins
+from evaluators.base import all_plugins, environment_flows
 from evaluators.settings import setting_range
 
 
@@ -19,6 +19,11 @@ def _env_choices() -> list[tuple[str, str]]:
 
 
 FLOW_TITLES = {"global": "Global", "online": "Online"}
+
+
+def flow_choices() -> list[tuple[str, str]]:
+    """The flows the loaded environments play, with their titles: the form's and the API's choices."""
+    return [(flow, FLOW_TITLES.get(flow, flow)) for flow in environment_flows()]
 
 
 def _titles(titles: Sequence[str]) -> str:
@@ -48,7 +53,7 @@ class _ModelAndBoardForm(forms.Form):
     price_output_per_mtok = forms.FloatField(required=False, min_value=0, max_value=1_000_000,
                                              label="Price per million completion tokens (USD)")
     env = forms.ChoiceField(choices=_env_choices, label="Environment")
-    flow = forms.ChoiceField(choices=[("global", "Global"), ("online", "Online")])
+    flow = forms.ChoiceField(choices=flow_choices)
     subset = forms.ChoiceField(choices=[("mini", "mini"), ("full", "full")])
     public = forms.BooleanField(
         required=False, label="Show on the public boards",

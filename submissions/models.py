@@ -9,6 +9,7 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import Team
+from evaluators.base import environment_flows
 from evaluators.settings import EvaluationSettings
 from leaderboard.models import Environment, Scenario
 
@@ -41,6 +42,13 @@ class ModelEntry(models.Model):
         return self.name
 
 
+def validate_flow(value: str) -> None:
+    """Refuses a flow no loaded environment plays (the plug-ins declare them)."""
+    flows = environment_flows()
+    if value not in flows:
+        raise ValidationError(f"unknown flow {value!r}; known: {', '.join(flows)}", code="invalid_choice")
+
+
 class Submission(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -53,12 +61,12 @@ class Submission(models.Model):
         ENDPOINT = "endpoint"
         UPLOAD = "upload"
 
-    FLOW_CHOICES = [("global", "Global"), ("online", "Online")]
-
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
     model = models.ForeignKey(ModelEntry, on_delete=models.CASCADE, related_name="submissions")
     environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="submissions")
-    flow = models.CharField(max_length=16, choices=FLOW_CHOICES)
+    #: One of the environments' flows (``validate_flow``); no ``choices`` here, so that the plug-ins,
+    #: not a migration, say which flows exist.
+    flow = models.CharField(max_length=16, validators=[validate_flow])
     subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
     suite = models.SlugField(max_length=32)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENDPOINT)

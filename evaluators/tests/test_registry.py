@@ -69,6 +69,38 @@ def test_the_apis_environment_choices_follow_the_registry(settings) -> None:
     assert not serializer.is_valid() and "env" in serializer.errors
 
 
+def test_the_flows_a_submission_may_name_are_those_the_loaded_plugins_play(settings) -> None:
+    from submissions.apis import ModelAndBoardInput, UploadCheckApi
+
+    assert base.environment_flows() == ["global", "online"]
+    assert cast(ChoiceField, ModelAndBoardInput().fields["flow"]).choices == {"global": "Global", "online": "Online"}
+    settings.MAGEBENCH_ENVIRONMENTS = ["evaluators.football"]
+    assert base.environment_flows() == ["online"]
+    for serializer in (ModelAndBoardInput(data={"model_name": "m", "env": "football", "flow": "global",
+                                                "subset": "mini"}),
+                       UploadCheckApi.InputSerializer(data={"env": "football", "flow": "global", "subset": "mini"})):
+        assert not serializer.is_valid()
+        assert [str(error) for error in serializer.errors["flow"]] == ['"global" is not a valid choice.']
+
+
+def test_a_stored_submissions_flow_is_checked_against_the_plugins_flows(settings) -> None:
+    from django.core.exceptions import ValidationError
+
+    from submissions.models import validate_flow
+
+    validate_flow("global")
+    settings.MAGEBENCH_ENVIRONMENTS = ["evaluators.football"]
+    with pytest.raises(ValidationError, match="unknown flow 'global'; known: online"):
+        validate_flow("global")
+
+
+def test_the_api_schema_lists_the_loaded_plugins_flows(client, settings) -> None:
+    settings.MAGEBENCH_ENVIRONMENTS = ["evaluators.football"]
+    schemas = client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+    assert schemas["FlowEnum"]["enum"] == ["online"]
+    assert schemas["UploadCheckRequest"]["properties"]["flow"] == {"$ref": "#/components/schemas/FlowEnum"}
+
+
 def test_an_environments_queue_is_its_kind_of_work_as_the_settings_route_it(settings) -> None:
     from submissions.selectors import queue_for, queue_work
 
