@@ -116,8 +116,8 @@ def test_the_celery_queues_are_the_default_one_and_the_kinds_the_configured_plug
     assert [queue.name for queue in settings.CELERY_TASK_QUEUES] == [
         "light", *base.declared_queues(settings.MAGEBENCH_ENVIRONMENTS)]
     assert base.declared_queues(BUILT_IN) == ["browser", "engine"]
-    assert base.declared_queues([*BUILT_IN, TINY, "evaluators.gridwalk"]) == ["browser", "engine"]
-    assert base.declared_queues(["evaluators.sokoban", "evaluators.gridwalk"]) == []
+    assert base.declared_queues([*BUILT_IN, TINY]) == ["browser", "engine"]
+    assert base.declared_queues(["evaluators.sokoban"]) == []
 
 
 def test_the_settings_read_the_queues_from_the_environments_they_are_started_with() -> None:
