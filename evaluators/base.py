@@ -476,8 +476,16 @@ def declared_queues(paths: Iterable[str]) -> list[str]:
 
 
 def load_plugins(paths: Iterable[str]) -> list[EnvironmentPlugin]:
-    """Make the plug-ins of these modules the registry's, replacing what it held."""
+    """Make the plug-ins of these modules the registry's, replacing what it held.
+
+    Each plug-in is checked first (:func:`evaluators.conformance.check_plugin`): one that breaks the
+    interface's contract is refused with its problems listed, and the registry keeps what it held.
+    """
+    from evaluators.conformance import check_plugin
+
     plugins = [plugin_from_module(path) for path in paths]
+    for plugin in plugins:
+        check_plugin(plugin)
     slugs = [plugin.slug for plugin in plugins]
     duplicates = sorted({slug for slug in slugs if slugs.count(slug) > 1})
     if duplicates:

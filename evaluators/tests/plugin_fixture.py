@@ -12,7 +12,8 @@ class TinyPlugin(EnvironmentPlugin):
     title: ClassVar[str] = "Tiny"
     score_label: ClassVar[str] = "Score"
     flows: ClassVar[tuple[str, ...]] = (FLOW_ONLINE,)
-    default_settings: ClassVar[dict[str, dict[str, Any]]] = {FLOW_ONLINE: {"repeats": 1}}
+    default_settings: ClassVar[dict[str, dict[str, Any]]] = {
+        FLOW_ONLINE: {"resolution": 64, "max_image": 1, "max_tokens": 100, "repeats": 1}}
     queue: ClassVar[str | None] = "engine"
 
     def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode:
