@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
@@ -36,6 +37,9 @@ EVERYTHING = ""
 #: The scope of the home page, which shows every board: moved on with any board's.
 HOME = "home"
 WARM_PENDING_KEY = "boards:warm-pending"
+#: The Celery task that rebuilds the changed pages (``leaderboard.tasks``), sent by its name: it renders
+#: them through the views, which read this module, so importing it here would close a circle.
+WARM_TASK = "leaderboard.warm_boards"
 
 #: A board as its cache is scoped: environment, flow, subset (every suite of it).
 BoardRef = tuple[str, str, str]
@@ -166,11 +170,10 @@ def warm_soon() -> None:
     except Exception:  # noqa: BLE001 - no cache, nothing to warm into
         logger.warning("board cache unavailable; not warming", exc_info=True)
         return
-    from leaderboard.tasks import warm_boards
-
     try:
         # retry=False: a broker that is down fails at once instead of holding the writer.
-        warm_boards.apply_async(countdown=delay, queue=settings.CELERY_TASK_DEFAULT_QUEUE, retry=False)
+        current_app.signature(WARM_TASK).apply_async(countdown=delay, queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+                                                     retry=False)
     except Exception:  # noqa: BLE001 - the write is committed; its pages are rendered on demand instead
         logger.warning("could not send the boards' warm; pages are rendered on their next request", exc_info=True)
         with contextlib.suppress(Exception):  # the key expires on its own too

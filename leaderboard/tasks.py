@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from leaderboard.cache import WARM_TASK
 from leaderboard.warming import warm_boards as rebuild_changed
 
 
-@shared_task(name="leaderboard.warm_boards")
+@shared_task(name=WARM_TASK)
 def warm_boards() -> dict[str, object]:
     """Rebuild into the shared cache what anonymous visitors see of the boards that changed."""
     warmed = rebuild_changed()

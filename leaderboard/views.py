@@ -35,7 +35,7 @@ from leaderboard.selectors import (
     model_page_get,
     overview_of,
 )
-from submissions.csv_safe import write_csv
+from magebench_client.csv_safe import write_csv
 
 
 def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filters: BoardFilter | None = None,

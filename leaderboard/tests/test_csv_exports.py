@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from accounts.models import Team
 from leaderboard.models import Scenario
-from submissions import cli
-from submissions.csv_safe import csv_cell
+from magebench_client import commands
+from magebench_client.csv_safe import csv_cell
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import submission_result_rebuild
 
@@ -66,7 +66,7 @@ def test_the_command_line_clients_csv_files_are_neutralised_through_the_same_hel
     rows = [{"scenario": text, "repeat": 0, "score": -12.5, "error_message": text} for text in HOSTILE]
     rows.append({"scenario": "1-Sokoban-small-v0", "repeat": 1, "score": "-3", "error_message": ""})
     out = io.StringIO()
-    cli.write_csv(out, ("scenario", "repeat", "score", "error_message"), rows)
+    commands.write_csv(out, ("scenario", "repeat", "score", "error_message"), rows)
     written = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert [r["scenario"] for r in written] == ["'" + text for text in HOSTILE] + ["1-Sokoban-small-v0"]
     assert [r["error_message"] for r in written] == ["'" + text for text in HOSTILE] + [""]

@@ -17,7 +17,9 @@ import pytest
 
 from accounts.services import team_get_or_create
 from conftest import ROOT
-from submissions import cli
+from magebench_client import cli
+from magebench_client.commands import ATTEMPT_COLUMNS, EXIT_BROKEN_PIPE
+from magebench_client.output import BAR_WIDTH, StatusLine, eta_text, time_text
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint
@@ -62,7 +64,7 @@ def test_an_endpoint_submission_prints_its_id_and_follow_ends_on_a_full_bar(caps
     code, out, err = run(capsys, *site, "follow", str(oracle_submission), "--interval", "0.1")
 
     assert code == 0, err
-    assert f"[{'#' * cli.BAR_WIDTH}] {total}/{total} scored {total} running 0 retrying 0 failed 0" in err
+    assert f"[{'#' * BAR_WIDTH}] {total}/{total} scored {total} running 0 retrying 0 failed 0" in err
     assert f"submission {oracle_submission} completed" in err
     assert out == ""
 
@@ -150,7 +152,7 @@ def test_results_as_csv_have_one_row_per_attempt(capsys, site, oracle_submission
     assert code == 0, err
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     attempts = Attempt.objects.filter(submission_id=oracle_submission).select_related("scenario")
-    assert tuple(rows[0]) == cli.ATTEMPT_COLUMNS
+    assert tuple(rows[0]) == ATTEMPT_COLUMNS
     assert sorted((r["scenario"], r["repeat"]) for r in rows) == sorted((a.scenario.key, str(a.repeat))
                                                                        for a in attempts)
     assert {r["status"] for r in rows} == {"scored"} and all(float(r["score"]) == 100.0 for r in rows)
@@ -321,14 +323,14 @@ def test_results_piped_into_a_reader_that_stops_early_exit_quietly(live_server, 
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "submissions.cli", "--url", live_server.url, "--token",
+        done = subprocess.run([sys.executable, "-m", "magebench_client", "--url", live_server.url, "--token",
                                lab.write_token, "results", str(oracle_submission)],
                               stdout=write_end, stderr=subprocess.PIPE, cwd=ROOT, text=True, timeout=120)
     finally:
         os.close(write_end)
 
     assert done.stderr == ""
-    assert done.returncode == cli.EXIT_BROKEN_PIPE
+    assert done.returncode == EXIT_BROKEN_PIPE
 
 
 def test_me_lists_the_team_with_its_quota_and_never_the_token(capsys, site, lab, settings):
@@ -378,7 +380,7 @@ def test_on_a_terminal_the_progress_line_is_redrawn_in_place():
             return True
 
     stream = Terminal()
-    line = cli.StatusLine(stream)
+    line = StatusLine(stream)
     running, error, done = "[#.] 1/2 running 1", "last error: timeout: no reply", "[##] 2/2"
     line.draw(running)
     line.note(error)
@@ -392,11 +394,11 @@ def test_on_a_terminal_the_progress_line_is_redrawn_in_place():
 def test_api_times_read_as_utc_minutes_with_how_long_ago_or_how_long_until():
     now = datetime(2026, 11, 24, 11, 32, 30, tzinfo=UTC)
 
-    assert cli.time_text("2026-11-24T11:29:10.123456Z", now) == "2026-11-24 11:29 UTC (3 min ago)"
-    assert cli.time_text("2026-11-24T13:37:30+00:00", now) == "2026-11-24 13:37 UTC (in 2 h 05 min)"
-    assert cli.time_text("2026-11-24T12:32:10+01:00", now) == "2026-11-24 11:32 UTC (just now)"
-    assert cli.time_text("2026-11-20T11:32:30Z", now) == "2026-11-20 11:32 UTC (4 days ago)"
-    assert cli.time_text("not a time", now) == "not a time"
+    assert time_text("2026-11-24T11:29:10.123456Z", now) == "2026-11-24 11:29 UTC (3 min ago)"
+    assert time_text("2026-11-24T13:37:30+00:00", now) == "2026-11-24 13:37 UTC (in 2 h 05 min)"
+    assert time_text("2026-11-24T12:32:10+01:00", now) == "2026-11-24 11:32 UTC (just now)"
+    assert time_text("2026-11-20T11:32:30Z", now) == "2026-11-20 11:32 UTC (4 days ago)"
+    assert time_text("not a time", now) == "not a time"
 
 
 def test_the_next_free_daily_slot_is_shown_as_a_time_and_how_long_until_it(capsys, site, oracle_submission):
@@ -408,14 +410,14 @@ def test_the_next_free_daily_slot_is_shown_as_a_time_and_how_long_until_it(capsy
 
 
 def test_the_eta_reads_as_minutes_and_says_when_it_is_only_a_lower_bound():
-    assert cli.eta_text(170, lower_bound=False) == "about 3 min left"
-    assert cli.eta_text(20, lower_bound=False) == "about 1 min left"
-    assert cli.eta_text(2 * 3600 + 5 * 60, lower_bound=True) == "at least 2 h 05 min left"
+    assert eta_text(170, lower_bound=False) == "about 3 min left"
+    assert eta_text(20, lower_bound=False) == "about 1 min left"
+    assert eta_text(2 * 3600 + 5 * 60, lower_bound=True) == "at least 2 h 05 min left"
 
 
 def test_the_client_runs_as_a_module_without_importing_django():
     check = ("import sys, runpy; sys.argv = ['cli', '--help']\n"
-             "try:\n    runpy.run_module('submissions.cli', run_name='__main__')\n"
+             "try:\n    runpy.run_module('magebench_client', run_name='__main__')\n"
              "except SystemExit as exit:\n    assert exit.code == 0\n"
              "assert not [m for m in sys.modules if m == 'django' or m.startswith('django.')], 'django imported'\n")
     result = subprocess.run([sys.executable, "-c", check], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -1,11 +1,12 @@
-"""`python -m submissions.cli check` reads a file of outputs the way an upload is read, against a live
+"""`python -m magebench_client check` reads a file of outputs the way an upload is read, against a live
 site, and stores nothing."""
 from __future__ import annotations
 
 import pytest
 
 from conftest import ROOT
-from submissions import cli
+from magebench_client import cli
+from magebench_client.commands import EXIT_OK, EXIT_REFUSED
 from submissions.models import ModelEntry, Submission
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -23,7 +24,7 @@ def test_check_says_what_a_valid_file_holds_and_lists_every_problem_of_a_bad_one
     board = ["--env", "sokoban", "--flow", "online", "--subset", "full", "--suite", "fixture"]
     good = ROOT / "fixtures" / "uploads" / "example-sokoban-online.jsonl"
     code, out, err = run(capsys, *site, "check", str(good), *board)
-    assert code == cli.EXIT_OK, err
+    assert code == EXIT_OK, err
     lines = out.splitlines()
     assert lines[0] == "valid: 4 run(s) of 2 scenario(s), up to 2 repeat(s), suite fixture"
     assert "have no run (the entry would be incomplete)" in lines[1]
@@ -31,6 +32,6 @@ def test_check_says_what_a_valid_file_holds_and_lists_every_problem_of_a_bad_one
     bad = tmp_path / "runs.jsonl"
     bad.write_text('{"scenario": 5}\nnot json at all\n', encoding="utf-8")
     code, out, err = run(capsys, *site, "check", str(bad), *board)
-    assert code == cli.EXIT_REFUSED and out == ""
+    assert code == EXIT_REFUSED and out == ""
     assert all(f"line {n}" in err for n in (1, 2)), err
     assert not Submission.objects.exists() and not ModelEntry.objects.exists()

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from accounts.services import team_get_or_create
 from leaderboard.models import Scenario
-from submissions import cli
+from magebench_client import cli, commands
 from submissions.engine import attempt_run
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint, submission_result_rebuild
@@ -161,7 +161,7 @@ def test_the_command_line_client_sends_the_prices_it_is_given():
     args = cli.build_parser().parse_args(["submit-endpoint", "--model", "m", "--env", "sokoban", "--flow", "global",
                                           "--subset", "mini", "--endpoint", "http://example.org/v1",
                                           "--price-input", "0.5", "--price-output", "0"])
-    sent = cli.metadata(args)
+    sent = commands.metadata(args)
     assert (sent["price_input_per_mtok"], sent["price_output_per_mtok"]) == (0.5, 0.0)
 
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from accounts.models import Team
 from leaderboard.models import Scenario
-from submissions import cli
+from magebench_client import cli
 from submissions.endpoints import endpoint_settings_check
 from submissions.engine import attempt_run
 from submissions.models import Attempt, ModelEntry, Submission

@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from accounts.models import Team
 from leaderboard.models import Scenario
-from submissions import cli
+from magebench_client import cli
+from magebench_client.commands import EXIT_REFUSED
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import quota_status
 
@@ -106,7 +107,7 @@ def test_every_way_in_is_refused_with_the_same_message_once_the_quota_is_used_up
                        "cli rerun": ["rerun", str(done.id)], "cli resume": ["resume", str(failed.id)]}.items():
         code = cli.main([*site, *argv])
         err = capsys.readouterr().err
-        assert code == cli.EXIT_REFUSED, (path, err)
+        assert code == EXIT_REFUSED, (path, err)
         # Other lines may be warnings the site's imports print in this same process.
         answers[path] = next((line.removeprefix("error: ") for line in err.splitlines()
                               if line.startswith("error: ")), err)

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import Team
-from submissions import cli
+from magebench_client import cli
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]

@@ -7,7 +7,8 @@ a tab or a carriage return as a formula. Such a cell is written with a leading s
 OWASP recommends. A cell that reads as a plain decimal number (``-12.5``, ``+4``, ``1e-3``) is left
 as it is, so negative scores stay numeric.
 
-Standard library only: the command-line client imports this module and must run without Django.
+Standard library only: the command-line client imports this module and must run without Django; the
+site's board exports import it from the client's package.
 """
 from __future__ import annotations
 
