@@ -17,16 +17,19 @@ def _own_redis_database(url: str, worker: str) -> str:
     return f"{base}/{(int(database or 0) + index) % 16}"
 
 
-# Parallel test processes (pytest-xdist) share the machine's Redis: each needs a database of its own,
-# or one process's purge empties another's queue and its workers run the other's attempts. (pytest-django
-# gives each its own PostgreSQL test database.) The Celery workers a test starts inherit the environment,
-# already moved: the marker keeps them from moving it again.
-_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
-if _xdist_worker and os.environ.get("MAGEBENCH_TEST_REDIS_OF") != _xdist_worker:
-    os.environ["CELERY_BROKER_URL"] = _own_redis_database(os.environ["CELERY_BROKER_URL"], _xdist_worker)
-    os.environ["MAGEBENCH_TEST_REDIS_OF"] = _xdist_worker
 _tmp = Path(tempfile.gettempdir()) / f"magebench-test-{os.getpid()}"
 os.environ.setdefault("MAGEBENCH_DATA_DIR", str(_tmp))
+
+# Parallel test processes (pytest-xdist) share the machine's Redis: each needs a database of its own,
+# or one process's purge empties another's queue and its workers run the other's attempts. (pytest-django
+# gives each its own PostgreSQL test database.) They also inherit the data directory their controller's
+# settings chose, where two imports of the fixture scenarios would race: each takes its own. The Celery
+# workers a test starts inherit the environment, already moved: the marker keeps them from moving it again.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _xdist_worker and os.environ.get("MAGEBENCH_TEST_PROCESS_OF") != _xdist_worker:
+    os.environ["CELERY_BROKER_URL"] = _own_redis_database(os.environ["CELERY_BROKER_URL"], _xdist_worker)
+    os.environ["MAGEBENCH_DATA_DIR"] = f"{os.environ['MAGEBENCH_DATA_DIR']}-{_xdist_worker}"
+    os.environ["MAGEBENCH_TEST_PROCESS_OF"] = _xdist_worker
 # Throttles count in a per-process cache that outlives a test; the test of throttling sets its own rate.
 os.environ.setdefault("MAGEBENCH_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("MAGEBENCH_THROTTLE_USER", "100000/minute")
