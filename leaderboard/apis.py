@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluators.base import environment_slugs
+from evaluators.base import environment_flows, environment_slugs
 from leaderboard.cache import board_scope, cached
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
@@ -35,7 +35,7 @@ class BoardApi(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
-            OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=["global", "online"]),
+            OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=environment_flows()),
             OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=["mini", "full"]),
         ] + [OpenApiParameter(name, str, required=False, description=text) for name, text in (
             ("suite", "scenario suite (default: official once imported, else fixture)"),
