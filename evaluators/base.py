@@ -2,7 +2,7 @@
 
 An environment is one package (``evaluators/<env>/`` for the built-in ones) whose module-level
 ``plugin`` is an :class:`EnvironmentPlugin`. Everything the platform knows about an environment is
-declared on its plug-in: flows, queue, board order, analysis tags, upload formats and scales,
+declared on its plug-in: flows, queue, board order, analysis tags and panels, upload formats and scales,
 replay panel, its own settings and which of them make a labelled variant. The rest of the code
 asks the registry (:func:`get_plugin`, :func:`all_plugins`) and never names an environment.
 
@@ -169,6 +169,39 @@ class ReplayPanel:
     scripts: tuple[str, ...] = ()
 
 
+#: The plotly.js bundles an analysis panel may need: "basic" (bars, lines, scatter) or "cartesian"
+#: (heatmaps too), the smallest that draws it (static/vendor/README.md).
+PLOTLY_BUNDLES = ("basic", "cartesian")
+
+#: What an analysis panel aggregates for one entry: (the scenario's tags, the entry's mean there)
+#: for each scenario the entry has a mean for, in the scenarios' natural order.
+ScenarioMeans = Sequence[tuple[Mapping[str, Any], float]]
+
+
+@dataclass(frozen=True)
+class AnalysisPanel:
+    """An environment's own section of a board's analysis page (``EnvironmentPlugin.analysis_panels``).
+
+    ``aggregate`` runs once per entry when the entry's stored analysis is computed, and its answer is
+    stored under ``key``; the page includes ``template`` (its context: ``panel``, a
+    ``leaderboard.analysis.PanelView``) and loads ``script``, which registers a drawing function
+    under ``key`` in ``window.MageAnalysisPanels`` (see static/js/analysis.js).
+    """
+
+    key: str
+    title: str
+    #: The entry's share of the panel as JSON-able data, or None when none of its scenarios concern
+    #: the panel; pure Python, so that it can run wherever an entry's analysis is stored.
+    aggregate: Callable[[ScenarioMeans], dict[str, Any] | None]
+    template: str
+    #: A static path; the script draws the panel from the charts' data.
+    script: str
+    #: One of ``PLOTLY_BUNDLES``.
+    plotly: str = "basic"
+    #: Constants the script reads beside every entry's aggregate (axis names), sent once per board.
+    chart: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
 @dataclass(frozen=True)
 class StoredScenario:
     """A scenario as the catalogue stores it, handed to an environment's import-time check."""
@@ -312,6 +345,8 @@ class EnvironmentPlugin(abc.ABC):
     #: A score with an absolute meaning to fail against (a scenario's mean below it is failed);
     #: None fails scenarios relative to the board's median.
     fail_threshold: ClassVar[float | None] = None
+    #: The environment's own sections of the analysis page, after the tag tables, in this order.
+    analysis_panels: ClassVar[tuple[AnalysisPanel, ...]] = ()
 
     # -- Uploads --------------------------------------------------------------------------------
     #: The files a run may carry instead of replies (code the model wrote), as (upload key, file

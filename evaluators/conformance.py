@@ -16,11 +16,14 @@ from typing import Any
 
 from evaluators.base import (
     FLOWS,
+    PLOTLY_BUNDLES,
+    AnalysisPanel,
     EnvironmentPlugin,
     ParseResult,
     PluginConfigurationError,
     PromptSet,
     ReplayPanel,
+    ScenarioMeans,
     SettingOption,
 )
 
@@ -48,8 +51,8 @@ def check_plugin(plugin: EnvironmentPlugin) -> None:
     """Raises :class:`PluginConformanceError` listing what ``plugin`` gets wrong; returns None when
     nothing is."""
     problems = _unknown_names(plugin)
-    for check in (_identity, _flows, _actions, _setting_options, _workers, _boards, _uploads, _baselines,
-                  _replay, _hooks):
+    for check in (_identity, _flows, _actions, _setting_options, _workers, _boards, _analysis_panels, _uploads,
+                  _baselines, _replay, _hooks):
         try:
             problems += check(plugin)
         except Exception as exc:  # noqa: BLE001 (a broken declaration must be reported, not crash the check)
@@ -209,6 +212,49 @@ def _boards(plugin: EnvironmentPlugin) -> list[str]:
         problems.append(f"tag_groups must be a tuple of (tag name, heading) str pairs, not {plugin.tag_groups!r}")
     if plugin.fail_threshold is not None and not _is_number(plugin.fail_threshold):
         problems.append("fail_threshold must be None or a number")
+    return problems
+
+
+#: The tiny input an analysis panel's ``aggregate`` is tried on: a scenario with no tags and one
+#: with tags of several kinds, as imports store them.
+_SAMPLE_MEANS: ScenarioMeans = (({}, 0.0), ({"zone": "R1", "category": "personal", "boxes": 2, "key": "x"}, 1.5))
+
+
+def _analysis_panels(plugin: EnvironmentPlugin) -> list[str]:
+    import json
+
+    panels = plugin.analysis_panels
+    if not (isinstance(panels, tuple) and all(isinstance(panel, AnalysisPanel) for panel in panels)):
+        return [f"analysis_panels must be a tuple of AnalysisPanel, not {panels!r}"]
+    problems = []
+    keys = [panel.key for panel in panels]
+    if len(set(keys)) != len(keys):
+        problems.append(f"analysis_panels must have distinct keys, not {', '.join(map(str, keys))}")
+    for panel in panels:
+        where = f"analysis_panels[{panel.key!r}]"
+        if not (isinstance(panel.key, str) and _SLUG.match(panel.key)):
+            problems.append(f"{where}.key must be a non-empty str of letters, digits, '-' and '_'")
+        for name in ("title", "template", "script"):
+            if not (isinstance(getattr(panel, name), str) and getattr(panel, name)):
+                problems.append(f"{where}.{name} must be a non-empty str")
+        if panel.plotly not in PLOTLY_BUNDLES:
+            problems.append(f"{where}.plotly must be one of {', '.join(PLOTLY_BUNDLES)}, not {panel.plotly!r}")
+        if not isinstance(panel.chart, Mapping):
+            problems.append(f"{where}.chart must be a mapping")
+        if not callable(panel.aggregate):
+            problems.append(f"{where}.aggregate must be callable")
+            continue
+        # Its answers are stored as JSON and sent to the page's script beside the chart constants.
+        for sample in ((), _SAMPLE_MEANS):
+            call = f"{where}.aggregate({list(sample)!r})"
+            try:
+                value = panel.aggregate(sample)
+                json.dumps([value, dict(panel.chart) if isinstance(panel.chart, Mapping) else None], allow_nan=False)
+            except Exception as exc:  # noqa: BLE001 (the hook's failure is the finding)
+                problems.append(f"{call} failed: {type(exc).__name__}: {exc}")
+                continue
+            if value is not None and not isinstance(value, dict):
+                problems.append(f"{call} returned {type(value).__name__}, not a dict or None")
     return problems
 
 

@@ -10,14 +10,13 @@ a page shows.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.base import get_plugin
+from evaluators.base import AnalysisPanel, get_plugin
 from leaderboard.models import Scenario
 from leaderboard.ordering import natural_key
 from leaderboard.selectors import Board, BoardRow, board_get
@@ -30,12 +29,6 @@ from leaderboard.stored import (
     stored_per_scenario,
     suite_scenarios_get,
 )
-
-#: Pitch lanes (rows) and thirds (columns) of the R1–R9 zones a scenario may be tagged with, in the
-#: order the zones count.
-ZONE_LANES = ("top", "central", "bottom")
-ZONE_THIRDS = ("own", "middle", "attacking")
-_ZONE = re.compile(r"^R([1-9])$")
 
 
 @dataclass(frozen=True)
@@ -97,11 +90,28 @@ class TagBreakdown:
 
 
 @dataclass(frozen=True)
-class ZoneGrid:
+class PanelRow:
     model: ModelRef
-    #: means[lane][third], None where the model has no scored scenario in that zone.
-    means: list[list[float | None]]
-    counts: list[list[int]]
+    #: The entry's aggregate for the panel; None for an entry of another page of the analysis, which
+    #: the panel lists (its chart's model picker) while its chart reads every aggregate from the charts' data.
+    data: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class PanelView:
+    """One of the environment's analysis panels (``EnvironmentPlugin.analysis_panels``) on a board:
+    the entries it shows, each with its aggregate."""
+
+    panel: AnalysisPanel
+    rows: list[PanelRow]
+
+    @property
+    def key(self) -> str:
+        return self.panel.key
+
+    @property
+    def title(self) -> str:
+        return self.panel.title
 
 
 @dataclass(frozen=True)
@@ -132,7 +142,7 @@ class BoardAnalysis:
     lost: list[LostRow] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
     tags: list[TagBreakdown] = field(default_factory=list)
-    zones: list[ZoneGrid] = field(default_factory=list)
+    panels: list[PanelView] = field(default_factory=list)
     #: The rows of ``rows`` (every entry's unless a page was asked for).
     matrix: list[MatrixRow] = field(default_factory=list)
     rows: slice = field(default_factory=lambda: slice(None))
@@ -169,12 +179,9 @@ class BoardAnalysis:
             "tags": [{"tag": t.tag, "label": t.label, "values": t.values,
                       "series": [{"label": r.model.label, "means": r.means, "counts": r.counts} for r in t.rows]}
                      for t in self.tags],
-            "zones": {
-                "lanes": list(ZONE_LANES), "thirds": list(ZONE_THIRDS),
-                "names": [[f"R{1 + 3 * lane + third}" for third in range(3)] for lane in range(3)],
-                "models": [{"id": z.model.submission_id, "label": z.model.label, "means": z.means, "counts": z.counts}
-                           for z in self.zones],
-            } if self.zones else None,
+            "panels": {view.key: {**view.panel.chart, "models": [
+                {"id": row.model.submission_id, "label": row.model.label, **(row.data or {})} for row in view.rows]}
+                for view in self.panels},
         })
 
 
@@ -271,29 +278,6 @@ def tag_breakdown(tag: str, label: str, scenarios: Sequence[ScenarioRef], models
     return TagBreakdown(tag=tag, label=label, values=values, rows=rows)
 
 
-def zone_index(zone: object) -> tuple[int, int] | None:
-    """(lane, third) of a zone tag "R1" … "R9"; R1–R3 are the top lane from own to attacking third."""
-    match = _ZONE.match(str(zone or ""))
-    if not match:
-        return None
-    return divmod(int(match.group(1)) - 1, 3)
-
-
-def zone_grid(model: ModelRef, scenarios: Sequence[ScenarioRef], means: Mapping[int, float]) -> ZoneGrid:
-    sums = [[0.0] * 3 for _ in range(3)]
-    counts = [[0] * 3 for _ in range(3)]
-    for scenario in scenarios:
-        where = zone_index(scenario.tags.get("zone"))
-        if where is None or scenario.id not in means:
-            continue
-        lane, third = where
-        sums[lane][third] += means[scenario.id]
-        counts[lane][third] += 1
-    grid = [[sums[lane][third] / counts[lane][third] if counts[lane][third] else None for third in range(3)]
-            for lane in range(3)]
-    return ZoneGrid(model=model, means=grid, counts=counts)
-
-
 def score_hue(value: float, low: float, high: float) -> int:
     """The hue of ``value`` on the board's own score range: 0 (red) → 60 (amber) → 120 (green)."""
     fraction = 0.5 if high <= low else min(1.0, max(0.0, (value - low) / (high - low)))
@@ -382,9 +366,9 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
         analysis.pages = max(1, math.ceil(len(models) / per_page))
         analysis.page = min(max(page, 1), analysis.pages)
         analysis.rows = slice((analysis.page - 1) * per_page, analysis.page * per_page)
-    # A page of the analysis reads the tag means and zone grids of its own entries only.
+    # A page of the analysis reads the tag means and panels of its own entries only.
     paged = models[analysis.rows] if page is not None else models
-    aggregates = entry_aggregates(board.rows, scenarios, plugin.tag_groups, subset,
+    aggregates = entry_aggregates(board.rows, scenarios, plugin.tag_groups, subset, panels=plugin.analysis_panels,
                                   full=[m.submission_id for m in paged] if page is not None else None)
     # A scenario that left the subset after a submission ran still has its scores on the board.
     shown = _scenario_refs(scenarios, scenarios.subset_ids(subset).union(
@@ -417,15 +401,16 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
             tag_rows.append(TagRow(model=model, means=[cell[0] if cell else None for cell in found],
                                    counts=[cell[1] if cell else 0 for cell in found]))
         analysis.tags.append(TagBreakdown(tag=tag, label=label, values=values, rows=tag_rows))
-    if any(zone_index(s.tags.get("zone")) for s in shown):
-        # On a page, the entries of other pages are listed (the chart's model picker) with no grid:
-        # the chart reads every grid from the charts' data.
-        for model in models:
-            aggregate = aggregate_of(model)
-            if aggregate.low is None or (aggregate.zones is None and page is None):
-                continue
-            grid = aggregate.zones or {"means": [], "counts": []}
-            analysis.zones.append(ZoneGrid(model=model, means=grid["means"], counts=grid["counts"]))
+    on_page = {m.submission_id for m in paged}
+    for panel in plugin.analysis_panels:
+        panel_rows = [PanelRow(model=m, data=aggregate_of(m).panels.get(panel.key)) for m in models]
+        if not any(row.data is not None for row in panel_rows):
+            continue
+        # On a page, the entries of other pages are listed with no aggregate (it was not read).
+        analysis.panels.append(PanelView(panel=panel, rows=[
+            row for row in panel_rows if row.data is not None or (
+                page is not None and row.model.submission_id not in on_page
+                and aggregate_of(row.model).low is not None)]))
 
     lows = [a.low for a in aggregates.values() if a.low is not None]
     highs = [a.high for a in aggregates.values() if a.high is not None]

@@ -12,20 +12,15 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from evaluators.base import get_plugin
-from leaderboard.analysis import (
-    ZONE_LANES,
-    ZONE_THIRDS,
-    MatrixRow,
-    TagRow,
-    board_analysis_get,
-    board_compare_get,
-)
+from leaderboard.analysis import MatrixRow, TagRow, board_analysis_get, board_compare_get
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.selectors import board_get
 
-#: The plotly.js bundles the charts load: the smallest that draws them (static/vendor/README.md).
+#: The plotly.js bundles the charts load: the smallest that draws them (static/vendor/README.md), by
+#: the names an analysis panel declares (``evaluators.base.PLOTLY_BUNDLES``).
 PLOTLY_BASIC = "vendor/plotly-basic.min.js"
 PLOTLY_CARTESIAN = "vendor/plotly-cartesian.min.js"
+PLOTLY_BUNDLES = {"basic": PLOTLY_BASIC, "cartesian": PLOTLY_CARTESIAN}
 
 
 def _submission_param(request: HttpRequest, name: str) -> int | None:
@@ -102,8 +97,10 @@ def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> Ht
             "tag_tables": tag_tables,
             "rows_page": page, "rows_pages": range(1, pages + 1) if pages > 1 else (),
             "rows_first": shown.start + 1, "rows_last": min(shown.stop, len(analysis.models)),
-            "plotly": PLOTLY_CARTESIAN if analysis.zones else PLOTLY_BASIC,
-            "zone_lanes": ZONE_LANES, "zone_thirds": ZONE_THIRDS, "page": "analysis", **_nav(env),
+            "plotly": PLOTLY_CARTESIAN if any(view.panel.plotly == "cartesian" for view in analysis.panels)
+            else PLOTLY_BASIC,
+            "panel_scripts": list(dict.fromkeys(view.panel.script for view in analysis.panels)),
+            "page": "analysis", **_nav(env),
         })
         # A page number past the last is shown the last page, but not stored under its own key.
         return CachedPage(title=_title("Analysis", env, flow, subset), content=content,

@@ -158,12 +158,13 @@ class StoredPairedTest(models.Model):
 
 class EntryAnalysis(models.Model):
     """One entry's share of its board's analysis page, computed from its stored result when it
-    finishes: its mean per scenario tag value, its pitch-zone grid and the range of its per-scenario
-    means (the matrix's colours run over the board's range).
+    finishes: its mean per scenario tag value, its environment's analysis panels and the range of its
+    per-scenario means (the matrix's colours run over the board's range).
 
     ``computed_from`` is the result's ``computed_at`` and ``scenarios_digest`` a digest of the suite's
-    scenario keys and tags it was grouped by: a rebuilt result or re-imported scenarios make it
-    stale, and it is computed again.
+    scenario keys and tags it was grouped by, the environment's panels and the stored format
+    (``leaderboard.stored.analysis_digest``): a rebuilt result, re-imported scenarios or another
+    panel make it stale, and it is computed again.
     """
 
     result = models.OneToOneField("submissions.SubmissionResult", primary_key=True, on_delete=models.CASCADE,
@@ -172,8 +173,8 @@ class EntryAnalysis(models.Model):
     scenarios_digest = models.CharField(max_length=64)
     #: {tag: {value: [mean of its per-scenario means, scenarios]}} for each of the plug-in's tag groups.
     tag_means = models.JSONField(default=dict)
-    #: {"means": 3 × 3, "counts": 3 × 3} over the R1–R9 zones, or None when no scenario of it has a zone.
-    zones = models.JSONField(null=True)
+    #: {panel key: its aggregate, or None} for each of the environment's analysis panels.
+    panels = models.JSONField(default=dict)
     low = models.FloatField(null=True)
     high = models.FloatField(null=True)
     #: Scenarios it has means for outside its board's subset (the subset changed since it ran): the

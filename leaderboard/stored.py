@@ -6,7 +6,7 @@ An entry's own numbers are its ``SubmissionResult`` (stored when it finishes). O
 * ``StoredPairedTest``: the paired t-test of an entry against the entry leading its board (the
   board's "tied" shading and p-values). A new entry adds one test (itself against the leader); a new
   leader adds one per entry.
-* ``EntryAnalysis``: an entry's mean per scenario tag value, its pitch-zone grid and the range of its
+* ``EntryAnalysis``: an entry's mean per scenario tag value, its environment's analysis panels and the range of its
   per-scenario means (the analysis page's tables, charts and matrix colours).
 * ``BoardAggregate``: the median of every per-scenario mean of a board's generation (the
   comparison's fail threshold), over the entries it names.
@@ -50,6 +50,7 @@ from leaderboard.ordering import natural_key
 from leaderboard.stats import CurvePoint, EntrySummary, PairedTest, paired_test
 
 if TYPE_CHECKING:
+    from evaluators.base import AnalysisPanel
     from leaderboard.cache import BoardRef
     from leaderboard.selectors import Board, BoardRow
 
@@ -203,19 +204,30 @@ class EntryAggregate:
     """An entry's share of its board's analysis (see ``EntryAnalysis``)."""
 
     tag_means: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
-    zones: dict[str, list[list[Any]]] | None = None
+    #: Each of the environment's analysis panels' aggregate by key (None where it has nothing to show).
+    panels: dict[str, Any] = field(default_factory=dict)
     low: float | None = None
     high: float | None = None
     #: Scenarios it has means for outside its board's subset (the subset changed since it ran).
     extra: list[int] = field(default_factory=list)
 
 
+#: Moved on whenever what an ``EntryAnalysis`` holds changes in code: the rows stored before are
+#: then stale (see ``analysis_digest``) and computed again when next read.
+ANALYSIS_FORMAT = 2
+
+
+def analysis_digest(scenarios: SuiteScenarios, panels: Sequence[AnalysisPanel]) -> str:
+    """What an entry's stored analysis was computed with: the suite's scenarios, the environment's
+    panels and the stored format; a change to any of them makes the stored rows stale."""
+    return hashlib.sha256(json.dumps([ANALYSIS_FORMAT, scenarios.digest, [panel.key for panel in panels]])
+                          .encode()).hexdigest()
+
+
 def entry_aggregate(means: dict[int, float], scenarios: SuiteScenarios, tag_groups: Sequence[tuple[str, str]],
-                    subset: str) -> EntryAggregate:
+                    subset: str, panels: Sequence[AnalysisPanel] = ()) -> EntryAggregate:
     """The aggregate of one entry's per-scenario means, summed in the order the analysis page sums
     them (the scenarios' natural order), so that every mean is the one it computed."""
-    from leaderboard.analysis import zone_index
-
     own = scenarios.ordered(means)
     tag_means: dict[str, dict[str, list[Any]]] = {}
     for tag, _label in tag_groups:
@@ -225,34 +237,26 @@ def entry_aggregate(means: dict[int, float], scenarios: SuiteScenarios, tag_grou
             if value is not None:
                 groups[value].append(means[scenario_id])
         tag_means[tag] = {value: [sum(hits) / len(hits), len(hits)] for value, hits in groups.items()}
-    sums = [[0.0] * 3 for _ in range(3)]
-    counts = [[0] * 3 for _ in range(3)]
-    for scenario_id in own:
-        where = zone_index(scenarios.by_id[scenario_id].tags.get("zone"))
-        if where is None:
-            continue
-        lane, third = where
-        sums[lane][third] += means[scenario_id]
-        counts[lane][third] += 1
-    grid = [[sums[lane][third] / counts[lane][third] if counts[lane][third] else None for third in range(3)]
-            for lane in range(3)]
+    tagged = [(scenarios.by_id[scenario_id].tags, means[scenario_id]) for scenario_id in own]
     values = list(means.values())
     return EntryAggregate(
-        tag_means=tag_means, zones={"means": grid, "counts": counts}, low=min(values) if values else None,
-        high=max(values) if values else None,
+        tag_means=tag_means, panels={panel.key: panel.aggregate(tagged) for panel in panels},
+        low=min(values) if values else None, high=max(values) if values else None,
         extra=sorted(i for i in means if i not in scenarios.by_id or not scenarios.by_id[i].in_subset(subset)))
 
 
 def entry_aggregates(rows: Sequence[BoardRow], scenarios: SuiteScenarios, tag_groups: Sequence[tuple[str, str]],
-                     subset: str, *, full: Collection[int] | None = None) -> dict[int, EntryAggregate]:
-    """Each row's aggregate: stored where current (same result, same scenarios), else computed from
-    its per-scenario means and stored. ``full`` names the entries whose tag means and zone grids are
-    read (None: all); the others' come with their range and extra scenarios only (a page of the
-    analysis shows some entries' tables, and WebUI's per-page tag is a mean per scenario)."""
+                     subset: str, *, panels: Sequence[AnalysisPanel],
+                     full: Collection[int] | None = None) -> dict[int, EntryAggregate]:
+    """Each row's aggregate: stored where current (same result, same scenarios and panels), else
+    computed from its per-scenario means and stored. ``full`` names the entries whose tag means and
+    panels are read (None: all); the others' come with their range and extra scenarios only (a page
+    of the analysis shows some entries' tables, and WebUI's per-page tag is a mean per scenario)."""
     from django.db.models import Case, JSONField, Value, When
 
     entries = [row for row in rows if row.submission_id is not None]
     found: dict[int, EntryAggregate] = {}
+    digest = analysis_digest(scenarios, panels)
     stamped = {row.submission_id: row for row in entries if row.result_stamp is not None}
     if stamped:
         queryset = EntryAnalysis.objects.filter(result_id__in=list(stamped))
@@ -261,31 +265,31 @@ def entry_aggregates(rows: Sequence[BoardRow], scenarios: SuiteScenarios, tag_gr
             queryset = queryset.annotate(
                 tags_read=Case(When(result_id__in=wanted, then="tag_means"), default=Value(None),
                                output_field=JSONField()),
-                zones_read=Case(When(result_id__in=wanted, then="zones"), default=Value(None),
-                                output_field=JSONField()))
-        for result_id, computed_from, digest, tag_means, zones, low, high, extra in queryset.values_list(
+                panels_read=Case(When(result_id__in=wanted, then="panels"), default=Value(None),
+                                 output_field=JSONField()))
+        for result_id, computed_from, stored_digest, tag_means, panel_data, low, high, extra in queryset.values_list(
                 "result_id", "computed_from", "scenarios_digest", "tag_means" if full is None else "tags_read",
-                "zones" if full is None else "zones_read", "low", "high", "extra_scenarios"):
-            if computed_from == stamped[result_id].result_stamp and digest == scenarios.digest:
-                found[result_id] = EntryAggregate(tag_means=tag_means or {}, zones=zones, low=low, high=high,
-                                                  extra=list(extra))
+                "panels" if full is None else "panels_read", "low", "high", "extra_scenarios"):
+            if computed_from == stamped[result_id].result_stamp and stored_digest == digest:
+                found[result_id] = EntryAggregate(tag_means=tag_means or {}, panels=panel_data or {}, low=low,
+                                                  high=high, extra=list(extra))
     missing = [row for row in entries if row.submission_id not in found]
     if missing:
         means = _row_means(missing)
         new = []
         for row in missing:
             assert row.submission_id is not None
-            aggregate = entry_aggregate(means.get(row.submission_id, {}), scenarios, tag_groups, subset)
+            aggregate = entry_aggregate(means.get(row.submission_id, {}), scenarios, tag_groups, subset, panels)
             found[row.submission_id] = aggregate
             if row.result_stamp is not None:
                 new.append(EntryAnalysis(
-                    result_id=row.submission_id, computed_from=row.result_stamp, scenarios_digest=scenarios.digest,
-                    tag_means=aggregate.tag_means, zones=aggregate.zones, low=aggregate.low, high=aggregate.high,
+                    result_id=row.submission_id, computed_from=row.result_stamp, scenarios_digest=digest,
+                    tag_means=aggregate.tag_means, panels=aggregate.panels, low=aggregate.low, high=aggregate.high,
                     extra_scenarios=aggregate.extra))
         if new:
             _store(lambda: EntryAnalysis.objects.bulk_create(
                 new, update_conflicts=True, unique_fields=["result"],
-                update_fields=["computed_from", "scenarios_digest", "tag_means", "zones", "low", "high",
+                update_fields=["computed_from", "scenarios_digest", "tag_means", "panels", "low", "high",
                                "extra_scenarios"]),
                 "entry analyses")
     return found
@@ -499,7 +503,8 @@ def board_store(env: str, flow: str, subset: str, suite: str) -> None:
         board = board_get(env=env, flow=flow, subset=subset, suite=suite)
     if not any(row.submission_id is not None for row in board.rows):
         return
-    entry_aggregates(board.rows, suite_scenarios_get(env, suite), plugin.tag_groups, subset)
+    entry_aggregates(board.rows, suite_scenarios_get(env, suite), plugin.tag_groups, subset,
+                     panels=plugin.analysis_panels)
     if plugin.fail_threshold is None:
         board_median(board)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from evaluators.agents.parsing import parse_online_action
 from evaluators.base import (
     FLOW_ONLINE,
+    AnalysisPanel,
     BaselineOptions,
     EnvironmentPlugin,
     Episode,
@@ -19,6 +20,7 @@ from evaluators.base import (
     ScenarioSpec,
     SettingOption,
 )
+from evaluators.football.analysis import ZONES
 from evaluators.football.env import ACCEPTED_ACTIONS, ARTIFACT_NAME
 from evaluators.football.options import OPTIONS, SHOT_HELD_SETTING
 from evaluators.settings import EvaluationSettings
@@ -47,6 +49,7 @@ class FootballPlugin(EnvironmentPlugin):
     position: ClassVar[int] = 2
     score_hint: ClassVar[str] = "dense reward"
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("category", "Category"),)
+    analysis_panels: ClassVar[tuple[AnalysisPanel, ...]] = (ZONES,)
     self_report_tolerance: ClassVar[float] = 0.5
     stochastic: ClassVar[bool] = True
     # The replay draws the pitch from raw observations, so a baseline that reads no frame loses nothing.

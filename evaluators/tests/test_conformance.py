@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from evaluators.base import (
     DEFAULT_ENVIRONMENTS,
     FLOW_ONLINE,
+    AnalysisPanel,
     ParseResult,
     SettingOption,
     environment_slugs,
@@ -96,6 +97,46 @@ def test_a_hook_that_raises_on_a_tiny_input_is_refused() -> None:
             return ParseResult(actions=[reply.split()[0]])
 
     assert _problems(Fragile()) == ["parse('online', '') raised IndexError: list index out of range"]
+
+
+def _panel(key: str, aggregate: Any, **changes: Any) -> AnalysisPanel:
+    return AnalysisPanel(**{"key": key, "title": "By thing", "aggregate": aggregate, "template": "tiny/panel.html",
+                            "script": "js/tiny.js", **changes})
+
+
+def test_an_analysis_panel_is_refused_when_its_aggregate_fails_or_answers_what_json_cannot_hold() -> None:
+    class Panelled(TinyPlugin):
+        analysis_panels: ClassVar[tuple[AnalysisPanel, ...]] = (
+            _panel("counted", lambda means: {"count": len(means)}),
+            _panel("first", lambda means: {"first": means[0][1]}),
+            _panel("sets", lambda means: {"values": {mean for _tags, mean in means}}),
+            _panel("listed", lambda means: [len(means)]),
+            _panel("wide", lambda means: None, plotly="3d", template=""),
+        )
+
+    assert _problems(Panelled()) == [
+        "analysis_panels['first'].aggregate([]) failed: IndexError: tuple index out of range",
+        "analysis_panels['sets'].aggregate([]) failed: TypeError: Object of type set is not JSON serializable",
+        "analysis_panels['sets'].aggregate([({}, 0.0), ({'zone': 'R1', 'category': 'personal', 'boxes': 2, "
+        "'key': 'x'}, 1.5)]) failed: TypeError: Object of type set is not JSON serializable",
+        "analysis_panels['listed'].aggregate([]) returned list, not a dict or None",
+        "analysis_panels['listed'].aggregate([({}, 0.0), ({'zone': 'R1', 'category': 'personal', 'boxes': 2, "
+        "'key': 'x'}, 1.5)]) returned list, not a dict or None",
+        "analysis_panels['wide'].template must be a non-empty str",
+        "analysis_panels['wide'].plotly must be one of basic, cartesian, not '3d'",
+    ]
+
+
+def test_analysis_panels_of_the_wrong_shape_or_with_one_key_twice_are_refused() -> None:
+    class NotPanels(TinyPlugin):
+        analysis_panels: ClassVar[Any] = ("zones",)
+
+    class Twice(TinyPlugin):
+        analysis_panels: ClassVar[tuple[AnalysisPanel, ...]] = (_panel("a", lambda means: None),
+                                                                _panel("a", lambda means: None))
+
+    assert _problems(NotPanels()) == ["analysis_panels must be a tuple of AnalysisPanel, not ('zones',)"]
+    assert _problems(Twice()) == ["analysis_panels must have distinct keys, not a, a"]
 
 
 def test_actions_the_parser_cannot_read_back_from_their_upload_replies_are_refused() -> None:

@@ -10,12 +10,12 @@ from submissions.models import Attempt, ModelEntry, Submission
 pytestmark = pytest.mark.integration
 
 
-def _seed(name: str, keys: list[str], score_of) -> Submission:
+def _seed(name: str, keys: list[str], score_of, env: str = "sokoban", flow: str = "global") -> Submission:
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
     sub = Submission.objects.create(is_public=True, team=team, model=ModelEntry.objects.create(team=team, name=name),
-                                    environment_id="sokoban", flow="global", subset="mini", suite="fixture",
+                                    environment_id=env, flow=flow, subset="mini", suite="fixture",
                                     status=Submission.Status.COMPLETED)
-    scenarios = {s.key: s for s in Scenario.objects.filter(environment_id="sokoban", suite="fixture", key__in=keys)}
+    scenarios = {s.key: s for s in Scenario.objects.filter(environment_id=env, suite="fixture", key__in=keys)}
     Attempt.objects.bulk_create(
         Attempt(submission=sub, scenario=scenarios[key], repeat=repeat, status=Attempt.Status.SCORED,
                 score=score_of(i, repeat), invalid_action=(i + repeat) % 3 == 0, repeating_action=i % 4 == 0)
@@ -52,4 +52,23 @@ def test_a_visitor_sees_the_analysis_charts_and_compares_two_models(live_server,
     page.wait_for_selector("#chart-compare svg.main-svg", timeout=15_000)
     assert page.locator("#chart-compare .scatterlayer .point").count() == 10
     assert "Paired t-test" in page.locator("table.compare-summary").inner_text()
+    assert errors == []
+
+
+def test_the_football_analysis_draws_a_pitch_zone_heatmap_for_the_model_picked(live_server, site_page,
+                                                                               transactional_db, fixture_scenarios):
+    keys = ["R3_R_1", "R5_P_1", "R9_T_1"]
+    _seed("Striker", keys, lambda i, r: 1.0 + i, env="football", flow="online")
+    keeper = _seed("Keeper", keys, lambda i, r: -0.5, env="football", flow="online")
+    page, errors = site_page()
+
+    page.goto(f"{live_server.url}/boards/football/online/mini/analysis/?suite=fixture")
+    page.locator("#chart-zones").scroll_into_view_if_needed()
+    cells = page.locator("#chart-zones .heatmap-label")
+    cells.nth(8).wait_for(timeout=15_000)
+    assert cells.count() == 9
+    assert cells.filter(has_text="2.00").count() == 1
+    page.select_option("#zone-model", str(keeper.id))
+    cells.filter(has_text="-0.50").first.wait_for(timeout=15_000)
+    assert cells.filter(has_text="-0.50").count() == 3
     assert errors == []

@@ -16,7 +16,6 @@ from leaderboard.analysis import (
     board_compare_get,
     compare_scenarios,
     natural_key,
-    zone_index,
 )
 from leaderboard.models import Scenario
 from leaderboard.services import environment_ensure
@@ -113,12 +112,6 @@ def test_scenario_keys_and_tag_values_sort_naturally():
     assert sorted(["10-Sokoban-v1", "2-Sokoban-v0", "1-Sokoban-v0"], key=natural_key) == [
         "1-Sokoban-v0", "2-Sokoban-v0", "10-Sokoban-v1"]
     assert sorted(["10", "3", "2"], key=natural_key) == ["2", "3", "10"]
-
-
-def test_zones_map_onto_the_pitch_by_lane_and_third():
-    assert zone_index("R1") == (0, 0) and zone_index("R3") == (0, 2)
-    assert zone_index("R5") == (1, 1) and zone_index("R7") == (2, 0) and zone_index("R9") == (2, 2)
-    assert zone_index("R0") is None and zone_index(None) is None and zone_index("R10") is None
 
 
 def test_comparing_scenarios_splits_wins_ties_and_shared_failures():
@@ -236,14 +229,17 @@ def test_the_football_analysis_maps_scenario_means_onto_the_pitch_and_categories
     scored(striker, r9, -1.0)
     analysis = analysis_of("football", "online")
     assert analysis.errors and analysis.errors[0].ia_pct == 0.0
-    [grid] = analysis.zones
-    assert grid.means == [[2.0, None, None], [None, 5.0, None], [None, None, -1.0]]
-    assert grid.counts == [[1, 0, 0], [0, 2, 0], [0, 0, 1]]
+    [zones] = analysis.panels
+    [row] = zones.rows
+    assert zones.key == "zones" and row.model.model == "Striker"
+    assert row.data == {"means": [[2.0, None, None], [None, 5.0, None], [None, None, -1.0]],
+                        "counts": [[1, 0, 0], [0, 2, 0], [0, 0, 1]]}
     [category] = analysis.tags
     assert category.values == ["personal", "real-world", "teamwork"]
     assert category.rows[0].means == pytest.approx([0.5, 6.0, 4.0])
-    zones = analysis.chart_data()["zones"]
-    assert zones["names"][1] == ["R4", "R5", "R6"] and zones["models"][0]["means"][1][1] == 5.0
+    zones = analysis.chart_data()["panels"]["zones"]
+    assert zones["names"][1] == ["R4", "R5", "R6"] and zones["lanes"] == ["top", "central", "bottom"]
+    assert zones["models"][0]["means"][1][1] == 5.0 and zones["models"][0]["counts"][1][1] == 2
 
 
 def test_the_webui_analysis_shows_the_lost_score_composition_and_a_score_per_page():
@@ -270,10 +266,10 @@ def test_the_webui_analysis_shows_the_lost_score_composition_and_a_score_per_pag
 def test_an_empty_board_has_an_empty_analysis_and_no_comparison():
     scenario("sokoban", "1-Sokoban-small-v0", variant="small-v0", boxes=1)
     analysis = analysis_of()
-    assert analysis.models == [] and analysis.curves == [] and analysis.matrix == [] and analysis.zones == []
+    assert analysis.models == [] and analysis.curves == [] and analysis.matrix == [] and analysis.panels == []
     assert [s.key for s in analysis.scenarios] == ["1-Sokoban-small-v0"]
     data = analysis.chart_data()
-    assert data["curves"] == [] and data["zones"] is None
+    assert data["curves"] == [] and data["panels"] == {}
     cmp = board_compare_get(env="sokoban", flow="global", subset="mini", suite=SUITE)
     assert cmp.a is None and cmp.b is None and cmp.test is None
 
@@ -320,6 +316,7 @@ def test_the_analysis_and_compare_pages_of_a_seeded_sokoban_board_render(client,
         assert text in html, text
     # The charts' data is fetched by the page's script, not carried by the page.
     assert "analysis-data" not in html and "vendor/plotly.min.js" not in html
+    assert "chart-zones" not in html and "analysis_football" not in html
     charts = client.get(reverse("board-analysis", args=["sokoban", "global", "mini"]),
                         {"suite": "fixture", "charts": 1})
     assert {curve["label"] for curve in charts.json()["curves"]} == {"Lab model", "Other model"}
@@ -354,7 +351,11 @@ def test_the_football_analysis_page_offers_a_zone_heatmap_per_model(client, fixt
     html = client.get(url).content.decode()
     assert 'id="zone-model"' in html and 'id="chart-zones"' in html and "Category" in html and "Striker" in html
     # The heatmap needs the cartesian bundle; the other analysis pages draw with the basic one.
-    assert "vendor/plotly-cartesian.min.js" in html
+    assert "vendor/plotly-cartesian.min.js" in html and "js/analysis_football.js" in html
+    charts = client.get(url + "&charts=1").json()["panels"]["zones"]
+    [striker] = charts["models"]
+    assert striker["label"] == "Striker" and f'value="{striker["id"]}"' in html
+    assert striker["means"] == [[None, None, 0.5], [None, 1.0, None], [None, None, -0.2]]
     compare = client.get(reverse("board-compare", args=["football", "online", "mini"]) + "?suite=fixture")
     assert compare.status_code == 200 and "it has only one so far" in compare.content.decode()
 

@@ -73,7 +73,7 @@ def _from_attempts():
 def _analysis_view(analysis) -> tuple:
     return (analysis.chart_data(), [(t.tag, t.values, [(r.model, r.means, r.counts) for r in t.rows])
                                     for t in analysis.tags],
-            [(z.model, z.means, z.counts) for z in analysis.zones],
+            [(view.key, [(row.model, row.data) for row in view.rows]) for view in analysis.panels],
             [(row.model, [(c.mean, c.repeats, c.attempt_id, c.hue) if c else None for c in row.cells])
              for row in analysis.matrix], [s.id for s in analysis.scenarios])
 
@@ -101,8 +101,8 @@ def test_the_stored_aggregates_equal_a_rebuild_from_the_attempts(entries):
         assert aggregate.computed_from == result.computed_at
         expected = entry_aggregate(means[submission.id], suite_scenarios_get("sokoban", "fixture"),
                                    (("variant", "Variant"), ("boxes", "Boxes")), "mini")
-        assert (aggregate.tag_means, aggregate.zones, aggregate.low, aggregate.high) == (
-            expected.tag_means, expected.zones, expected.low, expected.high)
+        assert (aggregate.tag_means, aggregate.panels, aggregate.low, aggregate.high) == (
+            expected.tag_means, expected.panels, expected.low, expected.high)
         if submission.id != leader:
             test = StoredPairedTest.objects.get(leader_id=leader, other_id=submission.id)
             expected_test = paired_test(means[leader], means[submission.id])

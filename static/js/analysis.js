@@ -15,7 +15,7 @@
     attribute: "#4d7cc9",
   };
   // Low scores red, high scores green, like the per-scenario matrix.
-  const ZONE_COLOURS = [[0, "#e8a39b"], [0.5, "#f3e3a0"], [1, "#8fd19e"]];
+  const SCORE_COLOURS = [[0, "#e8a39b"], [0.5, "#f3e3a0"], [1, "#8fd19e"]];
 
   const LEGEND = { orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom",
     yref: "container" };
@@ -114,36 +114,18 @@
     });
   }
 
-  function drawZones(data) {
-    const zones = data.zones;
-    const node = document.getElementById("chart-zones");
-    const select = document.getElementById("zone-model");
-    if (!zones || !zones.models.length || !node) return;
-    const all = zones.models.flatMap((m) => m.means.flat()).filter((v) => v !== null);
-    const low = Math.min.apply(null, all.length ? all : [0]);
-    const high = Math.max.apply(null, all.length ? all : [1]);
-
-    function trace(model) {
-      const text = zones.names.map((row, lane) => row.map((name, third) => {
-        const value = model.means[lane][third];
-        return value === null ? name + "<br>—" : name + "<br>" + value.toFixed(2) + " (" + model.counts[lane][third] + ")";
-      }));
-      return [{
-        type: "heatmap", z: model.means, x: zones.thirds.map((t) => t + " third"), y: zones.lanes.map((l) => l + " lane"),
-        text: text, texttemplate: "%{text}", hoverinfo: "text", colorscale: ZONE_COLOURS, zmin: low,
-        zmax: high > low ? high : low + 1, xgap: 3, ygap: 3, colorbar: { title: { text: data.scoreLabel || "" } },
-      }];
-    }
-
-    const zoneLayout = layout(node, { height: 360, yaxis: { autorange: "reversed", automargin: true, showgrid: false, zeroline: false },
-      xaxis: { side: "bottom", automargin: true, showgrid: false, zeroline: false }, margin: { l: 20, r: 20, t: 10, b: 40 } });
-    Plotly.newPlot(node, trace(zones.models[0]), zoneLayout, CONFIG);
-    if (select) {
-      select.addEventListener("change", () => {
-        const model = zones.models[Number(select.value)] || zones.models[0];
-        Plotly.react(node, trace(model), theme(zoneLayout), CONFIG);
+  // An environment's own panels (EnvironmentPlugin.analysis_panels): each panel's script, loaded
+  // by the page before this one, registers its drawing function under the panel's key, and is
+  // handed its data and the helpers that give it the look of the other charts.
+  function drawPanels(data) {
+    const panels = window.MageAnalysisPanels || {};
+    Object.keys(data.panels || {}).forEach((key) => {
+      if (typeof panels[key] !== "function") return;
+      panels[key](data.panels[key], {
+        Plotly: Plotly, config: CONFIG, theme: theme, layout: layout, scoreLabel: data.scoreLabel || "",
+        scoreColours: SCORE_COLOURS,
       });
-    }
+    });
   }
 
   function drawComparison(data) {
@@ -174,7 +156,7 @@
     drawLost(analysis);
     drawCurves(analysis);
     drawTags(analysis);
-    drawZones(analysis);
+    drawPanels(analysis);
   }
 
   // The bundle named by the page, added once (a script from the site's own origin, as the policy allows).
