@@ -162,11 +162,13 @@ class ImportedScenario:
 
 @dataclass(frozen=True)
 class ReplayPanel:
-    """An environment's own part of a replay page: a template, its extra context, its scripts."""
+    """An environment's own part of a replay page: a template, its extra context, its scripts and its
+    style sheets (static paths, loaded after the site's own)."""
 
     template: str
     context: dict[str, Any] = field(default_factory=dict)
     scripts: tuple[str, ...] = ()
+    styles: tuple[str, ...] = ()
 
 
 #: The plotly.js bundles an analysis panel may need: "basic" (bars, lines, scatter) or "cartesian"
@@ -388,6 +390,8 @@ class EnvironmentPlugin(abc.ABC):
     replay_template: ClassVar[str | None] = None
     #: Static files (paths under the static root) the replay panel loads, in order.
     replay_scripts: ClassVar[tuple[str, ...]] = ()
+    #: Style sheets (paths under the static root) the replay panel loads after the site's own, in order.
+    replay_styles: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def new_episode(self, scenario: ScenarioSpec, settings: EvaluationSettings) -> Episode: ...
@@ -470,11 +474,11 @@ class EnvironmentPlugin(abc.ABC):
         ``artifacts`` is the trajectory's artefact index (what :meth:`Episode.save_artifacts`
         returned); ``read_artifact(name)`` reads a JSON file stored beside the trajectory (None if
         missing or unreadable). By default the panel is :attr:`replay_template` with
-        :attr:`replay_scripts`, shown when the artefacts are this environment's.
+        :attr:`replay_scripts` and :attr:`replay_styles`, shown when the artefacts are this environment's.
         """
         if self.replay_template is None or artifacts.get("kind") != self.slug:
             return None
-        return ReplayPanel(template=self.replay_template, scripts=self.replay_scripts)
+        return ReplayPanel(template=self.replay_template, scripts=self.replay_scripts, styles=self.replay_styles)
 
 
 class PluginConfigurationError(ValueError):

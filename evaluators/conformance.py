@@ -303,8 +303,9 @@ def _replay(plugin: EnvironmentPlugin) -> list[str]:
     problems = []
     if plugin.replay_template is not None and not (isinstance(plugin.replay_template, str) and plugin.replay_template):
         problems.append("replay_template must be None or a non-empty str")
-    if not isinstance(plugin.replay_scripts, tuple) or not all(isinstance(s, str) for s in plugin.replay_scripts):
-        problems.append("replay_scripts must be a tuple of str")
+    for name in ("replay_scripts", "replay_styles"):
+        if not _is_str_tuple(getattr(plugin, name)):
+            problems.append(f"{name} must be a tuple of non-empty str")
     return problems
 
 

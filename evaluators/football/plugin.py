@@ -62,6 +62,7 @@ class FootballPlugin(EnvironmentPlugin):
     replay_template: ClassVar[str | None] = "football/replay.html"
     replay_scripts: ClassVar[tuple[str, ...]] = ("vendor/plotly-basic.min.js", "js/chart_axes.js",
                                                  "js/replay_football.js")
+    replay_styles: ClassVar[tuple[str, ...]] = ("css/replay_football.css",)
     # The official experiment script's settings (reference §1): 10 repeats on the mini set; the full
     # set's 108 scenarios are run 3 times.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
@@ -115,7 +116,8 @@ class FootballPlugin(EnvironmentPlugin):
         if log:
             # The first engine steps only: the page's script fetches the others from the trajectory API.
             log = document_page(log, ("steps",), offset=0, limit=REPLAY_PAGE)
-        return ReplayPanel(template=panel.template, context={"football": log}, scripts=panel.scripts if log else ())
+        return ReplayPanel(template=panel.template, context={"football": log}, scripts=panel.scripts if log else (),
+                           styles=panel.styles)
 
     def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
                        options: BaselineOptions) -> str | None:

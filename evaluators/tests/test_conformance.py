@@ -99,6 +99,15 @@ def test_a_hook_that_raises_on_a_tiny_input_is_refused() -> None:
     assert _problems(Fragile()) == ["parse('online', '') raised IndexError: list index out of range"]
 
 
+def test_replay_scripts_and_styles_must_be_tuples_of_static_paths() -> None:
+    class Loose(TinyPlugin):
+        replay_scripts: ClassVar[Any] = "js/tiny.js"
+        replay_styles: ClassVar[tuple[str, ...]] = ("",)
+
+    assert _problems(Loose()) == ["replay_scripts must be a tuple of non-empty str",
+                                  "replay_styles must be a tuple of non-empty str"]
+
+
 def _panel(key: str, aggregate: Any, **changes: Any) -> AnalysisPanel:
     return AnalysisPanel(**{"key": key, "title": "By thing", "aggregate": aggregate, "template": "tiny/panel.html",
                             "script": "js/tiny.js", **changes})

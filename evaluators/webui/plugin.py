@@ -71,6 +71,7 @@ class WebUIPlugin(EnvironmentPlugin):
     #: Every imported page is run once (its scripted actions on the target, and a perfect copy).
     scenario_check: ClassVar[str | None] = "page_check"
     replay_scripts: ClassVar[tuple[str, ...]] = ("js/replay_webui.js",)
+    replay_styles: ClassVar[tuple[str, ...]] = ("css/replay_webui.css",)
     # The official experiment scripts (reference §1): API models see up to 10 images.
     # The metric variant is recorded with every submission, so its page states the metric it was scored by.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {

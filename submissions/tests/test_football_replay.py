@@ -156,7 +156,8 @@ def test_a_football_replay_embeds_the_engine_log_and_its_panel(client, media_roo
     assert len(log["steps"]) == ENGINE_STEPS and [s["decision"] for s in log["segments"]] == [1, 2, 3]
     for part in ['id="football-pitch"', 'id="football-slider"', 'max="20"', 'id="football-play"',
                  'id="football-segments"', 'id="football-chart"', "/static/vendor/plotly-basic.min.js",
-                 "/static/js/replay_football.js", f"/attempts/{attempt.id}/frames/frame_0000.png"]:
+                 "/static/js/replay_football.js", '<link rel="stylesheet" href="/static/css/replay_football.css">',
+                 f"/attempts/{attempt.id}/frames/frame_0000.png"]:
         assert part in page, part
     # the generic step-by-step viewer stays below the panel
     assert 'id="trajectory-data"' in page and 'id="step-list"' in page
@@ -198,6 +199,8 @@ def test_a_visitor_plays_a_football_replay_on_the_pitch_and_the_reward_chart(liv
 
     step = page.locator("#football-step")
     assert step.inner_text() == "Step 0 / 20"
+    # The panel's own style sheet lays the pitch out beside the navigator.
+    assert page.locator(".football-stage").evaluate("node => getComputedStyle(node).display") == "grid"
     assert "before decision 1" in page.locator("#football-decision").inner_text()
     pixels = page.evaluate("""() => {
         const c = document.getElementById('football-pitch');

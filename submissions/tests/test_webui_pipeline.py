@@ -77,6 +77,8 @@ def test_the_webui_board_shows_the_lost_score_and_the_replay_shows_each_state(li
                                        ".every(i => i.complete && i.naturalWidth > 0)"),
                  15, "the screenshots to decode")
         assert page.locator(".webui-state").first.locator(".box").count() > 0
+        # The panel's own style sheet sets each state's target and generated page side by side.
+        assert page.locator(".webui-state .pair").first.evaluate("node => getComputedStyle(node).display") == "grid"
         assert page.get_by_role("link", name="Playwright trace").count() == 1
         trace = page.request.get(f"{live_server.url}/attempts/{attempt.id}/trace.zip")
         assert trace.ok and trace.body()[:2] == b"PK"
