@@ -34,6 +34,3 @@ class LeaderboardConfig(AppConfig):
         # evaluators/ reads no Django settings: the catalogue hands it the configured environments.
         load_environments()
         setting_changed.connect(_environments_changed)
-        # The board cache sends its warm by the task's name; registered here, it is the task itself that
-        # sends it in every process (the web's too, which otherwise never imports the task module).
-        import leaderboard.tasks  # noqa: F401
