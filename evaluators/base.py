@@ -564,7 +564,7 @@ def environment_slugs() -> list[str]:
 
 
 def environment_flows() -> list[str]:
-    """The flows at least one loaded environment plays, the platform's first (in ``FLOWS`` order):
-    the flows a submission may name."""
+    """The flows at least one loaded environment plays, in ``FLOWS`` order: the flows a submission
+    may name (a plug-in plays only the platform's flows; the conformance check refuses others)."""
     declared = {flow for plugin in _loaded().values() for flow in plugin.flows}
-    return [flow for flow in FLOWS if flow in declared] + sorted(declared - set(FLOWS))
+    return [flow for flow in FLOWS if flow in declared]
