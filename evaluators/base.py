@@ -7,7 +7,7 @@ replay panel, its own settings and which of them make a labelled variant. The re
 asks the registry (:func:`get_plugin`, :func:`all_plugins`) and never names an environment.
 
 The registry holds exactly the plug-ins it was given by :func:`load_plugins`; the site loads the
-``MAGEBENCH_ENVIRONMENTS`` setting at start-up (``leaderboard/apps.py``), and plain-Python callers
+``MAGEBENCH_ENVIRONMENTS`` setting at start-up (``catalogue/apps.py``), and plain-Python callers
 pass their own list. Everything here is plain Python (no Django), so an episode can be run
 and scored from a worker, a management command or a test alike.
 """
@@ -467,6 +467,23 @@ class EnvironmentPlugin(abc.ABC):
         the agent's seeded generator; ``options`` is how the agent was built.
         """
         return None
+
+    def upload_code_schema(self) -> dict[str, Any]:
+        """The JSON Schema a JSONL upload line's ``code`` object meets for this environment (the
+        published schema leaves ``code`` open; the uploads check it against this). The default asks
+        for the first of :attr:`code_files` (the file the code opens with) and allows the others, each
+        a string; an environment whose files need more (a description, a pattern) declares its own."""
+        keys = [key for key, _ in self.code_files]
+        return {"type": "object", "required": keys[:1], "additionalProperties": False,
+                "properties": {key: {"type": "string", "description": f"The text of {name}."}
+                               for key, name in self.code_files}}
+
+    def code_replies(self, flow: str, code: Mapping[str, str]) -> list[str]:
+        """The replies an uploaded run's code (by the keys of :attr:`code_files`) is played back as.
+        The default is one reply of fenced blocks, one per part present, in the order and with the
+        languages of :attr:`upload_code_fences`."""
+        blocks = [f"```{fence}\n{code[key]}\n```" for key, fence in self.upload_code_fences if key in code]
+        return ["\n\n".join(blocks)]
 
     def replay_panel(self, artifacts: Mapping[str, Any], read_artifact: Callable[[str], Any]) -> ReplayPanel | None:
         """The environment's own panel on an attempt's replay page, or None.

@@ -217,7 +217,7 @@ def _boards(plugin: EnvironmentPlugin) -> list[str]:
 
 #: The tiny input an analysis panel's ``aggregate`` is tried on: a scenario with no tags and one
 #: with tags of several kinds, as imports store them.
-_SAMPLE_MEANS: ScenarioMeans = (({}, 0.0), ({"zone": "R1", "category": "personal", "boxes": 2, "key": "x"}, 1.5))
+_SAMPLE_MEANS: ScenarioMeans = (({}, 0.0), ({"label": "A1", "kind": "mixed", "count": 2, "key": "x"}, 1.5))
 
 
 def _analysis_panels(plugin: EnvironmentPlugin) -> list[str]:
@@ -272,6 +272,8 @@ def _uploads(plugin: EnvironmentPlugin) -> list[str]:
         unknown = [key for key, _ in plugin.upload_code_fences if key not in keys]
         if unknown:
             problems.append(f"upload_code_fences name keys that are not in code_files: {', '.join(unknown)}")
+    if plugin.code_files and _is_pairs(plugin.code_files):
+        problems += _code_format(plugin)
     if not (_is_number(plugin.result_scale) and plugin.result_scale > 0):
         problems.append("result_scale must be a positive number")
     bounds = plugin.result_range
@@ -280,6 +282,31 @@ def _uploads(plugin: EnvironmentPlugin) -> list[str]:
         problems.append(f"result_range must be None or a (low, high) pair of numbers, not {bounds!r}")
     if not (_is_number(plugin.self_report_tolerance) and plugin.self_report_tolerance >= 0):
         problems.append("self_report_tolerance must be a number of at least 0")
+    return problems
+
+
+def _code_format(plugin: EnvironmentPlugin) -> list[str]:
+    import json
+
+    # The schema fragment is read by the uploads as JSON Schema, and every code file it admits must
+    # be replayable: a tiny run of each file is played back through code_replies in every flow.
+    try:
+        schema = plugin.upload_code_schema()
+        json.dumps(schema, allow_nan=False)
+    except Exception as exc:  # noqa: BLE001 (the hook's failure is the finding)
+        return [f"upload_code_schema() failed: {type(exc).__name__}: {exc}"]
+    if not (isinstance(schema, dict) and schema.get("type") == "object"):
+        return ["upload_code_schema() must return a JSON Schema (a dict) of type object"]
+    problems = []
+    sample = {key: "x" for key, _ in plugin.code_files}
+    for flow in plugin.flows if _is_str_tuple(plugin.flows) else ():
+        try:
+            replies = plugin.code_replies(flow, sample)
+        except Exception as exc:  # noqa: BLE001 (the hook's failure is the finding)
+            problems.append(f"code_replies({flow!r}, ...) raised {type(exc).__name__}: {exc}")
+            continue
+        if not (isinstance(replies, list) and all(isinstance(reply, str) for reply in replies)):
+            problems.append(f"code_replies({flow!r}, ...) must return a list of str")
     return problems
 
 

@@ -5,6 +5,8 @@ at the start, d_T now). The reward of a step is the distance it gained (1, 0 or 
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -16,6 +18,8 @@ from evaluators.images import resize_longest_side
 from evaluators.settings import EvaluationSettings
 
 DEFAULT_RESOLUTION = 320
+#: The replay panel's material, stored beside the trajectory (``GridWalkPlugin.replay_panel`` reads it).
+ARTIFACT_NAME = "walk.json"
 
 
 class EpisodeOver(RuntimeError):
@@ -48,6 +52,8 @@ class GridWalkEpisode(Episode):
 
     def _restart(self) -> None:
         self.position: Cell = self.level.start
+        # Every square the walker stood on, in order, for the replay's drawing of the walk.
+        self.path: list[Cell] = [self.level.start]
         self.steps = 0
         self.done = False
 
@@ -75,6 +81,7 @@ class GridWalkEpisode(Episode):
             raise ValueError(f"unknown GridWalk move {action!r}; expected one of {', '.join(MOVES)}")
         before, distance_before = self.position, self.distance
         self.position = self.level.moved(self.position, action)
+        self.path.append(self.position)
         self.steps += 1
         self.done = self.reached or self.steps >= self.level.max_steps
         reward = distance_before - self.distance
@@ -98,3 +105,9 @@ class GridWalkEpisode(Episode):
     def score_details(self) -> dict[str, Any]:
         return {"solved": self.reached, "distance": self.distance, "initial_distance": self.initial_distance,
                 "steps": self.steps}
+
+    def save_artifacts(self, directory: Path) -> dict[str, Any]:
+        document = {"kind": "gridwalk", "grid": self.level.to_rows(), "path": [list(cell) for cell in self.path],
+                    "initial_distance": self.initial_distance, "distance": self.distance, "reached": self.reached}
+        (directory / ARTIFACT_NAME).write_text(json.dumps(document, separators=(",", ":")))
+        return {"kind": "gridwalk", "file": ARTIFACT_NAME, "moves": self.steps}

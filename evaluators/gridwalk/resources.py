@@ -38,7 +38,9 @@ def discover_gridwalk(resources: Path) -> list[ImportedScenario]:
             data={"grid": level.to_rows(), "max_steps": level.max_steps, "initial_distance": distance,
                   "route": level.route(level.start)},
             tags={"size": f"{level.rows}x{level.cols}",
-                  "route": "short" if distance is not None and distance <= SHORT_ROUTE else "long"},
+                  "route": "short" if distance is not None and distance <= SHORT_ROUTE else "long",
+                  # The analysis panel's axis (evaluators.gridwalk.analysis).
+                  "distance": distance},
             content_hash=hashlib.sha256(raw).hexdigest(),
         ))
     return found

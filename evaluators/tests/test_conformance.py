@@ -126,10 +126,10 @@ def test_an_analysis_panel_is_refused_when_its_aggregate_fails_or_answers_what_j
     assert _problems(Panelled()) == [
         "analysis_panels['first'].aggregate([]) failed: IndexError: tuple index out of range",
         "analysis_panels['sets'].aggregate([]) failed: TypeError: Object of type set is not JSON serializable",
-        "analysis_panels['sets'].aggregate([({}, 0.0), ({'zone': 'R1', 'category': 'personal', 'boxes': 2, "
+        "analysis_panels['sets'].aggregate([({}, 0.0), ({'label': 'A1', 'kind': 'mixed', 'count': 2, "
         "'key': 'x'}, 1.5)]) failed: TypeError: Object of type set is not JSON serializable",
         "analysis_panels['listed'].aggregate([]) returned list, not a dict or None",
-        "analysis_panels['listed'].aggregate([({}, 0.0), ({'zone': 'R1', 'category': 'personal', 'boxes': 2, "
+        "analysis_panels['listed'].aggregate([({}, 0.0), ({'label': 'A1', 'kind': 'mixed', 'count': 2, "
         "'key': 'x'}, 1.5)]) returned list, not a dict or None",
         "analysis_panels['wide'].template must be a non-empty str",
         "analysis_panels['wide'].plotly must be one of basic, cartesian, not '3d'",

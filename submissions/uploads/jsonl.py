@@ -1,4 +1,5 @@
-"""The JSONL format: one object per run, validated against its published schema."""
+"""The JSONL format: one object per run, validated against its published schema, and its ``code``
+against the environment's own part of it (``EnvironmentPlugin.upload_code_schema``)."""
 from __future__ import annotations
 
 import functools
@@ -9,7 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from evaluators.base import all_plugins
+from evaluators.base import all_plugins, get_plugin
 from submissions.uploads.context import UploadContext, check_upload_size
 from submissions.uploads.json_values import finite, json_error, json_type, loads, shorten
 from submissions.uploads.problems import Problem, UploadError
@@ -57,6 +58,28 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
+@functools.lru_cache(maxsize=16)
+def _schema_validator(schema_json: str) -> Draft202012Validator:
+    # Keyed by the schema's text, not the environment: the registry may be loaded again with other plug-ins.
+    schema = json.loads(schema_json)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def code_validator(env: str) -> Draft202012Validator:
+    """The validator of a line's ``code`` object for ``env``: its plug-in's schema fragment."""
+    return _schema_validator(json.dumps(get_plugin(env).upload_code_schema(), sort_keys=True))
+
+
+def _schema_errors(value: dict[str, Any], context: UploadContext) -> list[tuple[str, Any]]:
+    """(path, error) of every way the line breaks the published schema, then its code the environment's."""
+    errors = [(_json_path(error.absolute_path), error) for error in _validator().iter_errors(value)]
+    if not errors and isinstance(value.get("code"), dict) and context.code_files:
+        errors = [(_json_path(["code", *error.absolute_path]), error)
+                  for error in code_validator(context.env).iter_errors(value["code"])]
+    return sorted(errors, key=lambda pair: pair[0])
+
+
 def _parse_line(line: str, number: int, context: UploadContext) -> UploadedRun | None:
     where = f"line {number}"
     try:
@@ -68,9 +91,8 @@ def _parse_line(line: str, number: int, context: UploadContext) -> UploadedRun |
         context.problems.add(where, f"expected a JSON object, got {json_type(value)}")
         return None
 
-    errors = sorted(_validator().iter_errors(value), key=lambda error: [str(part) for part in error.absolute_path])
-    for error in errors:
-        path = _json_path(error.absolute_path)
+    errors = _schema_errors(value, context)
+    for path, error in errors:
         context.problems.add(f"{where}: {path}" if path else where, _schema_message(error, value))
     if errors:
         return None

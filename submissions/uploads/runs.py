@@ -43,15 +43,14 @@ def runs_to_replies(run: UploadedRun, *, env: str, flow: str) -> list[str]:
 
     Replies as they are; actions as the replies the environment's parser reads them from
     (``EnvironmentPlugin.action_replies``; officially, Global: one ``### Actions`` reply, Online: one
-    ``# action`` reply per action); code as one reply of fenced blocks, one per part present, in the
-    order and with the fence languages of ``EnvironmentPlugin.upload_code_fences``.
+    ``# action`` reply per action); code as the replies the environment plays it back as
+    (``EnvironmentPlugin.code_replies``; by default one reply of fenced blocks, one per part present,
+    with the fence languages of ``EnvironmentPlugin.upload_code_fences``).
     """
     if run.replies:
         return list(run.replies)
     if run.actions:
         return get_plugin(env).action_replies(flow, run.actions)
     if run.code is not None:
-        fences = get_plugin(env).upload_code_fences
-        blocks = [f"```{fence}\n{run.code[key]}\n```" for key, fence in fences if key in run.code]
-        return ["\n\n".join(blocks)]
+        return get_plugin(env).code_replies(flow, run.code)
     return []
