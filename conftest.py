@@ -172,17 +172,31 @@ class Worker:
 
     def kill(self) -> None:
         """SIGKILL the worker and its pool children at once, as a crashed machine would."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        # The group's id is the main process's pid. Until that process is reaped, or while any pool
+        # child lives on, the id is this worker's; once the pid belongs to another process (another
+        # test's browser leads a group of its own), the group is no longer this one.
+        if self.process.returncode is None or not os.path.exists(f"/proc/{self.process.pid}"):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=20)
 
     def stop(self) -> None:
         """A warm shutdown (SIGTERM to the main process, which lets its pool finish), then clear the group."""
-        if self.process.poll() is None:
+        if self.process.returncode is None:
             self.process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=20)
+            self._exited_unreaped(timeout=20 * WAIT_PATIENCE)
         self.kill()
+
+    def _exited_unreaped(self, timeout: float) -> None:
+        """Wait for the main process to exit, leaving it unreaped (Popen.wait would reap it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+                    return
+            except ChildProcessError:
+                return  # reaped already
+            time.sleep(0.05)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]

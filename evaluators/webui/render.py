@@ -150,7 +150,8 @@ class PageRenderer:
         self.load_timeout = load_timeout
         self.extract_timeout = extract_timeout
         self._browser: Browser | None = None
-        self._browser_pid: int | None = None
+        #: The browser's process, by pid and start time: after it exits, its pid may be another's.
+        self._browser_process: processes.ProcessRecord | None = None
         self._token = ""
         self._discard = False
         self.watchdog = Watchdog(self._escalate, kill_grace)
@@ -160,9 +161,7 @@ class PageRenderer:
 
     def _ensure_browser(self) -> Browser:
         if self._browser is not None and (self._discard or not self._browser.is_connected()):
-            with contextlib.suppress(Exception):
-                self._browser.close()
-            self._browser = None
+            self._close_browser()
         if self._browser is None:
             playwright = self._playwright or shared_playwright()
             self._token = uuid.uuid4().hex
@@ -173,14 +172,14 @@ class PageRenderer:
                 js_heap_mb=self.page_memory_mb + ResourceMonitor.MEMORY_MARGIN_MB,
                 network_namespace=self.network_namespace, ignore_default_args=["--hide-scrollbars"])
             self.isolation = isolation.describe()
-            self._browser_pid = processes.browser_pid(self._token)
+            self._browser_process = processes.browser_process(self._token)
             self._discard = False
         return self._browser
 
     @property
     def browser_pid(self) -> int | None:
         """The Chromium browser process in use (None before the first page)."""
-        return self._browser_pid
+        return self._browser_process.pid if self._browser_process is not None else None
 
     @property
     def browser_version(self) -> str:
@@ -194,18 +193,19 @@ class PageRenderer:
         self._discard = True
 
     def _escalate(self, stage: int) -> None:
-        pid = self._browser_pid
-        if pid is None:
+        browser = self._browser_process
+        if browser is None:
             log.error("a page stopped responding and its Chromium process is unknown; cannot stop it")
             return
         if stage == 1:
-            renderers = processes.renderer_pids(pid)
-            log.warning("a page stopped responding: killing its renderer processes %s", renderers)
+            renderers = processes.renderer_processes(browser)
+            log.warning("a page stopped responding: killing its renderer processes %s",
+                        [renderer.pid for renderer in renderers])
             processes.kill(renderers)
         else:
-            log.warning("Chromium stopped responding: killing the browser (pid %s)", pid)
+            log.warning("Chromium stopped responding: killing the browser (pid %s)", browser.pid)
             self._discard = True
-            processes.kill([pid])
+            browser.kill()
 
     @contextlib.contextmanager
     def guarded(self, seconds: float, what: str) -> Iterator[None]:
@@ -225,14 +225,20 @@ class PageRenderer:
         if self.watchdog.fired:
             raise PageUnresponsive(overran)
 
-    def close(self) -> None:
-        """Stop the watchdog and the monitor, and close the browser."""
-        self.watchdog.close()
-        self.monitor.close()
+    def _close_browser(self) -> None:
+        """Close the browser, and stop watching its processes: their pids are free for others now."""
+        self.monitor.forget(self._browser_process)
+        self._browser_process = None
         if self._browser is not None:
             with contextlib.suppress(Exception):
                 self._browser.close()
             self._browser = None
+
+    def close(self) -> None:
+        """Stop the watchdog and the monitor, and close the browser."""
+        self.watchdog.close()
+        self.monitor.close()
+        self._close_browser()
 
     def __enter__(self) -> PageRenderer:
         return self
@@ -256,7 +262,7 @@ class PageRenderer:
     def _new_page_once(self, page_dir: Path, *, trace: bool, clock: ClockKind | None,
                        viewport_height: int | None) -> LivePage:
         browser = self._ensure_browser()
-        self.monitor.begin(self._browser_pid)
+        self.monitor.begin(self._browser_process)
         try:
             return self._open_context(browser, page_dir, trace=trace, clock=clock or self.clock,
                                       viewport_height=viewport_height or self.viewport_height)
