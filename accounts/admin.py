@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from accounts.forms import AdminLoginForm
 from accounts.models import ApiToken, Membership, Team
+from catalogue.admin import BoardsChangedAdmin
 
 # The admin's log-in counts failures and locks out like the site's own.
 admin.site.login_form = AdminLoginForm
@@ -22,7 +23,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("team", "created_by", "name", "scope", "key_id", "digest", "created_at", "last_used_at")
 
 
+# The boards show team names: a team changed here tells them, as the site's own writes do.
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(BoardsChangedAdmin):
     list_display = ("name", "slug", "quota_per_day", "quota_total", "quota_concurrent", "created_at")
     search_fields = ("name",)

@@ -92,9 +92,9 @@ def setup_django(*, reuse: bool) -> None:
 
 def seed(submissions: int, attempts_per_submission: int) -> dict[str, int]:
     from accounts.models import Team
+    from catalogue.models import Scenario
+    from catalogue.services import environment_ensure
     from evaluators.base import get_plugin
-    from leaderboard.models import Scenario
-    from leaderboard.services import environment_ensure
     from submissions.models import Attempt, ModelEntry, Submission
     from submissions.services import submission_result_rebuild
 
@@ -306,7 +306,7 @@ def weight(timing: Timing) -> str:
 
 def after_a_change(client, pages: list[tuple[str, str]], changes: int) -> None:
     """The first request of each page after its board changed and the warm ran (in this process)."""
-    from leaderboard.cache import boards_changed
+    from leaderboard.changes import boards_changed
     from leaderboard.warming import warm_boards
 
     warm_boards(everything=True)
@@ -355,8 +355,8 @@ def finishing(samples: int) -> None:
     """What a submission finishing costs its board: its result rebuilt from its 1,449 attempts and the
     board's stored aggregates brought up to date (its own analysis aggregate and paired test against
     the leader; every entry's test when it becomes the leader), as the worker does once it commits."""
+    from leaderboard.changes import boards_store
     from leaderboard.models import EntryAnalysis, StoredPairedTest
-    from leaderboard.stored import boards_store
     from submissions.models import Submission
     from submissions.services import submission_result_rebuild
 
@@ -400,7 +400,7 @@ def main() -> None:
 
     started = time.perf_counter()
     if args.reuse:
-        from leaderboard.stored import boards_store
+        from leaderboard.changes import boards_store
         from submissions.models import Attempt, Submission
 
         counts = {"submissions": Submission.objects.filter(suite=SUITE).count(),
@@ -417,7 +417,7 @@ def main() -> None:
     from django.db import transaction
     from django.test import Client
 
-    from leaderboard.cache import boards_changed
+    from leaderboard.changes import boards_changed
     from submissions.models import Attempt, SubmissionResult
 
     client = Client()

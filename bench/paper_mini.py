@@ -149,7 +149,7 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
     from django.db.models import Count
 
     from accounts.services import team_get_or_create
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
     from submissions.models import Attempt, Submission
     from submissions.services import model_entry_upsert, submission_create_endpoint
 

@@ -103,7 +103,7 @@ def setup_django(data_dir: Path) -> None:
     django.setup()
     from django.core.management import call_command
 
-    from leaderboard.services import scenarios_import
+    from catalogue.services import scenarios_import
 
     call_command("migrate", verbosity=0)
     scenarios_import(path=RESOURCES, suite=SUITE, verify=False)
@@ -206,9 +206,9 @@ def run_bare(boards: list[tuple[str, str]], settings: dict[tuple[str, str], dict
              out_dir: Path) -> dict[tuple[str, str], Bare]:
     """Every mini scenario of each board through run_attempt in this process, with the settings the
     platform's submissions froze, and a fresh baseline per board as each round's endpoints have."""
+    from catalogue.models import Scenario
     from evaluators.runner import run_attempt
     from evaluators.settings import EvaluationSettings
-    from leaderboard.models import Scenario
     from submissions.engine import scenario_spec
 
     # Read before any episode: a WebUI episode starts Playwright on this thread, and its event loop
@@ -325,7 +325,7 @@ def main() -> None:
     try:
         log(f"setting up {DATABASE_URL} and the fixture scenarios (data in {data_dir})")
         setup_django(data_dir)
-        from leaderboard.models import Scenario
+        from catalogue.models import Scenario
 
         boards = supported_boards()
         for env, flow in BOARDS:

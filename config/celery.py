@@ -1,27 +1,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from celery import Celery, signals
+from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
 app = Celery("magebench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# The apps' tasks, and the workers' own start and stop hooks (submissions' app config connects them).
 app.autodiscover_tasks()
 
-
-@signals.worker_ready.connect
-def _worker_ready(sender: Any = None, **kwargs: Any) -> None:
-    # Workers record themselves, so the queue page and time-left estimates know what serves each queue.
-    from submissions.workers import on_worker_ready
-
-    on_worker_ready(sender, **kwargs)
-
-
-@signals.worker_shutdown.connect
-def _worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
-    from submissions.workers import on_worker_shutdown
-
-    on_worker_shutdown(sender, **kwargs)

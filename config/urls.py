@@ -8,6 +8,7 @@ from accounts.forms import LoginForm
 from config.apidocs import RedocDocs, SwaggerDocs
 from leaderboard import analysis_views, cost_views
 from leaderboard import apis as board_apis
+from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
 from submissions import team_views
@@ -23,7 +24,7 @@ urlpatterns = [
     path("submit/", submission_views.submit, name="submit"),
     path("submit/upload/", submission_views.upload, name="upload"),
     path("queue/", submission_views.queue, name="queue"),
-    path("submissions/<int:submission_id>/", submission_views.submission_detail, name="submission-detail"),
+    path("submissions/<int:submission_id>/", submission_pages.submission_detail, name="submission-detail"),
     path("submissions/<int:submission_id>/<str:action>/", submission_views.submission_action, name="submission-action"),
     path("attempts/<int:attempt_id>/replay/", submission_views.attempt_replay, name="attempt-replay"),
     path("attempts/<int:attempt_id>/frames/<str:name>", submission_views.attempt_frame, name="attempt-frame"),

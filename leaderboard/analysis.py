@@ -16,11 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalogue.models import Scenario
 from evaluators.base import AnalysisPanel, get_plugin
-from leaderboard.models import Scenario
-from leaderboard.ordering import natural_key
 from leaderboard.selectors import Board, BoardRow, board_get
-from leaderboard.stats import CurvePoint, PairedTest, paired_test
 from leaderboard.stored import (
     EntryAggregate,
     SuiteScenarios,
@@ -29,6 +27,8 @@ from leaderboard.stored import (
     stored_per_scenario,
     suite_scenarios_get,
 )
+from scoring.ordering import natural_key
+from scoring.stats import CurvePoint, PairedTest, paired_test
 
 
 @dataclass(frozen=True)

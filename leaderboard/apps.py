@@ -1,29 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
-from django.core.exceptions import ImproperlyConfigured
-from django.core.signals import setting_changed
 
 
-def load_environments(modules: Sequence[str] | None = None) -> None:
-    """Load the environments' plug-ins: ``modules``, or the MAGEBENCH_ENVIRONMENTS setting."""
-    from django.conf import settings
+def _boards_changed(*, boards: tuple[tuple[str, str, str], ...] = (), **kwargs: Any) -> None:
+    from leaderboard.changes import boards_changed
 
-    from evaluators.base import PluginConfigurationError, load_plugins
-
-    try:
-        load_plugins(settings.MAGEBENCH_ENVIRONMENTS if modules is None else modules)
-    except PluginConfigurationError as exc:
-        raise ImproperlyConfigured(f"MAGEBENCH_ENVIRONMENTS: {exc}") from exc
-
-
-def _environments_changed(*, setting: str, **kwargs: Any) -> None:
-    # Tests that override the setting get the registry it names, and the old one back after.
-    if setting == "MAGEBENCH_ENVIRONMENTS":
-        load_environments()
+    boards_changed(*boards)
 
 
 class LeaderboardConfig(AppConfig):
@@ -31,6 +16,7 @@ class LeaderboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # evaluators/ reads no Django settings: the catalogue hands it the configured environments.
-        load_environments()
-        setting_changed.connect(_environments_changed)
+        from catalogue.changes import shown_results_changed
+
+        # The apps below send the notice; only the boards know what it drops and rebuilds.
+        shown_results_changed.connect(_boards_changed, dispatch_uid="leaderboard.boards_changed")

@@ -4,7 +4,7 @@ overview and the analysis pages.
 Every entry's key holds the current *generations* of what it shows: counters kept in the cache itself
 (and in the database too when the cache is each process's own), one for everything and one per board
 (and one for the home page, which shows every board). Any write that changes what a board shows
-calls :func:`boards_changed` with the boards it changes (or none: every board), which moves their
+calls ``leaderboard.changes.boards_changed`` with the boards it changes (or none: every board), which moves their
 counters on, so every entry of those boards written before it is never read again (and expires on
 its own), while the other boards' entries stay. Keys also hold everything the entry depends on: the
 board, the query, and the teams of the visitor when their private rows show.
@@ -24,7 +24,6 @@ from celery import current_app
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.locmem import LocMemCache
-from django.db import transaction
 from django.db.models import F
 from django.utils.safestring import SafeString, mark_safe
 
@@ -88,7 +87,7 @@ def generation(scope: str = EVERYTHING) -> tuple[int, ...]:
     return counters + tuple(stored.get(name, 0) for name in scopes)
 
 
-def _bump_cache(scopes: tuple[str, ...]) -> None:
+def bump_cache(scopes: tuple[str, ...]) -> None:
     for scope in scopes:
         key = _counter_key(scope)
         try:
@@ -101,7 +100,7 @@ def _bump_cache(scopes: tuple[str, ...]) -> None:
             return
 
 
-def _bump_database(scopes: tuple[str, ...]) -> None:
+def bump_database(scopes: tuple[str, ...]) -> None:
     from leaderboard.models import BoardsGeneration
 
     for scope in scopes:
@@ -109,43 +108,10 @@ def _bump_database(scopes: tuple[str, ...]) -> None:
             BoardsGeneration.objects.get_or_create(scope=scope, defaults={"value": 1})
 
 
-def _scopes(boards: tuple[BoardRef, ...]) -> tuple[str, ...]:
+def scopes_of(boards: tuple[BoardRef, ...]) -> tuple[str, ...]:
     if not boards:
         return (EVERYTHING,)
     return (*sorted({board_scope(*board) for board in boards}), HOME)
-
-
-def boards_changed(*boards: BoardRef) -> None:
-    """Call after any write that changes a board: with the boards it changes (``(env, flow, subset)``),
-    whose entries and the home page's are then dropped; with none, every board's are.
-
-    The cache's counters move on now, so that the writer, and anyone reading inside its transaction,
-    sees the change; every counter moves on once the transaction commits, so that a page another
-    process built from the data before the commit is dropped too, and the changed boards' stored
-    aggregates (their paired tests, analyses and medians) are brought up to date. The database's counters move only
-    then, in statements of their own: a lock on them held to the end of every writer's transaction
-    would queue the workers finishing submissions behind one another. Once committed, the changed
-    pages are rebuilt in the background where that helps (``warm_soon``).
-    """
-    scopes = _scopes(boards)
-    _bump_cache(scopes)
-    from leaderboard.stored import rankings_changing
-
-    rankings_changing(boards)  # their stored rankings are not read inside this transaction
-
-    def committed() -> None:
-        _bump_cache(scopes)
-        _bump_database(scopes)
-        if boards:
-            # What the changed boards' pages compute over all their entries is stored now, by the
-            # writer, so that the first page built after the change reads it (leaderboard.stored).
-            from leaderboard.stored import boards_store
-
-            boards_store(boards)
-        warm_soon()
-
-    # robust: the write is committed whatever happens to the counters or the broker.
-    transaction.on_commit(committed, robust=True)
 
 
 def warming_enabled() -> bool:

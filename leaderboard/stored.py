@@ -19,9 +19,9 @@ matches is never read: it is computed again where it is needed and stored again.
 changes a number: every value is computed by the same functions, over the same values in the same
 order, as the pages computed it before.
 
-``boards_store`` fills in what is missing for the boards a write changed (``boards_changed`` calls it
-once the write commits), so that the first page built after a submission finishes, or after one is
-hidden, published or deleted, reads stored values only.
+``leaderboard.changes.boards_store`` fills in what is missing for the boards a write changed
+(``boards_changed`` calls it once the write commits), so that the first page built after a submission
+finishes, or after one is hidden, published or deleted, reads stored values only.
 """
 from __future__ import annotations
 
@@ -38,21 +38,15 @@ from typing import TYPE_CHECKING, Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from leaderboard.models import (
-    BoardAggregate,
-    BoardsGeneration,
-    EntryAnalysis,
-    Scenario,
-    StoredBoardRanking,
-    StoredPairedTest,
-)
-from leaderboard.ordering import natural_key
-from leaderboard.stats import CurvePoint, EntrySummary, PairedTest, paired_test
+from catalogue.models import Scenario
+from leaderboard.models import BoardAggregate, BoardsGeneration, EntryAnalysis, StoredBoardRanking, StoredPairedTest
+from scoring.ordering import natural_key
+from scoring.stats import CurvePoint, EntrySummary, PairedTest, paired_test
 
 if TYPE_CHECKING:
     from evaluators.base import AnalysisPanel
     from leaderboard.cache import BoardRef
-    from leaderboard.selectors import Board, BoardRow
+    from leaderboard.selectors.rows import Board, BoardRow
 
 logger = logging.getLogger(__name__)
 
@@ -362,7 +356,7 @@ def ranking_generations(boards: Iterable[BoardRef]) -> dict[BoardRef, tuple[int,
 
 @functools.cache
 def _row_fields() -> tuple[str, ...]:
-    from leaderboard.selectors import BoardRow
+    from leaderboard.selectors.rows import BoardRow
 
     return tuple(row_field.name for row_field in fields(BoardRow))
 
@@ -383,7 +377,7 @@ def ranking_row_dump(row: BoardRow) -> str:
 
 
 def ranking_row_load(line: str) -> BoardRow:
-    from leaderboard.selectors import BoardRow
+    from leaderboard.selectors.rows import BoardRow
 
     values = dict(zip(_row_fields(), json.loads(line), strict=True))
     for name in _ROW_DATES:
@@ -471,65 +465,3 @@ def board_rankings_store(boards: Sequence[tuple[Board, tuple[int, int]]]) -> Non
         # Ranked inside a write's transaction, after it: these rankings hold what it changed.
         for pending in _rankings_changing():
             pending.covered.update((board.env, board.flow, board.subset) for board, _ in boards)
-
-
-def board_ranking_refresh(env: str, flow: str, subset: str) -> Board:
-    """Rank the board's default view from its entries and store it; the board, every row of it."""
-    from leaderboard.selectors import board_get
-
-    generations = ranking_generations([(env, flow, subset)])[(env, flow, subset)]
-    board = board_get(env=env, flow=flow, subset=subset)
-    board_rankings_store([(board, generations)])
-    return board
-
-
-# --- after a write -----------------------------------------------------------------------------
-
-
-def board_store(env: str, flow: str, subset: str, suite: str) -> None:
-    """Compute and store whatever the default view of the board (anonymous visitors, the current
-    prompt set) is missing: its ranking where ``suite`` is the default one, its paired tests against
-    the leader, its entries' analysis aggregates, and, where the plug-in has no fixed threshold, its
-    median."""
-    from evaluators.base import get_plugin
-    from leaderboard.catalogue import default_suite
-    from leaderboard.selectors import board_get
-
-    plugin = get_plugin(env)
-    if suite == default_suite(env):
-        # The ranking and the other aggregates are the same board's: built once for both.
-        board = board_ranking_refresh(env, flow, subset)
-    else:
-        board = board_get(env=env, flow=flow, subset=subset, suite=suite)
-    if not any(row.submission_id is not None for row in board.rows):
-        return
-    entry_aggregates(board.rows, suite_scenarios_get(env, suite), plugin.tag_groups, subset,
-                     panels=plugin.analysis_panels)
-    if plugin.fail_threshold is None:
-        board_median(board)
-
-
-def boards_store(boards: Iterable[BoardRef]) -> None:
-    """``board_store`` for every suite with entries on each of ``boards``, and each board's ranking
-    (its default suite's, entries or none); a board that fails is logged and skipped (its pages
-    compute what is missing when they are built)."""
-    from leaderboard.catalogue import default_suite
-    from submissions.models import Submission
-
-    for env, flow, subset in sorted(set(boards)):
-        suites = list(Submission.objects.filter(environment_id=env, flow=flow, subset=subset,
-                                                status__in=(Submission.Status.COMPLETED, Submission.Status.INCOMPLETE))
-                      .order_by("suite").values_list("suite", flat=True).distinct())
-        try:
-            if default_suite(env) not in suites:
-                # No entry on the default suite (the last one hidden, or reported numbers only): its
-                # ranking changed all the same, and the home page reads it.
-                board_ranking_refresh(env, flow, subset)
-        except Exception:  # noqa: BLE001 - as below
-            logger.warning("could not store the ranking of %s/%s/%s", env, flow, subset, exc_info=True)
-        for suite in suites:
-            try:
-                board_store(env, flow, subset, suite)
-            except Exception:  # noqa: BLE001 - a write that changed the board is committed whatever happens here
-                logger.warning("could not store the aggregates of %s/%s/%s/%s", env, flow, subset, suite,
-                               exc_info=True)

@@ -14,11 +14,11 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from accounts.selectors import request_access
+from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
+from catalogue.selectors import default_suite, suites_for
 from evaluators.base import all_plugins, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
-from leaderboard.catalogue import default_suite, suites_for
 from leaderboard.context_processors import environments
-from leaderboard.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from leaderboard.selectors import (
     SIZE_BUCKETS,
     SUITE_NAME,

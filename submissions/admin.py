@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from leaderboard.admin import BoardsChangedAdmin, boards_of
-from leaderboard.cache import boards_changed
+from catalogue.admin import BoardsChangedAdmin, boards_of
+from catalogue.changes import results_changed
 from submissions.models import LiveWorker, Submission
 from submissions.workers import live_since
 
@@ -24,13 +24,13 @@ class SubmissionAdmin(BoardsChangedAdmin):
     def mark_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         boards = boards_of(queryset)
         queryset.update(verified=True)
-        boards_changed(*boards)
+        results_changed(*boards)
 
     @admin.action(description="Remove the verified mark")
     def clear_verified(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         boards = boards_of(queryset)
         queryset.update(verified=False)
-        boards_changed(*boards)
+        results_changed(*boards)
 
 
 @admin.register(LiveWorker)

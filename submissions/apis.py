@@ -33,7 +33,6 @@ from accounts.selectors import (
 from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
-from leaderboard.selectors import visible_entries
 from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import (
@@ -44,6 +43,7 @@ from submissions.selectors import (
     queue_seen_by,
     quota_status,
     submission_progress,
+    visible_entries,
 )
 from submissions.services import (
     QuotaExceeded,

@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import Any
 
 from django.apps import AppConfig
 
@@ -11,6 +12,18 @@ def _shown_as(path: Path, data_dir: Path, name: str) -> str:
         return name
 
 
+def _worker_ready(sender: Any = None, **kwargs: Any) -> None:
+    from submissions.workers import on_worker_ready
+
+    on_worker_ready(sender, **kwargs)
+
+
+def _worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
+    from submissions.workers import on_worker_shutdown
+
+    on_worker_shutdown(sender, **kwargs)
+
+
 class SubmissionsConfig(AppConfig):
     name = "submissions"
     default_auto_field = "django.db.models.BigAutoField"
@@ -19,6 +32,7 @@ class SubmissionsConfig(AppConfig):
         # evaluators/ reads no Django settings itself: what it needs is handed over once here, so that
         # workers and management commands evaluate pages under the configured limits, and attempts'
         # messages, trajectories and traces name files relative to the data directory.
+        from celery import signals
         from django.conf import settings
 
         from evaluators.browser import EvaluationPolicy, set_evaluation_policy
@@ -37,3 +51,7 @@ class SubmissionsConfig(AppConfig):
             (data, ""),
             (settings.BASE_DIR, ""),
         ])
+        # Workers record themselves, so the queue page and time-left estimates know what serves each
+        # queue (a worker has loaded the apps before it reports ready).
+        signals.worker_ready.connect(_worker_ready, dispatch_uid="submissions.worker_ready")
+        signals.worker_shutdown.connect(_worker_shutdown, dispatch_uid="submissions.worker_shutdown")

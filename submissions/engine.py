@@ -21,13 +21,13 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from catalogue.models import Scenario
+from catalogue.prompt_sets import prompt_sets_for_run
 from evaluators.agents.flows import Cancelled, ChatModel
 from evaluators.base import ScenarioSpec
 from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
-from leaderboard.models import Scenario
-from leaderboard.prompt_sets import prompt_sets_for_run
 from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report

@@ -9,9 +9,9 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import Team
+from catalogue.models import Environment, Scenario
 from evaluators.base import environment_flows
 from evaluators.settings import EvaluationSettings
-from leaderboard.models import Environment, Scenario
 
 #: A price per million tokens, in USD: none is negative, and none is anywhere near a million.
 PRICE_BOUNDS = [MinValueValidator(0), MaxValueValidator(1_000_000)]
@@ -237,7 +237,7 @@ class SubmissionResult(models.Model):
     mean_seconds = models.FloatField(null=True)
     #: [[N, expected best score, scenarios averaged], …]
     best_of_n = models.JSONField(default=list)
-    #: The effort the platform measured (``leaderboard.stats.EntrySummary``): scored attempts run
+    #: The effort the platform measured (``scoring.stats.EntrySummary``): scored attempts run
     #: against the team's endpoint, those whose endpoint reported token counts, totals over them and
     #: each one's mean for one run of a scenario, averaged over scenarios. Uploads measure none.
     effort_attempts = models.PositiveIntegerField(default=0)

@@ -17,9 +17,9 @@ from accounts.models import Team
 from evaluators.base import all_plugins, get_plugin
 from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
-from leaderboard.cost import token_cost
-from leaderboard.ordering import natural_key
-from leaderboard.stats import AttemptOutcome, summarise_effort
+from scoring.cost import token_cost
+from scoring.ordering import natural_key
+from scoring.stats import AttemptOutcome, summarise_effort
 from submissions.models import Attempt, Submission
 from submissions.scheduling import NEVER, Contender, Served, SimOutcome, SimSubmission, SimWorker, simulate
 
@@ -589,7 +589,7 @@ def quota_status(team: Team, *, now: datetime | None = None, excluding: Submissi
 
 @dataclass(frozen=True)
 class Effort:
-    """What a submission's scored attempts took, as its page shows it (``leaderboard.stats.summarise_effort``),
+    """What a submission's scored attempts took, as its page shows it (``scoring.stats.summarise_effort``),
     and what that cost at its model's prices."""
 
     #: False for an upload: the platform made no model calls of its own, so nothing was measured.
@@ -646,7 +646,7 @@ class TeamSubmission:
 def team_submissions(team: Team, *, member: bool) -> list[TeamSubmission]:
     """The team's submissions, newest first: all of them for its members, and for anyone else only
     what the public boards could show (published or baseline, and not hidden by the maintainers)."""
-    from leaderboard.stats import summarise_entry  # the board's own summary, for results never stored
+    from scoring.stats import summarise_entry  # the board's own summary, for results never stored
 
     queryset = (Submission.objects.filter(team=team).select_related("model", "environment", "result")
                 .defer("result__scenario_scores", "result__first_attempts", "result__scenario_means",
@@ -679,3 +679,9 @@ def endpoint_limit(submissions: Collection[tuple[int | None, str]]) -> int:
     if own:
         return min(own) if limit <= 0 else min([limit, *own])
     return limit
+
+
+def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
+    """Submissions the boards and lists show to a viewer: public ones and baselines, plus the viewer's
+    own teams' private ones; never what the maintainers hid."""
+    return (Q(is_public=True) | Q(is_baseline=True) | Q(team_id__in=list(viewer_team_ids))) & Q(hidden=False)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -21,13 +22,13 @@ from django.utils import timezone
 
 from accounts.models import Team
 from accounts.services import team_get_or_create
+from catalogue.changes import results_changed
+from catalogue.models import Environment, Scenario
+from catalogue.prompt_sets import prompt_set_current
+from catalogue.selectors import default_suite
 from evaluators.base import FLOWS, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
-from leaderboard.cache import boards_changed
-from leaderboard.catalogue import default_suite
-from leaderboard.models import Environment, Scenario
-from leaderboard.prompt_sets import prompt_set_current
-from leaderboard.stats import summarise_entry
+from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
@@ -36,6 +37,10 @@ from submissions.selectors import attempt_outcomes, queue_for, quota_status
 from submissions.uploads import UploadedRun, UploadError, UploadLimits, parse_upload
 
 logger = logging.getLogger(__name__)
+
+#: The task that runs attempts (``submissions.tasks``), sent by name: the task runs them through the
+#: engine, which records results through these services, so importing it here would close a circle.
+RUN_ATTEMPT_TASK = "submissions.run_attempt"
 
 
 class SubmissionError(ValueError):
@@ -56,7 +61,7 @@ def model_entry_upsert(*, team: Team, name: str, is_baseline: bool | None = None
     before = ModelEntry.objects.filter(team=team, name=name.strip()).values(*changes).first() if team.pk else None
     entry, created = ModelEntry.objects.update_or_create(team=team, name=name.strip(), defaults=changes)
     if not created and before != changes:
-        boards_changed()  # boards show the model's metadata beside its entries
+        results_changed()  # boards show the model's metadata beside its entries
     return entry
 
 
@@ -356,15 +361,14 @@ def attempts_enqueue(attempt_ids: list[int], *, countdown: float | None = None) 
     from kombu.exceptions import KombuError
     from kombu.exceptions import OperationalError as BrokerError
 
-    from submissions.tasks import run_attempt_task
-
     envs = dict(Attempt.objects.filter(id__in=attempt_ids).values_list("id", "submission__environment_id"))
     sent: list[int] = []
     try:
         for attempt_id in attempt_ids:
             # Celery takes countdown=None as no delay; the stubs ask for a number.
-            run_attempt_task.apply_async((attempt_id,), queue=queue_for(envs.get(attempt_id, "")),
-                                         countdown=countdown)  # type: ignore[arg-type]
+            current_app.signature(RUN_ATTEMPT_TASK).apply_async(
+                (attempt_id,), queue=queue_for(envs.get(attempt_id, "")),
+                countdown=countdown)  # type: ignore[arg-type]
             sent.append(attempt_id)
     except (BrokerError, KombuError, OSError) as exc:
         logger.warning("could not queue %d attempt(s), the watchdog will send them again: %s",
@@ -421,14 +425,14 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     SubmissionResult.objects.bulk_create([result], update_conflicts=True, unique_fields=["submission"],
                                          update_fields=[*numbers, "computed_at"])
     # Finishing (``submission_refresh_status``) and re-scoring both end here.
-    boards_changed((env, flow, subset))
+    results_changed((env, flow, subset))
     return result
 
 
 def submission_publish(*, submission: Submission) -> Submission:
     Submission.objects.filter(id=submission.id).update(is_public=True)
     submission.is_public = True
-    boards_changed((submission.environment_id, submission.flow, submission.subset))
+    results_changed((submission.environment_id, submission.flow, submission.subset))
     return submission
 
 
@@ -495,6 +499,6 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False) ->
             attempts_enqueue_on_commit(ids)
             if finished:
                 # It leaves its board until it finishes again.
-                boards_changed((submission.environment_id, submission.flow, submission.subset))
+                results_changed((submission.environment_id, submission.flow, submission.subset))
     submission.refresh_from_db()
     return submission

@@ -5,13 +5,14 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from evaluators.retry import Backoff
+from submissions.services import RUN_ATTEMPT_TASK
 
 #: A database that is restarting fails the claim: the message is sent again later instead of being
 #: acknowledged and lost (the attempt is still waiting, so nothing was done twice).
 CLAIM_BACKOFF = Backoff(first=2.0, cap=60.0, jitter=1.0)
 
 
-@shared_task(name="submissions.run_attempt", bind=True, acks_late=True, max_retries=None)
+@shared_task(name=RUN_ATTEMPT_TASK, bind=True, acks_late=True, max_retries=None)
 def run_attempt_task(self: Task, attempt_id: int) -> None:
     """Run the fairest attempt due on the queues this worker reads, starting from the queue of
     ``attempt_id`` (which need not be the attempt run: messages are interchangeable, see

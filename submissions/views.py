@@ -1,10 +1,16 @@
-"""Server-rendered pages: submit, queue, submission, replay."""
+"""Server-rendered pages: submit, queue, a submission's actions, replay. The submission's own page shows its
+place on its board too, and is the boards' (``leaderboard.submission_views``)."""
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import logging
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,9 +26,6 @@ from accounts.selectors import (
 )
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
-from leaderboard.cache import cached
-from leaderboard.prompt_sets import prompt_set_get
-from leaderboard.selectors import submission_headline
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -30,13 +33,9 @@ from submissions.selectors import (
     attempt_frame_path,
     attempt_trace_path,
     attempt_trajectory,
-    queue_item,
     queue_loads,
     queue_seen_by,
     quota_status,
-    scenario_rows,
-    submission_attempts,
-    submission_effort,
     submission_progress,
     trajectory_dir,
 )
@@ -54,6 +53,8 @@ from submissions.services import (
     upload_check,
     upload_read,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @login_required
@@ -138,33 +139,6 @@ def _viewable(access: Access, submission: Submission) -> Submission:
     return submission
 
 
-def _prompts_of(submission: Submission) -> dict[str, Any]:
-    """The prompt set the submission froze: its version, and its texts where the catalogue holds them."""
-    # Read as stored: the page shows whatever a row froze, even settings today's rules would refuse.
-    version = str(submission.settings.get("prompt_version")
-                  or get_plugin(submission.environment_id).prompts(submission.flow).version)
-    return {"version": version, "set": prompt_set_get(submission.environment_id, submission.suite, submission.flow,
-                                                      version)}
-
-
-def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
-    access = request_access(request)
-    submission = _viewable(access, get_object_or_404(
-        Submission.objects.select_related("model", "team", "environment"), id=submission_id))
-    attempts = list(submission_attempts(submission))
-    progress = submission_progress(submission)
-    return render(request, "submissions/detail.html", {
-        "submission": submission, "progress": progress, "attempts": attempts,
-        "headline": submission_headline(submission, access.team_ids),
-        "can_resume": progress.resumable(active=submission.is_active),
-        "queue_item": queue_item(submission) if submission.is_active else None,
-        "scenarios": scenario_rows(attempts), "effort": submission_effort(submission, attempts),
-        "prompts": _prompts_of(submission),
-        "can_manage": can_manage_submission(access, submission),
-        "can_publish": can_publish_submission(access, submission) and not submission.is_public,
-    })
-
-
 @require_POST
 def submission_action(request: HttpRequest, submission_id: int, action: str) -> HttpResponse:
     access = request_access(request)
@@ -222,7 +196,21 @@ def _replay_parts(attempt: Attempt) -> tuple[dict[str, Any] | None, ReplayPanel 
             pass
     if stamp is None or attempt.is_active:
         return _replay_read(attempt)
-    return cached("replay", (attempt.id, attempt.trajectory_path, stamp), lambda: _replay_read(attempt))
+    timeout = settings.MAGEBENCH_BOARD_CACHE_SECONDS
+    if timeout <= 0:
+        return _replay_read(attempt)
+    # The key names the stored file's version, so no later write needs to drop it.
+    key = "replay:" + hashlib.sha256(repr((attempt.id, attempt.trajectory_path, stamp)).encode()).hexdigest()[:32]
+    try:
+        hit = cache.get(key)
+    except Exception:  # noqa: BLE001 - without its cache (Redis down) the replay is read each time
+        logger.warning("replay cache unavailable", exc_info=True)
+        return _replay_read(attempt)
+    if hit is None:
+        hit = _replay_read(attempt)
+        with contextlib.suppress(Exception):
+            cache.set(key, hit, timeout=timeout)
+    return hit
 
 
 def _replay_read(attempt: Attempt) -> tuple[dict[str, Any] | None, ReplayPanel | None]:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.models import ApiToken, Membership
 from accounts.selectors import token_authenticate
 from accounts.services import AccountError, member_add, team_create, token_create, token_revoke
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import quota_status
 

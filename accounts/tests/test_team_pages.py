@@ -7,8 +7,8 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.services import member_add, team_create
-from leaderboard.models import Scenario
-from leaderboard.services import environment_ensure
+from catalogue.models import Scenario
+from catalogue.services import environment_ensure
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.django_db

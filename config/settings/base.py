@@ -58,9 +58,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "evaluators",
+    "catalogue",
     "accounts",
-    "leaderboard",
     "submissions",
+    "leaderboard",
 ]
 
 MIDDLEWARE = [
@@ -303,7 +304,7 @@ MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS", list(DEFAULT_ENVIRON
 # waiting on model calls, and the site's own tasks) and each kind the configured environments'
 # plug-ins declare (``EnvironmentPlugin.queue``: "browser" for WebUI, "engine" for Football). The
 # plug-in modules import without Django and register nothing, so reading them here is cheap and
-# leaves the registry to leaderboard/apps.py. A worker started without -Q consumes them all;
+# leaves the registry to catalogue/apps.py. A worker started without -Q consumes them all;
 # production runs one pool per queue (docker-compose.yml).
 CELERY_TASK_DEFAULT_QUEUE = "light"
 try:

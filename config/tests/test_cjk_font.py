@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from accounts.services import team_get_or_create
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

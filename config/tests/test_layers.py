@@ -1,8 +1,10 @@
 """Imports point down the layers the README's Architecture section draws, and go round in no circle.
 
-magebench_client, evaluators (plain Python) < leaderboard's catalogue, accounts < submissions < pages,
-APIs and boards. Imports only named for type checkers (under ``if TYPE_CHECKING:``) do not count: they
-run nowhere. Imports inside functions count: they run all the same, only later.
+Plain Python (evaluators, the scoring maths, the command-line client) < the site's configuration
+< catalogue < accounts < submissions < leaderboard (the boards) < the URL wiring and the benches.
+Every module counts, pages and admin included; only tests and migrations are left out. Imports only
+named for type checkers (under ``if TYPE_CHECKING:``) do not count: they run nowhere. Imports inside
+functions count: they run all the same, only later.
 """
 from __future__ import annotations
 
@@ -16,34 +18,29 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The project's packages; fixtures/ holds data in the official layout and scripts/ no Python.
-PACKAGES = ("accounts", "bench", "config", "evaluators", "leaderboard", "magebench_client", "submissions")
+PACKAGES = ("accounts", "bench", "catalogue", "config", "evaluators", "leaderboard", "magebench_client", "scoring",
+            "submissions")
 
-#: The top of every app: pages, APIs, templates' helpers, admin and URL wiring may import anything.
-TOP = ("views.py", "team_views.py", "apis.py", "analysis_views.py", "cost_views.py", "admin.py", "urls.py",
-       "templatetags", "tests", "migrations")
+#: Bottom to top. A module imports from its own unit or the layers below; units of one layer import
+#: nothing of each other. A name covers a package's modules; the longest name that fits is a module's.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("evaluators", "scoring", "magebench_client"),
+    ("config",),
+    ("catalogue",),
+    ("accounts",),
+    ("submissions",),
+    ("leaderboard",),
+    ("config.urls", "bench"),
+)
 
 #: Every app and framework of the site: what the plain-Python packages never import.
-SITE = ("django", "rest_framework", "celery", "config", "accounts", "leaderboard", "submissions", "evaluators")
+SITE = ("django", "rest_framework", "celery", "config", "accounts", "catalogue", "leaderboard", "submissions",
+        "evaluators", "scoring")
 
-#: Every page, as a module: what nothing below the pages imports.
+#: Every page, as a module: what the board cache never imports (the warm renders pages through them).
 PAGES = ("leaderboard.views", "leaderboard.apis", "leaderboard.analysis_views", "leaderboard.cost_views",
-         "leaderboard.admin", "leaderboard.urls", "leaderboard.templatetags", "accounts.views", "accounts.admin",
-         "accounts.urls", "submissions.views", "submissions.team_views", "submissions.apis", "submissions.admin",
-         "submissions.urls", "submissions.templatetags", "config.urls")
-
-#: What submissions may never import: the boards (with what they store, and the warm that rebuilds their
-#: pages) and every page.
-BOARDS = ("leaderboard.selectors", "leaderboard.analysis", "leaderboard.stored", "leaderboard.warming",
-          "leaderboard.tasks", "leaderboard.views", "leaderboard.apis", "leaderboard.analysis_views",
-          "leaderboard.cost_views", "accounts.views", "submissions.views", "submissions.team_views",
-          "submissions.apis")
-
-#: leaderboard's modules below submissions, by what they may import.
-CATALOGUE = ("models.py", "catalogue.py", "prompt_sets.py", "services.py", "management/commands/import_magebench.py")
-PURE_MATHS = ("cost.py", "ordering.py", "stats.py")
-BELOW_THE_PAGES = ("cache.py",)
-#: The app's wiring: its config and the templates' context, which may import anything.
-WIRING = ("apps.py", "context_processors.py")
+         "leaderboard.submission_views", "leaderboard.templatetags", "accounts.views", "submissions.views",
+         "submissions.team_views", "submissions.apis", "config.urls")
 
 #: The import cycles left, each inside one of these groups (a name covers a package's modules too). A
 #: new cycle, or one reaching a module outside its group, fails; a group whose cycle is cut may go.
@@ -53,10 +50,6 @@ KNOWN_CYCLES = (
     ("evaluators.base", "evaluators.agents", "evaluators.baselines", "evaluators.settings", "evaluators.conformance"),
     # Sokoban's plug-in names its baselines, which play through the plug-in.
     ("evaluators.sokoban.plugin", "evaluators.sokoban.baselines"),
-    # A change to a board stores its aggregates, which are computed by the board's selectors.
-    ("leaderboard.cache", "leaderboard.stored", "leaderboard.analysis", "leaderboard.selectors"),
-    # Services queue attempts through the tasks, which run them through the engine and the watchdog.
-    ("submissions.services", "submissions.tasks", "submissions.engine", "submissions.watchdog"),
 )
 
 
@@ -90,16 +83,6 @@ def _imports(path: Path, root: Path = ROOT) -> Iterator[tuple[int, str, tuple[st
 def _forbidden(module: str, forbidden: tuple[str, ...]) -> bool:
     """Whether ``module`` is one of ``forbidden`` or inside one of them (a package's modules)."""
     return any(module == name or module.startswith(name + ".") for name in forbidden)
-
-
-def _modules(app: str, *, leave_out: tuple[str, ...] = ()) -> list[Path]:
-    files = []
-    for path in sorted((ROOT / app).rglob("*.py")):
-        parts = path.relative_to(ROOT / app).parts
-        if any(part in TOP or part in leave_out for part in parts):
-            continue
-        files.append(path)
-    return files
 
 
 def _offenders(files: list[Path], forbidden: tuple[str, ...], *, allowed: tuple[str, ...] = ()) -> list[str]:
@@ -172,9 +155,87 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
+def _unit(module: str) -> tuple[int, str] | None:
+    """(layer, unit) of a project module: the longest unit name that fits it; None outside the project."""
+    fitting = [(len(unit), index, unit) for index, layer in enumerate(LAYERS) for unit in layer
+               if module == unit or module.startswith(unit + ".")]
+    if not fitting:
+        return None
+    _, index, unit = max(fitting)
+    return index, unit
+
+
+def _sources(package: str) -> list[Path]:
+    return [path for path in sorted((ROOT / package).rglob("*.py"))
+            if "tests" not in path.relative_to(ROOT).parts and "migrations" not in path.parts]
+
+
+def _upward(path: Path) -> list[str]:
+    """The imports of ``path`` that reach a unit above its own, or another unit of its layer."""
+    own = _unit(_dotted(path))
+    assert own is not None, path
+    found = []
+    for line, module, names in _imports(path):
+        for name in (module, *(f"{module}.{name}" for name in names)):
+            target = _unit(name)
+            if target is not None and target[1] != own[1] and target[0] >= own[0]:
+                found.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+                break
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_module_imports_a_layer_above_its_own(package: str) -> None:
+    upward = [line for path in _sources(package) for line in _upward(path)]
+    assert upward == []
+
+
+def test_every_module_of_the_project_sits_in_a_layer() -> None:
+    # A module outside every layer would pass whatever it imports.
+    outside = [str(path.relative_to(ROOT)) for package in PACKAGES for path in _sources(package)
+               if _unit(_dotted(path)) is None]
+    assert outside == []
+
+
+def test_the_apps_import_graph_runs_one_way() -> None:
+    # The same rule read from the import graph: units joined by their modules' imports form no circle,
+    # and every edge points down the layers.
+    graph = _import_graph(ROOT, PACKAGES)
+    units: dict[str, set[str]] = {}
+    order: dict[str, int] = {}
+    for module, targets in graph.items():
+        own = _unit(module)
+        assert own is not None, module
+        order[own[1]] = own[0]
+        for target in targets:
+            other = _unit(target)
+            if other is not None and other[1] != own[1]:
+                units.setdefault(own[1], set()).add(other[1])
+                order[other[1]] = other[0]
+    assert _cycles(units) == []
+    assert sorted((unit, target) for unit, targets in units.items() for target in targets
+                  if order[target] >= order[unit]) == []
+
+
+def test_the_layer_rule_catches_an_app_importing_the_one_above(tmp_path: Path) -> None:
+    # A rule that saw nothing would pass on anything.
+    (tmp_path / "submissions").mkdir()
+    (tmp_path / "submissions" / "__init__.py").write_text("")
+    below = tmp_path / "submissions" / "views.py"
+    below.write_text("def page():\n    from leaderboard.selectors import board_get\n")
+    imports = [name for _, module, names in _imports(below, tmp_path) for name in (module,)]
+    assert imports == ["leaderboard.selectors"]
+    assert _unit("leaderboard.selectors") == (5, "leaderboard") and _unit("submissions.views") == (4, "submissions")
+    assert _unit("config.urls") == (6, "config.urls") and _unit("config.env") == (1, "config")
+
+
 def test_evaluators_is_plain_python_apart_from_its_app_config() -> None:
-    files = [p for p in _modules("evaluators") if p.name != "apps.py"]
+    files = [p for p in _sources("evaluators") if p.name != "apps.py"]
     assert _offenders(files, SITE, allowed=("evaluators",)) == []
+
+
+def test_the_scoring_maths_is_plain_python_that_imports_no_app() -> None:
+    assert _offenders(_sources("scoring"), SITE, allowed=("scoring",)) == []
 
 
 def test_the_command_line_client_imports_nothing_of_the_site() -> None:
@@ -188,58 +249,10 @@ def test_the_command_line_client_needs_only_the_standard_library_and_requests() 
     assert needed - set(sys.stdlib_module_names) - {"magebench_client"} == {"requests"}
 
 
-def test_accounts_builds_on_nothing_of_submissions_or_the_boards() -> None:
-    # Its pages and admin too: the team's page, which lists submissions, is submissions' own.
-    everything = [p for p in sorted((ROOT / "accounts").rglob("*.py")) if "tests" not in p.parts]
-    assert _offenders(everything, ("submissions", "leaderboard")) == []
-
-
-@pytest.mark.parametrize("module", CATALOGUE)
-def test_the_scenario_catalogue_sits_below_submissions(module: str) -> None:
-    assert _offenders([ROOT / "leaderboard" / module], ("submissions", "accounts")) == []
-
-
-@pytest.mark.parametrize("module", PURE_MATHS)
-def test_the_boards_maths_is_plain_python_that_imports_no_app(module: str) -> None:
-    # Each may use another: they are one layer.
-    pure = tuple(f"leaderboard.{name.removesuffix('.py')}" for name in PURE_MATHS)
-    assert _offenders([ROOT / "leaderboard" / module], SITE, allowed=pure) == []
-
-
-@pytest.mark.parametrize("module", BELOW_THE_PAGES)
-def test_the_board_cache_sits_below_the_pages_and_what_renders_them(module: str) -> None:
-    # submissions and the catalogue drop cached boards after a write, so it imports neither submissions
-    # nor accounts; the warm renders pages through the views, so the cache sends it by name.
-    forbidden = (*PAGES, "leaderboard.warming", "leaderboard.tasks", "submissions", "accounts")
-    assert _offenders([ROOT / "leaderboard" / module], forbidden) == []
-
-
-def test_submissions_reads_the_catalogue_but_never_the_boards_or_any_page() -> None:
-    assert _offenders(_modules("submissions"), BOARDS) == []
-
-
-def test_the_rules_reach_every_module_of_a_package() -> None:
-    # A rule that missed a package's modules would pass whatever they import.
-    checked = {path.relative_to(ROOT).as_posix() for path in _modules("submissions")}
-    uploads = {path.relative_to(ROOT).as_posix() for path in (ROOT / "submissions" / "uploads").glob("*.py")}
-    assert uploads and uploads <= checked
-    selectors = sorted((ROOT / "leaderboard" / "selectors").glob("*.py"))
-    assert selectors and all(_forbidden(_dotted(path), BOARDS) for path in selectors)
-
-
-def test_every_module_of_leaderboard_outside_its_pages_is_under_a_rule() -> None:
-    # leaderboard has a part on each side of submissions: each module is either below (a rule says what
-    # it may import) or above (submissions may not import it).
-    ruled = {*CATALOGUE, *PURE_MATHS, *BELOW_THE_PAGES, *WIRING}
-    unruled = []
-    for path in _modules("leaderboard"):
-        name = path.relative_to(ROOT / "leaderboard").as_posix()
-        if name in ruled or _forbidden(_dotted(path), BOARDS):
-            continue
-        if path.name == "__init__.py" and not list(_imports(path)):
-            continue
-        unruled.append(name)
-    assert unruled == []
+def test_the_board_cache_sits_below_the_pages_and_what_renders_them() -> None:
+    # The warm renders pages through the views, which read the cache, so the cache sends it by name.
+    forbidden = (*PAGES, "leaderboard.warming", "leaderboard.tasks")
+    assert _offenders([ROOT / "leaderboard" / "cache.py"], forbidden) == []
 
 
 def test_the_import_cycle_finder_follows_imports_inside_functions_but_not_those_for_type_checkers(

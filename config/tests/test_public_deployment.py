@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.services import team_create
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from catalogue.apps import load_environments
 from evaluators.base import (
     DEFAULT_ENVIRONMENTS,
     FLOW_ONLINE,
@@ -20,7 +21,6 @@ from evaluators.base import (
 )
 from evaluators.conformance import PluginConformanceError, check_plugin, interface_names
 from evaluators.tests.plugin_fixture import TinyPlugin
-from leaderboard.apps import load_environments
 
 
 def _problems(plugin: Any) -> list[str]:

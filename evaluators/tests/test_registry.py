@@ -11,9 +11,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.serializers import ChoiceField
 
+from catalogue.apps import load_environments
 from evaluators import base
 from evaluators.base import PluginConfigurationError, all_plugins, environment_slugs, get_plugin
-from leaderboard.apps import load_environments
 
 BUILT_IN = ["evaluators.football", "evaluators.sokoban", "evaluators.webui"]
 TINY = "evaluators.tests.plugin_fixture"

@@ -158,7 +158,7 @@ def run_import(resources: Path, *args: str) -> str:
 @pytest.mark.integration
 @pytest.mark.django_db
 def test_the_import_runs_every_page_once_and_flags_those_that_cannot_be_evaluated(resources: Path, client):
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
 
     out = run_import(resources)
     stored = {s.key: s for s in Scenario.objects.filter(environment_id="webui", suite="checked")}
@@ -192,7 +192,7 @@ def test_the_import_runs_every_page_once_and_flags_those_that_cannot_be_evaluate
 
 @pytest.mark.django_db
 def test_the_page_check_can_be_skipped_and_then_the_board_says_nothing(resources: Path, client):
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
 
     out = run_import(resources, "--no-page-check")
     assert "page check" not in out

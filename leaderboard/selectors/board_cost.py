@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from leaderboard.cost import CostPoint, pareto_frontier
 from leaderboard.selectors.boards import board_get
 from leaderboard.selectors.rows import Board, BoardRow
+from scoring.cost import CostPoint, pareto_frontier
 
 #: The cost page's x axes: USD per scenario at the models' prices, or the tokens measured.
 COST_AXES = {"usd": "Cost per scenario (USD)", "tokens": "Tokens per scenario"}
@@ -24,7 +24,7 @@ class CostEntry:
 @dataclass
 class BoardCost:
     """A board's entries placed by score against what one run of a scenario cost them, with the
-    Pareto frontier: the entries no other beats on both (``leaderboard.cost.pareto_frontier``)."""
+    Pareto frontier: the entries no other beats on both (``scoring.cost.pareto_frontier``)."""
 
     board: Board
     axis: str

@@ -8,18 +8,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
-
+from catalogue.models import ReportedResult, Scenario
+from catalogue.prompt_sets import prompt_set_current, prompt_set_get
+from catalogue.selectors import default_suite
 from evaluators.base import PROMPTS_PLATFORM, PromptSet, get_plugin
 from evaluators.settings import EvaluationSettings
-from leaderboard.catalogue import default_suite
-from leaderboard.models import ReportedResult, Scenario
-from leaderboard.prompt_sets import prompt_set_current, prompt_set_get
 from leaderboard.selectors.query import BoardFilter
 from leaderboard.selectors.rows import Board, BoardRow, PromptGeneration
-from leaderboard.stats import CurvePoint, EntrySummary, summarise_entry
+from scoring.stats import CurvePoint, EntrySummary, summarise_entry
 from submissions.models import Submission
-from submissions.selectors import attempt_outcomes
+from submissions.selectors import attempt_outcomes, visible_entries
 
 SUITE_NAME = re.compile(r"[-a-zA-Z0-9_]{1,32}")
 RANKED_STATUSES = (Submission.Status.COMPLETED, Submission.Status.INCOMPLETE)
@@ -81,12 +79,6 @@ def _evaluations(entries: list[_Entry], env: str, flow: str, subset: str) -> dic
             known[key] = EvaluationSettings.from_mapping(settings, env, flow, subset=subset, platform=True)
         evaluations[entry.id] = known[key]
     return evaluations
-
-
-def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
-    """Entries a board shows: public ones and baselines, plus the viewer's own teams' private ones;
-    never what the maintainers hid."""
-    return (Q(is_public=True) | Q(is_baseline=True) | Q(team_id__in=list(viewer_team_ids))) & Q(hidden=False)
 
 
 def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,

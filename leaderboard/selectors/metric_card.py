@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from catalogue.models import Scenario
+from catalogue.prompt_sets import prompt_set_current
+from catalogue.selectors import suites_for
 from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.agents.requests import REQUEST_NOTES
 from evaluators.base import get_plugin
 from evaluators.settings import declared_defaults
-from leaderboard.catalogue import suites_for
-from leaderboard.models import Scenario
-from leaderboard.prompt_sets import prompt_set_current
 
 
 def metric_card(env: str) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from evaluators.base import PromptSet
-from leaderboard.cost import token_cost
-from leaderboard.stats import EntrySummary
+from scoring.cost import token_cost
+from scoring.stats import EntrySummary
 from submissions.models import Submission
 
 

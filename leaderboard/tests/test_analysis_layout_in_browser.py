@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from leaderboard.tests.test_analysis_in_browser import _seed, seeded_board  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.integration

@@ -10,6 +10,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import Team
+from catalogue.models import Scenario
+from catalogue.services import environment_ensure
 from leaderboard.analysis import (
     ScenarioRef,
     board_analysis_get,
@@ -17,9 +19,7 @@ from leaderboard.analysis import (
     compare_scenarios,
     natural_key,
 )
-from leaderboard.models import Scenario
-from leaderboard.services import environment_ensure
-from leaderboard.stats import best_of_n_curve, paired_test
+from scoring.stats import best_of_n_curve, paired_test
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from leaderboard.selectors import BoardFilter, BoardSort, board_get, model_page_get, parameters_label
 from leaderboard.tests.board_entries import Entries, board_entries, finished_entry
 from leaderboard.views import board_storable

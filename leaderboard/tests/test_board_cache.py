@@ -18,7 +18,8 @@ from django.urls import reverse
 
 from accounts.models import Team
 from accounts.services import team_create
-from leaderboard.models import BoardsGeneration, Scenario
+from catalogue.models import Scenario
+from leaderboard.models import BoardsGeneration
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import submission_publish, submission_refresh_status, submission_result_rebuild
 

@@ -178,8 +178,8 @@ def test_the_overview_has_a_column_per_environment_and_flow_with_each_models_bes
 
 
 def test_reported_results_show_on_official_boards_marked_and_unranked_by_default(client, db):
-    from leaderboard.models import ReportedResult
-    from leaderboard.services import environment_ensure
+    from catalogue.models import ReportedResult
+    from catalogue.services import environment_ensure
 
     env = environment_ensure("sokoban")
     ReportedResult.objects.create(environment=env, flow="global", subset="mini", model_name="Paper model",

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.cost import CostPoint, pareto_frontier, token_cost
-from leaderboard.stats import AttemptOutcome, summarise_entry
+from scoring.cost import CostPoint, pareto_frontier, token_cost
+from scoring.stats import AttemptOutcome, summarise_entry
 
 
 def _keys(points: list[CostPoint]) -> list[str]:

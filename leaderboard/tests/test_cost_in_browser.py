@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from magebench_client import commands
 from magebench_client.csv_safe import csv_cell
 from submissions.models import Attempt, ModelEntry, Submission

@@ -8,8 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from catalogue.models import Scenario
 from conftest import FIXTURE_RESOURCES
-from leaderboard.models import Scenario
 
 pytestmark = pytest.mark.django_db
 

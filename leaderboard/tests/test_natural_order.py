@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import Team
-from leaderboard.models import Environment, Scenario
-from leaderboard.ordering import natural_key
+from catalogue.models import Environment, Scenario
+from scoring.ordering import natural_key
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import submission_attempts
 

@@ -13,13 +13,13 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
+from catalogue.models import SuitePromptSet
+from catalogue.prompt_sets import prompt_set_current, prompt_sets_for_run
+from catalogue.services import scenarios_import
 from conftest import FIXTURE_RESOURCES
 from evaluators.agents.checkout import OfficialCheckout
 from evaluators.base import get_plugin
-from leaderboard.models import SuitePromptSet
-from leaderboard.prompt_sets import prompt_set_current, prompt_sets_for_run
 from leaderboard.selectors import BoardFilter, board_get
-from leaderboard.services import scenarios_import
 from submissions.engine import attempt_run
 from submissions.models import Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard.stats import (
+from scoring.stats import (
     AttemptOutcome,
     best_of_n,
     bootstrap_ci,

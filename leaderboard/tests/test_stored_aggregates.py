@@ -9,12 +9,13 @@ import pytest
 from django.db import transaction
 
 from accounts.models import Team
+from catalogue.models import Scenario
 from leaderboard.analysis import board_analysis_get, board_compare_get
-from leaderboard.cache import boards_changed
-from leaderboard.models import BoardAggregate, EntryAnalysis, Scenario, StoredPairedTest
+from leaderboard.changes import boards_changed
+from leaderboard.models import BoardAggregate, EntryAnalysis, StoredPairedTest
 from leaderboard.selectors import board_get
-from leaderboard.stats import paired_test, summarise_entry
 from leaderboard.stored import entry_aggregate, suite_scenarios_get
+from scoring.stats import paired_test, summarise_entry
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
 from submissions.selectors import attempt_outcomes
 from submissions.services import submission_publish, submission_refresh_status

@@ -11,8 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import Team
+from catalogue.models import Scenario
 from evaluators.base import all_plugins
-from leaderboard.models import Scenario, StoredBoardRanking
+from leaderboard.models import StoredBoardRanking
 from leaderboard.selectors import RankedBoard, board_get, boards_ranked_get, overview_get, overview_of
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import model_entry_upsert, submission_refresh_status
@@ -131,7 +132,7 @@ def test_a_newly_finished_submission_changes_the_stored_rows(entries, stored_lab
 
 
 def test_hiding_the_last_entry_of_a_board_stores_its_empty_ranking(entries, django_capture_on_commit_callbacks):
-    from leaderboard.cache import boards_changed
+    from leaderboard.changes import boards_changed
 
     with django_capture_on_commit_callbacks(execute=True):
         Submission.objects.filter(subset="full").update(hidden=True, hidden_reason="spam")
@@ -164,7 +165,7 @@ def test_a_ranking_stored_under_other_settings_is_never_read(entries, settings):
 
 
 def test_a_page_built_inside_the_writers_transaction_ranks_again_the_boards_it_changed(entries):
-    from leaderboard.cache import boards_changed
+    from leaderboard.changes import boards_changed
 
     board = ("sokoban", "global", "mini")
     leader = _stored_boards()[board].board.rows[0]

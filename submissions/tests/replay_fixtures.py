@@ -3,7 +3,7 @@ that a replay page can be tested on trajectories written by hand."""
 from __future__ import annotations
 
 from accounts.models import Team
-from leaderboard.models import Environment, Scenario
+from catalogue.models import Environment, Scenario
 from submissions.models import ModelEntry, Submission
 
 #: The environments' rows as the plug-ins register them.

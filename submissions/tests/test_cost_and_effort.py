@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from magebench_client import cli, commands
 from submissions.engine import attempt_run
 from submissions.models import Attempt, ModelEntry, Submission

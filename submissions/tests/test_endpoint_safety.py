@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from magebench_client import cli
 from submissions.endpoints import endpoint_settings_check
 from submissions.engine import attempt_run

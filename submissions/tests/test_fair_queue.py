@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.services import team_get_or_create
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, LiveWorker, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint
 

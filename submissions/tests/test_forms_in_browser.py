@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from accounts.services import team_create
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.integration

@@ -17,8 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
+from catalogue.models import Scenario
 from conftest import FIXTURE_RESOURCES, ROOT
-from leaderboard.models import Scenario
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
 from submissions.selectors import queue_item, queue_list, queue_loads
 from submissions.templatetags.durations import duration

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from magebench_client import cli
 from magebench_client.commands import EXIT_REFUSED
 from submissions.models import Attempt, ModelEntry, Submission

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.engine import attempt_claim, attempt_claim_next
 from submissions.models import Attempt, LiveWorker, ModelEntry, Submission, SubmissionResult
 from submissions.scheduling import Contender, Served, SimSubmission, SimWorker, fair_order, simulate

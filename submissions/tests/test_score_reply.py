@@ -19,7 +19,7 @@ def _score(*args: str) -> dict:
 
 
 def test_it_scores_an_optimal_global_reply_100(fixture_scenarios, tmp_path):
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
 
     level = Scenario.objects.get(key="1-Sokoban-small-v0")
     moves = solve_grid(level.data["grid"]).actions
@@ -31,7 +31,7 @@ def test_it_scores_an_optimal_global_reply_100(fixture_scenarios, tmp_path):
 
 
 def test_it_reports_the_idle_score_and_the_parse_error_for_a_reply_without_actions(fixture_scenarios, tmp_path):
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
 
     level = Scenario.objects.get(key="1-Sokoban-small-v0")
     reply = tmp_path / "reply.txt"
@@ -84,7 +84,7 @@ def test_the_played_back_model_ends_the_run_when_its_replies_run_out_instead_of_
 
 
 def test_it_scores_replies_exactly_as_an_upload_of_them_is_rescored(fixture_scenarios, tmp_path):
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
     from submissions.engine import scenario_spec
     from submissions.rescoring import replay_recorded, upload_settings
 

@@ -5,7 +5,7 @@ import pytest
 from django.template import Context, Template
 from django.urls import reverse
 
-from leaderboard.services import environment_ensure
+from catalogue.services import environment_ensure
 from submissions.models import ModelEntry, Submission
 from submissions.templatetags.settings_values import setting_text
 

@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import Team
+from catalogue.models import Scenario
 from evaluators.base import all_plugins
-from leaderboard.models import Scenario
 from magebench_client import cli
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, ModelEntry, Submission

@@ -9,9 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import Team
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
+from catalogue.services import environment_ensure
 from leaderboard.selectors import BoardFilter, board_get
-from leaderboard.services import environment_ensure
 from submissions.models import Attempt, ModelEntry, Submission
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
+from catalogue.models import Scenario
 from conftest import FIXTURE_RESOURCES
-from leaderboard.models import Scenario
 from leaderboard.selectors import board_get
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 from submissions.models import Submission
 
 UPLOAD_KEYS = ("rescoring", "upload_sha256", "missing_scenarios")

@@ -812,7 +812,7 @@ def test_rescoring_needs_the_scenarios_not_only_their_keys(tmp_path: Path) -> No
 
 @pytest.mark.django_db
 def test_validate_upload_without_a_suite_names_the_suites_when_there_are_several(fixture_scenarios) -> None:
-    from leaderboard.models import Scenario
+    from catalogue.models import Scenario
 
     copy = Scenario.objects.filter(environment_id="sokoban", suite="fixture").first()
     Scenario.objects.create(environment_id="sokoban", suite="official", key=copy.key, in_mini=True, data=copy.data,

@@ -14,10 +14,10 @@ import pytest
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
+from catalogue.services import scenarios_import
 from evaluators.gridwalk.grid import Level
 from evaluators.gridwalk.parsing import format_route
 from evaluators.gridwalk.resources import FIXTURE_RESOURCES
-from leaderboard.services import scenarios_import
 from submissions.models import Attempt, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint
 

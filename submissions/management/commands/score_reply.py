@@ -7,10 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalogue.models import Scenario
 from evaluators.agents.replay import RecordedModel
 from evaluators.base import FLOWS
 from evaluators.runner import effective_settings, run_attempt
-from leaderboard.models import Scenario
 from submissions.engine import scenario_spec
 
 

@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from catalogue.selectors import default_suite
 from evaluators.base import all_plugins, get_plugin
 from evaluators.settings import EvaluationSettings
-from leaderboard.catalogue import default_suite
 from submissions.models import Submission
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
 

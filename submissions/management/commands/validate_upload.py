@@ -7,9 +7,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from catalogue.models import Scenario
+from catalogue.selectors import suites_for
 from evaluators.base import FLOWS, ResourceError, ScenarioSpec, environment_slugs, get_plugin
-from leaderboard.catalogue import suites_for
-from leaderboard.models import Scenario
 from submissions.uploads import UploadedRun, UploadError, parse_upload
 
 
@@ -120,7 +120,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _from_resources(*, env: str, subset: str, resources: Path) -> dict[str, ScenarioSpec]:
-        from leaderboard.services import resources_dir
+        from catalogue.services import resources_dir
 
         try:
             found = get_plugin(env).discover(resources_dir(Path(resources)), verify=False)

@@ -2,15 +2,15 @@
 submission froze, and the sets one attempt needs.
 
 Without an official checkout a suite runs with the plug-in's own wording (no row); an import with a
-checkout stores the official texts per flow (``leaderboard.services.prompt_sets_import``), and the
+checkout stores the official texts per flow (``catalogue.services.prompt_sets_import``), and the
 newest row of a flow is what new submissions on that suite freeze.
 """
 from __future__ import annotations
 
 from dataclasses import fields
 
+from catalogue.models import SuitePromptSet
 from evaluators.base import PromptSet, get_plugin
-from leaderboard.models import SuitePromptSet
 
 _COMMON = tuple(f.name for f in fields(PromptSet) if f.name not in ("version", "source", "extra"))
 

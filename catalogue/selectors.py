@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from leaderboard.models import Scenario
+from catalogue.models import Scenario
 
 
 def default_suite(env: str) -> str:

@@ -10,6 +10,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from catalogue.changes import results_changed
+from catalogue.models import Environment, Scenario, SuitePromptSet
+from catalogue.prompt_sets import prompt_set_current, prompt_set_texts
 from evaluators.agents.checkout import OfficialCheckout
 from evaluators.base import (
     ImportedScenario,
@@ -20,9 +23,6 @@ from evaluators.base import (
     all_plugins,
     get_plugin,
 )
-from leaderboard.cache import boards_changed
-from leaderboard.models import Environment, Scenario, SuitePromptSet
-from leaderboard.prompt_sets import prompt_set_current, prompt_set_texts
 
 
 def environment_ensure(slug: str) -> Environment:
@@ -31,7 +31,7 @@ def environment_ensure(slug: str) -> Environment:
         slug=plugin.slug,
         defaults={"title": plugin.title, "score_label": plugin.score_label, "position": plugin.position},
     )
-    boards_changed()
+    results_changed()
     return environment
 
 
@@ -99,7 +99,7 @@ def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | N
             _store(slug, suite, items, report)
         if checkout is not None:
             report.prompts = _prompt_sets_store(suite, prompt_sets, checkout)
-        boards_changed()  # boards count their scenarios, and an official import changes the default suite
+        results_changed()  # boards count their scenarios, and an official import changes the default suite
     return report
 
 
@@ -190,4 +190,4 @@ def scenarios_check(*, env: str, suite: str, workers: int = 2, recheck: bool = F
     try:
         return plugin.check_scenarios(stored, workers=workers, recheck=recheck, store=store)
     finally:
-        boards_changed()  # boards show which scenarios the check flagged
+        results_changed()  # boards show which scenarios the check flagged

@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalogue.services import scenarios_check, scenarios_import
 from evaluators.agents.official_source import CheckoutError
 from evaluators.base import ResourceError, all_plugins
-from leaderboard.services import scenarios_check, scenarios_import
 
 
 class Command(BaseCommand):

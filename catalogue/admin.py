@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from collections.abc import Iterable
 from typing import Any
 
@@ -5,16 +7,14 @@ from django.contrib import admin
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
-from accounts import admin as accounts_admin
-from accounts.models import Team
-from leaderboard.cache import BoardRef, boards_changed
-from leaderboard.models import ReportedResult
+from catalogue.changes import BoardRef, results_changed
+from catalogue.models import ReportedResult
 
 
 class BoardsChangedAdmin(admin.ModelAdmin):
     """An admin of rows the boards show (entries, their teams, reported results): every change made
-    through it drops the cached boards, as the site's own writes do; a row of one board (an entry, a
-    reported result) drops that board's only."""
+    through it tells the boards, as the site's own writes do; a row of one board (an entry, a
+    reported result) names that board only."""
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         # The stored row's board too: an entry moved to another board leaves the old one.
@@ -22,17 +22,17 @@ class BoardsChangedAdmin(admin.ModelAdmin):
         after = boards_of([obj])
         super().save_model(request, obj, form, change)
         # No board on either side (a team, a model): every board.
-        boards_changed(*sorted({*before, *after}) if after and (before or not change) else ())
+        results_changed(*sorted({*before, *after}) if after and (before or not change) else ())
 
     def delete_model(self, request: HttpRequest, obj: Model) -> None:
         boards = boards_of([obj])
         super().delete_model(request, obj)
-        boards_changed(*boards)
+        results_changed(*boards)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         boards = boards_of(queryset)
         super().delete_queryset(request, queryset)
-        boards_changed(*boards)
+        results_changed(*boards)
 
 
 def boards_of(rows: Iterable[Any]) -> list[BoardRef]:
@@ -51,13 +51,3 @@ def boards_of(rows: Iterable[Any]) -> list[BoardRef]:
 class ReportedResultAdmin(BoardsChangedAdmin):
     list_display = ("model_name", "environment", "flow", "subset", "score", "source")
     list_filter = ("environment", "flow", "subset")
-
-
-# The boards show team names: a team changed in the admin drops them. Teams sit below the boards and
-# know nothing of them, so the boards wrap the accounts' own admin of teams.
-admin.site.unregister(Team)
-
-
-@admin.register(Team)
-class TeamAdmin(BoardsChangedAdmin, accounts_admin.TeamAdmin):
-    pass
