@@ -171,6 +171,18 @@ class ReplayPanel:
     styles: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class BreakdownPart:
+    """One component of an environment's lost score (``EnvironmentPlugin.breakdown_parts``): what the
+    pages call it and the colour its share is drawn in, declared by the environment that records it."""
+
+    key: str
+    #: What the score was lost to, as a phrase of the analysis page's sentence ("unparsable replies").
+    label: str
+    #: Its colour in the lost-score bars and charts: a CSS hex colour, "#rrggbb".
+    colour: str
+
+
 #: The plotly.js bundles an analysis panel may need: "basic" (bars, lines, scatter) or "cartesian"
 #: (heatmaps too), the smallest that draws it (static/vendor/README.md).
 PLOTLY_BUNDLES = ("basic", "cartesian")
@@ -300,6 +312,9 @@ class EnvironmentPlugin(abc.ABC):
     has_action_diagnostics: ClassVar[bool] = True
     #: Names of the lost-score components each scored attempt stores in details["breakdown"].
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
+    #: The same components, in the same order, with what the pages call them and their colours; an
+    #: environment with ``breakdown_keys`` declares them here so that no shared page names them.
+    breakdown_parts: ClassVar[tuple[BreakdownPart, ...]] = ()
     #: Default settings per flow (the paper's standard setting), each a value or a value per subset
     #: ({"mini": 10, "full": 3}); ``evaluators.settings.EvaluationSettings`` checks and applies them.
     default_settings: ClassVar[Mapping[str, Mapping[str, DefaultValue]]]

@@ -18,6 +18,7 @@ from evaluators.base import (
     FLOWS,
     PLOTLY_BUNDLES,
     AnalysisPanel,
+    BreakdownPart,
     EnvironmentPlugin,
     ParseResult,
     PluginConfigurationError,
@@ -154,6 +155,29 @@ def _actions(plugin: EnvironmentPlugin) -> list[str]:
         problems.append(f"PASS_ACTIONS must be among ACTIONS; not: {', '.join(sorted(passes - set(plugin.ACTIONS)))}")
     if not _is_str_tuple(plugin.breakdown_keys):
         problems.append("breakdown_keys must be a tuple of non-empty str")
+    return problems + _breakdown_parts(plugin)
+
+
+_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+
+
+def _breakdown_parts(plugin: EnvironmentPlugin) -> list[str]:
+    parts = plugin.breakdown_parts
+    if not (isinstance(parts, tuple) and all(isinstance(part, BreakdownPart) for part in parts)):
+        return [f"breakdown_parts must be a tuple of BreakdownPart, not {parts!r}"]
+    problems = []
+    # The pages label and colour each component from its part: a key without one would be unnamed.
+    if plugin.breakdown_keys and tuple(part.key for part in parts) != tuple(plugin.breakdown_keys):
+        problems.append(f"breakdown_parts must declare breakdown_keys in their order "
+                        f"({', '.join(map(str, plugin.breakdown_keys))}), not "
+                        f"{', '.join(str(part.key) for part in parts) or 'none'}")
+    elif parts and not plugin.breakdown_keys:
+        problems.append("breakdown_parts need breakdown_keys naming the same components")
+    for part in parts:
+        if not (isinstance(part.label, str) and part.label):
+            problems.append(f"breakdown_parts[{part.key!r}].label must be a non-empty str")
+        if not (isinstance(part.colour, str) and _COLOUR.match(part.colour)):
+            problems.append(f"breakdown_parts[{part.key!r}].colour must be a '#rrggbb' colour, not {part.colour!r}")
     return problems
 
 

@@ -10,6 +10,7 @@ from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
     BaselineOptions,
+    BreakdownPart,
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
@@ -21,6 +22,7 @@ from evaluators.base import (
     StoredScenario,
 )
 from evaluators.settings import EvaluationSettings
+from evaluators.webui.breakdown import BREAKDOWN_PARTS
 from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, OPTIONS
 
 if TYPE_CHECKING:
@@ -32,7 +34,8 @@ class WebUIPlugin(EnvironmentPlugin):
     title: ClassVar[str] = "WebUI"
     score_label: ClassVar[str] = "AES %"
     has_action_diagnostics: ClassVar[bool] = False
-    breakdown_keys: ClassVar[tuple[str, ...]] = ("parse", "render", "interaction", "unmatched", "attribute")
+    breakdown_keys: ClassVar[tuple[str, ...]] = tuple(part.key for part in BREAKDOWN_PARTS)
+    breakdown_parts: ClassVar[tuple[BreakdownPart, ...]] = BREAKDOWN_PARTS
     setting_options: ClassVar[Mapping[str, SettingOption]] = OPTIONS
     queue: ClassVar[str | None] = "browser"
     # A worker process with its Chromium (browser, renderer and GPU processes): 1.5 GiB at its peak

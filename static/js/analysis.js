@@ -9,11 +9,25 @@
   const FONT = { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 };
   // Backgrounds and text in the page's colour scheme (static/js/theme.js).
   const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
-  // The same colours as the board's lost-score bars (static/css/site.css, .seg.*).
-  const LOST_COLOURS = {
-    aes: "#1f7a46", parse: "#8c2d2d", render: "#c0582b", interaction: "#d9a21b", unmatched: "#7c8ba1",
-    attribute: "#4d7cc9",
-  };
+  // A lost-score component's colour: the one its environment declares (EnvironmentPlugin.breakdown_parts,
+  // sent as lostParts), else the one the board's lost-score bars are drawn in, read from a segment
+  // styled as they are, so that this script names no environment's components.
+  function lostColour(data, key) {
+    const declared = (data.lostParts || []).find((part) => part.key === key);
+    if (declared && declared.colour) return declared.colour;
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    const segment = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    segment.setAttribute("class", "seg " + key);
+    svg.setAttribute("aria-hidden", "true");
+    svg.style.position = "absolute";
+    svg.style.width = "0";
+    svg.style.height = "0";
+    svg.appendChild(segment);
+    document.body.appendChild(svg);
+    const fill = window.getComputedStyle(segment).fill;
+    svg.remove();
+    return fill && fill !== "none" && !fill.startsWith("rgb(0, 0, 0)") ? fill : "#999";
+  }
   // Low scores red, high scores green, like the per-scenario matrix.
   const SCORE_COLOURS = [[0, "#e8a39b"], [0.5, "#f3e3a0"], [1, "#8fd19e"]];
 
@@ -69,14 +83,16 @@
     const rows = data.lost || [];
     if (!rows.length) return;
     const labels = rows.map((r) => r.label);
+    const kept = (data.scoreLabel || "score").replace(/\s*%$/, "");
     const traces = [{
-      type: "bar", orientation: "h", name: "AES", y: labels, x: rows.map((r) => r.aes),
-      marker: { color: LOST_COLOURS.aes }, hovertemplate: "AES %{x:.1f}%<extra>%{y}</extra>",
+      // The score kept, named as the board names its score ("AES %" is shown as "AES").
+      type: "bar", orientation: "h", name: kept, y: labels, x: rows.map((r) => r.aes),
+      marker: { color: lostColour(data, "aes") }, hovertemplate: kept + " %{x:.1f}%<extra>%{y}</extra>",
     }];
     (data.lostKeys || []).forEach((key) => {
       traces.push({
         type: "bar", orientation: "h", name: key, y: labels, x: rows.map((r) => (r.parts || {})[key] || 0),
-        marker: { color: LOST_COLOURS[key] || "#999" }, hovertemplate: key + " %{x:.1f}%<extra>%{y}</extra>",
+        marker: { color: lostColour(data, key) }, hovertemplate: key + " %{x:.1f}%<extra>%{y}</extra>",
       });
     });
     draw("chart-lost", traces, {
