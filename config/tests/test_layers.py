@@ -48,8 +48,6 @@ KNOWN_CYCLES = (
     # The plug-in interface, the flows and baseline agents it runs, the settings they read and the check
     # of a plug-in against the interface.
     ("evaluators.base", "evaluators.agents", "evaluators.baselines", "evaluators.settings", "evaluators.conformance"),
-    # Sokoban's plug-in names its baselines, which play through the plug-in.
-    ("evaluators.sokoban.plugin", "evaluators.sokoban.baselines"),
 )
 
 

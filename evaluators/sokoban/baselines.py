@@ -18,7 +18,7 @@ from PIL import Image
 
 from evaluators.base import BaselineOptions
 from evaluators.baselines.agents import EnvironmentProfile, Plan, play_actions
-from evaluators.sokoban.plugin import ACTIONS
+from evaluators.sokoban.actions import ACTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from evaluators.sokoban.levels import Level

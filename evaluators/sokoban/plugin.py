@@ -20,12 +20,10 @@ from evaluators.base import (
 )
 from evaluators.settings import EvaluationSettings
 from evaluators.sokoban import prompts
+from evaluators.sokoban.actions import ACTIONS
 
 if TYPE_CHECKING:
     from evaluators.agents.checkout import OfficialCheckout
-
-
-ACTIONS = ("Up", "Down", "Left", "Right")
 
 
 class SokobanPlugin(EnvironmentPlugin):
