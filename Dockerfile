@@ -5,6 +5,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 MAGEBENCH_ENV=production MAGEBE
 WORKDIR /app
 COPY requirements/ requirements/
 COPY scripts/setup scripts/setup
+COPY client/ client/
 RUN scripts/setup && rm -rf /var/lib/apt/lists/*
 COPY . .
 ENV PATH=/app/.venv/bin:$PATH

@@ -1,0 +1,107 @@
+"""Talking to the site: one session, the token in the Authorization header only, and the site's errors
+and network failures turned into exceptions that say what went wrong."""
+from __future__ import annotations
+
+import re
+from typing import IO, Any
+
+import requests
+
+# Uploads may be tens of megabytes and the site validates them before answering.
+TIMEOUT = (10.0, 300.0)
+
+
+class ApiError(Exception):
+    """The site answered with an error: its message and every problem it listed."""
+
+    def __init__(self, status: int, message: str, details: list[str]) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.details = details
+
+
+class Unreachable(Exception):
+    """No answer from the site at ``url``: the network's reason, as a person reads it."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(reason)
+        self.url = url
+        self.reason = reason
+
+
+class Client:
+    """The REST API at ``base_url``; the token only ever goes into the Authorization header."""
+
+    def __init__(self, base_url: str, token: str | None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self._session = requests.Session()
+        self._session.headers["User-Agent"] = "magebench-cli/1"
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r})"
+
+    def close(self) -> None:
+        self._session.close()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        headers = {"Accept": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        try:
+            response = self._session.request(method, self.base_url + path, headers=headers, timeout=TIMEOUT, **kwargs)
+        except requests.RequestException as exc:
+            raise Unreachable(self.base_url, network_reason(exc)) from None
+        if response.status_code >= 400:
+            raise api_error(response)
+        return response
+
+    def get(self, path: str, params: dict[str, str] | None = None) -> Any:
+        return response_json(self.request("GET", path, params=params))
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        return response_json(self.request("POST", path, json=body))
+
+    def post_file(self, path: str, fields: dict[str, str], name: str, file: IO[bytes]) -> Any:
+        return response_json(self.request("POST", path, data=fields, files={"file": (name, file)}))
+
+
+def network_reason(exc: requests.RequestException) -> str:
+    if isinstance(exc, requests.Timeout):
+        return "no answer in time"
+    text = str(exc)
+    # urllib3 wraps the socket error several times; the errno text is the part a person needs.
+    match = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+    return match.group(1).strip() if match else (text or type(exc).__name__)
+
+
+def response_json(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        kind = response.headers.get("Content-Type", "no content type")
+        raise ApiError(response.status_code, f"expected JSON from {response.url}, got {kind}; is --url the "
+                                             "MageBench site?", []) from None
+
+
+def api_error(response: requests.Response) -> ApiError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "message" in body:
+        return ApiError(response.status_code, str(body["message"]), error_details(body.get("extra")))
+    status = f"HTTP {response.status_code} {response.reason}" if response.reason else f"HTTP {response.status_code}"
+    return ApiError(response.status_code, f"{status} from {response.url}", [])
+
+
+def error_details(extra: Any) -> list[str]:
+    """Upload problems one per line, then any per-field validation messages as ``field: message``."""
+    if not isinstance(extra, dict):
+        return []
+    lines = [str(problem) for problem in extra.get("problems") or []]
+    for field, value in extra.items():
+        if field != "problems":
+            lines.append(f"{field}: {'; '.join(map(str, value)) if isinstance(value, list) else value}")
+    return lines

@@ -1,0 +1,235 @@
+"""What each command does: the requests it sends and what it prints or writes. Results go to standard
+output, so they can be piped; progress and messages go to standard error."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from magebench_client.api import ApiError, Client, Unreachable
+from magebench_client.csv_safe import write_csv
+from magebench_client.output import StatusLine, board_columns, check_lines, progress_line, status_lines, team_line
+
+EXIT_OK, EXIT_UNFINISHED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped.
+EXIT_BROKEN_PIPE = 141
+#: Final submission statuses and the exit code ``follow`` ends with.
+FINAL_STATUSES = {"completed": EXIT_OK, "incomplete": EXIT_UNFINISHED, "cancelled": EXIT_UNFINISHED}
+ATTEMPT_COLUMNS = ("scenario", "repeat", "status", "score", "outcome", "steps", "model_calls", "invalid_action",
+                   "repeating_action", "parse_errors", "error_kind", "error_message")
+
+
+class CliError(Exception):
+    """A mistake found before anything was sent (a missing file or environment variable)."""
+
+
+# Following a submission --------------------------------------------------------------------------
+
+def follow(client: Client, submission_id: int, interval: float) -> int:
+    line = StatusLine(sys.stderr)
+    last_error = ""
+    while True:
+        submission = client.get(f"/api/v1/submissions/{submission_id}/")
+        progress = submission.get("progress") or {}
+        error = progress.get("last_error") or ""
+        if error and error != last_error:
+            line.note(f"last error: {error}")
+            last_error = error
+        line.draw(progress_line(progress))
+        status = submission.get("status", "")
+        if status in FINAL_STATUSES:
+            line.finish()
+            reason = submission.get("status_reason") or ""
+            print(f"submission {submission_id} {status}" + (f": {reason}" if reason else ""), file=sys.stderr)
+            score = final_score(client, submission)
+            if score:
+                print(score, file=sys.stderr)
+            return FINAL_STATUSES[status]
+        time.sleep(interval)
+
+
+def board_row(client: Client, submission: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The submission's board and its row there, as the caller sees the board (a team's token shows
+    the team's private entries); None when it is not on the board (cancelled, hidden)."""
+    path = f"/api/v1/boards/{submission.get('env')}/{submission.get('flow')}/{submission.get('subset')}/"
+    try:
+        board = client.get(path, {"suite": str(submission.get("suite") or "")})
+    except (ApiError, Unreachable):
+        return None  # the submission has finished all the same: its status decides the exit code
+    row = next((r for r in board.get("rows") or [] if r.get("submission") == submission.get("id")), None)
+    return (board, row) if row is not None else None
+
+
+def final_score(client: Client, submission: dict[str, Any]) -> str:
+    """The finished submission's score as its board shows it: mean ± standard error, the 95%
+    confidence interval and the rank; the plain mean of its scored attempts when it has no row."""
+    found = board_row(client, submission)
+    if found is None or found[1].get("mean") is None:
+        scores = [a["score"] for a in submission.get("attempts") or [] if a.get("score") is not None]
+        return f"mean score {sum(scores) / len(scores):.2f} over {len(scores)} scored attempt(s)" if scores else ""
+    board, row = found
+    text = f"{board.get('score_label') or 'score'}: {row['mean']:.2f}"
+    if row.get("se") is not None:
+        text += f" ± {row['se']:.2f}"
+    if row.get("ci95_low") is not None and row.get("ci95_high") is not None:
+        text += f" (95% CI {row['ci95_low']:.2f} to {row['ci95_high']:.2f})"
+    text += f" over {row.get('scenarios')} scenario(s)"
+    where = f"{board.get('env')}/{board.get('flow')}/{board.get('subset')} board, suite {board.get('suite')}"
+    if row.get("rank") is not None:
+        ranked = sum(1 for r in board.get("rows") or [] if r.get("rank") is not None)
+        standing = {"leader": " (the leader)", "tied": " (tied with the leader)"}.get(row.get("standing") or "", "")
+        text += f"; rank {row['rank']} of {ranked} on the {where}{standing}"
+    else:
+        why = ("baselines" if row.get("baseline") else f"variant: {', '.join(row['variant'])}" if row.get("variant")
+               else "")
+        text += f"; unranked{f' ({why})' if why else ''} on the {where}"
+    return text
+
+
+# Commands ----------------------------------------------------------------------------------------
+
+def cmd_me(client: Client, args: argparse.Namespace) -> int:
+    me = client.get("/api/v1/me/")
+    who = me.get("user") or "anonymous (no token)"
+    scope = me.get("token_scope")
+    print(f"user {who}" + (f" · token {'read-write' if scope == 'write' else 'read-only'}" if scope else ""))
+    if not me.get("teams"):
+        print("no teams")
+    for team in me.get("teams") or []:
+        print(team_line(team))
+    return EXIT_OK
+
+
+def metadata(args: argparse.Namespace) -> dict[str, Any]:
+    """The fields an endpoint submission and an upload share."""
+    fields: dict[str, Any] = {"model_name": args.model, "env": args.env, "flow": args.flow, "subset": args.subset,
+                              "public": args.public}
+    # Metadata flags left out are not sent, so the model keeps what the site or an earlier call set.
+    optional = {"team": args.team, "suite": args.suite, "organisation": args.organisation,
+                "parameter_count": args.parameter_count, "link": args.link, "licence": args.licence,
+                "price_input_per_mtok": args.price_input, "price_output_per_mtok": args.price_output,
+                "open_weights": True if args.open_weights else None}
+    fields.update({name: value for name, value in optional.items() if value not in (None, "")})
+    return fields
+
+
+def api_key_from(variable: str | None) -> str:
+    if not variable:
+        return ""
+    key = os.environ.get(variable, "")
+    if not key:
+        raise CliError(f"the environment variable {variable} is not set or empty")
+    return key
+
+
+def created(client: Client, result: dict[str, Any], args: argparse.Namespace) -> int:
+    print(result["id"], flush=True)
+    print(f"submission {result['id']} {result['status']} with {result['attempts']} attempt(s): "
+          f"{client.base_url}/submissions/{result['id']}/", file=sys.stderr)
+    return follow(client, result["id"], args.interval) if args.follow else EXIT_OK
+
+
+def cmd_submit_endpoint(client: Client, args: argparse.Namespace) -> int:
+    body = metadata(args)
+    body.update({"endpoint_url": args.endpoint, "settings": dict(args.setting or [])})
+    if args.endpoint_model:
+        body["endpoint_model"] = args.endpoint_model
+    if args.concurrency is not None:
+        body["endpoint_concurrency"] = args.concurrency
+    api_key = api_key_from(args.api_key_env)
+    if api_key:
+        body["api_key"] = api_key
+    return created(client, client.post("/api/v1/submissions/", body), args)
+
+
+def cmd_upload(client: Client, args: argparse.Namespace) -> int:
+    fields = {name: (str(value).lower() if isinstance(value, bool) else str(value))
+              for name, value in metadata(args).items()}
+    try:
+        with open(args.file, "rb") as file:
+            result = client.post_file("/api/v1/uploads/", fields, os.path.basename(args.file), file)
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    return created(client, result, args)
+
+
+def cmd_check(client: Client, args: argparse.Namespace) -> int:
+    """Check a file of outputs the way an upload is checked; nothing is stored and no quota is used."""
+    fields = {"env": args.env, "flow": args.flow, "subset": args.subset}
+    if args.suite:
+        fields["suite"] = args.suite
+    try:
+        with open(args.file, "rb") as file:
+            result = client.post_file("/api/v1/uploads/check/", fields, os.path.basename(args.file), file)
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    for line in check_lines(result):
+        print(line)
+    return EXIT_OK
+
+
+def cmd_follow(client: Client, args: argparse.Namespace) -> int:
+    return follow(client, args.id, args.interval)
+
+
+def cmd_status(client: Client, args: argparse.Namespace) -> int:
+    for line in status_lines(client.get(f"/api/v1/submissions/{args.id}/")):
+        print(line)
+    return EXIT_OK
+
+
+def cmd_results(client: Client, args: argparse.Namespace) -> int:
+    submission = client.get(f"/api/v1/submissions/{args.id}/")
+    attempts = submission.get("attempts") or []
+    if args.format == "csv":
+        write_output(args.out, lambda out: write_csv(out, ATTEMPT_COLUMNS, attempts))
+    else:
+        write_output(args.out, lambda out: out.write(json.dumps(submission, indent=2) + "\n"))
+    if args.out:
+        print(f"wrote {len(attempts)} attempt(s) of submission {args.id} to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_board(client: Client, args: argparse.Namespace) -> int:
+    params = {"suite": args.suite, "size": args.size, "org": args.org}
+    params = {name: value for name, value in params.items() if value}
+    params.update({name: "1" for name, flag in (("open", args.open), ("verified", args.verified),
+                                                 ("best", args.best)) if flag})
+    # The API rather than the site's CSV export: it honours the token, so the team's private entries show.
+    board = client.get(f"/api/v1/boards/{args.env}/{args.flow}/{args.subset}/", params)
+    rows = board.get("rows") or []
+    if args.format == "json":
+        write_output(args.out, lambda out: out.write(json.dumps(board, indent=2) + "\n"))
+    else:
+        write_output(args.out, lambda out: write_csv(out, board_columns(rows), rows))
+    if args.out:
+        print(f"wrote {len(rows)} row(s) of the {board.get('suite')} board to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def write_output(path: str | None, write: Callable[[TextIO], Any]) -> None:
+    if not path:
+        write(sys.stdout)
+        return
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            write(out)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def cmd_action(client: Client, args: argparse.Namespace) -> int:
+    submission = client.post(f"/api/v1/submissions/{args.id}/{args.command}/")
+    if args.command == "rerun":
+        print(submission["id"])
+        print(f"submission {args.id} re-run as submission {submission['id']} ({submission['status']})",
+              file=sys.stderr)
+    elif args.command == "publish":
+        print(f"submission {submission['id']} is public")
+    else:
+        print(f"submission {submission['id']}: {submission['status']}")
+    return EXIT_OK
