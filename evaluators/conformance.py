@@ -14,19 +14,19 @@ from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
-from evaluators.base import (
+from evaluators.declarations import (
     FLOWS,
     PLOTLY_BUNDLES,
     AnalysisPanel,
     BreakdownPart,
-    EnvironmentPlugin,
     ParseResult,
-    PluginConfigurationError,
     PromptSet,
     ReplayPanel,
     ScenarioMeans,
     SettingOption,
 )
+from evaluators.interface import EnvironmentPlugin
+from evaluators.registry import PluginConfigurationError
 
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 _SUBSETS = ("mini", "full")

@@ -17,10 +17,15 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluators.agents.requests import non_official_settings
-from evaluators.base import EnvironmentPlugin, OptionValue, SettingOption, all_plugins, get_plugin
+from evaluators.declarations import OptionValue, SettingOption
+from evaluators.registry import all_plugins, get_plugin
+
+if TYPE_CHECKING:
+    # The plug-in interface names these settings in its signatures, so this module names it for typing only.
+    from evaluators.interface import EnvironmentPlugin
 
 #: A plug-in's default for one setting: a value, or a value per subset ({"mini": 10, "full": 3}).
 DefaultValue = int | float | bool | str | Mapping[str, int]

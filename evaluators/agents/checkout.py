@@ -39,7 +39,7 @@ from evaluators.agents.official_source import (
     walk_statements,
 )
 from evaluators.agents.official_webui_flow import read_webui_online_flow
-from evaluators.base import PROMPTS_OFFICIAL, PromptSet
+from evaluators.declarations import PROMPTS_OFFICIAL, PromptSet
 
 GLOBAL_FLOW = "Flow/GlobalPlanning.py"
 ONLINE_FLOW = "Flow/Online_HL_FBandSB.py"

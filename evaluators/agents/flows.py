@@ -21,17 +21,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PIL import Image
 
 from evaluators.agents.diagnostics import DiagnosticsTracker
 from evaluators.agents.replay import RepliesExhausted
 from evaluators.agents.requests import image_media_type, merge_same_role
-from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode, Observation, PromptSet
+from evaluators.declarations import FLOW_GLOBAL, FLOW_ONLINE, Episode, Observation, PromptSet
 from evaluators.endpoints.messages import image_part
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
+
+if TYPE_CHECKING:
+    # The plug-in interface names these flows as its default runners, so this module names it for typing only.
+    from evaluators.interface import EnvironmentPlugin
 
 
 class ChatModel(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evaluators.base import ParseResult
+from evaluators.declarations import ParseResult
 
 GLOBAL_MARKER = "### Actions"
 ONLINE_MARKER = "# action"

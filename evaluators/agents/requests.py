@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluators.base import all_plugins
 from evaluators.endpoints.messages import text_part
+from evaluators.registry import all_plugins
 
 #: Settings of every environment under which a submission is not scored the official way, with
 #: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).

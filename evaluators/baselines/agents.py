@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PIL import Image, UnidentifiedImageError
 
 from evaluators.agents.parsing import GLOBAL_MARKER, ONLINE_MARKER
-from evaluators.base import DEFAULT_ENVIRONMENTS, FLOW_GLOBAL, FLOW_ONLINE, BaselineOptions
+from evaluators.declarations import FLOW_GLOBAL, FLOW_ONLINE, BaselineOptions
+from evaluators.registry import DEFAULT_ENVIRONMENTS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evaluators.base import EnvironmentPlugin
+    from evaluators.interface import EnvironmentPlugin
 
 Message = Mapping[str, Any]
 
@@ -134,7 +135,8 @@ def detect_environment(messages: Sequence[Message]) -> EnvironmentPlugin | None:
 
 
 def _plugins() -> list[EnvironmentPlugin]:
-    from evaluators.base import PluginConfigurationError, all_plugins, plugin_from_module
+    from evaluators.interface import plugin_from_module
+    from evaluators.registry import PluginConfigurationError, all_plugins
 
     try:
         return all_plugins()

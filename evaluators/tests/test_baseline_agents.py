@@ -15,7 +15,7 @@ import pytest
 import requests
 from PIL import Image
 
-from evaluators import base
+from evaluators import registry
 from evaluators.agents.parsing import (
     ERR_NO_ACTIONS,
     ERR_NOT_AN_ACTION,
@@ -114,7 +114,7 @@ def test_new_environments_can_be_registered_for_the_baselines(monkeypatch: pytes
             return play_actions(football, agent, messages, rng, options)
 
     plugin = FootballPlugin()
-    monkeypatch.setitem(base._REGISTRY, "football", plugin)
+    monkeypatch.setitem(registry._REGISTRY, "football", plugin)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You control a Football team."},
         {"role": "user", "content": ONLINE.format_instruction},

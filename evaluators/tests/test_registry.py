@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.serializers import ChoiceField
 
 from catalogue.apps import load_environments
-from evaluators import base
+from evaluators import base, registry
 from evaluators.base import PluginConfigurationError, all_plugins, environment_slugs, get_plugin
 
 BUILT_IN = ["evaluators.football", "evaluators.sokoban", "evaluators.webui"]
@@ -52,7 +52,7 @@ def test_an_environment_named_twice_is_refused() -> None:
 
 
 def test_a_registry_never_loaded_says_how_to_load_it(monkeypatch) -> None:
-    monkeypatch.setattr(base, "_loaded_once", False)
+    monkeypatch.setattr(registry, "_loaded_once", False)
     with pytest.raises(PluginConfigurationError, match="load_plugins"):
         get_plugin("sokoban")
 

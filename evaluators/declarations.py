@@ -1,0 +1,282 @@
+"""The plain data of the plug-in interface: flows, the values a plug-in declares and the episodes it runs.
+
+Everything here is a constant, a dataclass or the ``Episode`` base class, and imports nothing of the
+platform's, so that the flows, the settings, the baselines and the conformance check can name these
+types without importing the plug-in interface (``evaluators.interface``) or the registry that loads
+plug-ins (``evaluators.base``), which reach them in turn. Import them from ``evaluators.base`` as
+before; the modules under that interface import them from here.
+"""
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+FLOW_GLOBAL = "global"
+FLOW_ONLINE = "online"
+FLOWS = (FLOW_GLOBAL, FLOW_ONLINE)
+
+#: The value of a plug-in's own setting.
+OptionValue = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class SettingOption:
+    """A setting one environment adds to the platform's (``EnvironmentPlugin.setting_options``).
+
+    ``evaluators.settings.EvaluationSettings`` checks it like the platform's own settings and stores
+    it under its name beside them, so submitters, stored rows and the boards see one flat mapping.
+    """
+
+    kind: type[bool] | type[int] | type[float] | type[str]
+    #: The value of a run that does not set it (and the official one when ``variant`` is set).
+    default: OptionValue
+    low: float | None = None
+    high: float | None = None
+    #: Set by the platform itself, never by a submitter.
+    platform_only: bool = False
+    #: Any other value than ``default`` makes the run a labelled variant rather than the official protocol.
+    variant: bool = False
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """What the database knows about one scenario, handed to the plug-in as plain data."""
+
+    env: str
+    key: str
+    data: dict[str, Any]
+    resource_path: Path | None = None
+
+
+@dataclass
+class Observation:
+    """What the model is shown after a reset or a step.
+
+    Most environments show one text and one image; a task description (WebUI) is an interleaved
+    sequence of texts and images, given as ``parts``, which then replaces ``text`` and ``image``.
+    """
+
+    text: str
+    image: Image.Image | None = None
+    parts: list[str | Image.Image] | None = None
+
+
+@dataclass
+class StepResult:
+    observation: Observation
+    reward: float
+    done: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParseResult:
+    """Actions extracted from one model reply.
+
+    ``error`` is set when the reply could not be turned into any usable action; ``foreign_tokens``
+    lists tokens that were not in the action vocabulary (they feed the IA diagnostic).
+    """
+
+    actions: list[Any]
+    error: str | None = None
+    foreign_tokens: list[str] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.actions)
+
+
+PROMPTS_PLATFORM = "platform"
+PROMPTS_OFFICIAL = "official"
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The texts a flow sends; versioned so a submission records exactly what its model saw.
+
+    A plug-in's own prompt sets are in the platform's wording (``source`` "platform"); a suite
+    imported with an official checkout beside it gets the official texts, read from that checkout
+    as data (``source`` "official", ``evaluators.agents.checkout``). Either way the flows compose
+    the requests the way the official flows do.
+    """
+
+    version: str
+    system: str
+    #: Global: after the observation; Online: the first user message, before the first observation.
+    format_instruction: str
+    #: Global: before the observation; Online: after the first observation.
+    first_turn: str
+    #: Online: after every later observation.
+    next_turn: str
+    #: Online: the whole user turn after a reply without a usable action.
+    regenerate: str
+    #: Stands where an image past ``max_image`` would be.
+    unavailable_image: str = "(image left out)"
+    #: Before every observation of an environment whose observations open with a text (Football).
+    observation_lead: str = ""
+    #: "platform" (the platform's wording) or "official" (read from an official checkout).
+    source: str = PROMPTS_PLATFORM
+    #: Further texts and templates one flow needs (WebUI Online's code and refinement turns), by name.
+    extra: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def texts(self) -> dict[str, str]:
+        """Every text by name, extras after the common ones (what a prompt set's page lists)."""
+        common = {name: getattr(self, name) for name in (
+            "system", "format_instruction", "first_turn", "next_turn", "regenerate", "unavailable_image",
+            "observation_lead")}
+        return {**common, **dict(self.extra)}
+
+
+@dataclass
+class ImportedScenario:
+    """One scenario read from a MageBench ``resources/`` directory, before it is stored."""
+
+    key: str
+    in_mini: bool
+    in_full: bool
+    data: dict[str, Any]
+    tags: dict[str, Any]
+    content_hash: str
+    resource_file: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReplayPanel:
+    """An environment's own part of a replay page: a template, its extra context, its scripts and its
+    style sheets (static paths, loaded after the site's own)."""
+
+    template: str
+    context: dict[str, Any] = field(default_factory=dict)
+    scripts: tuple[str, ...] = ()
+    styles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BreakdownPart:
+    """One component of an environment's lost score (``EnvironmentPlugin.breakdown_parts``): what the
+    pages call it and the colour its share is drawn in, declared by the environment that records it."""
+
+    key: str
+    #: What the score was lost to, as a phrase of the analysis page's sentence ("unparsable replies").
+    label: str
+    #: Its colour in the lost-score bars and charts: a CSS hex colour, "#rrggbb".
+    colour: str
+
+
+#: The plotly.js bundles an analysis panel may need: "basic" (bars, lines, scatter) or "cartesian"
+#: (heatmaps too), the smallest that draws it (static/vendor/README.md).
+PLOTLY_BUNDLES = ("basic", "cartesian")
+
+#: What an analysis panel aggregates for one entry: (the scenario's tags, the entry's mean there)
+#: for each scenario the entry has a mean for, in the scenarios' natural order.
+ScenarioMeans = Sequence[tuple[Mapping[str, Any], float]]
+
+
+@dataclass(frozen=True)
+class AnalysisPanel:
+    """An environment's own section of a board's analysis page (``EnvironmentPlugin.analysis_panels``).
+
+    ``aggregate`` runs once per entry when the entry's stored analysis is computed, and its answer is
+    stored under ``key``; the page includes ``template`` (its context: ``panel``, a
+    ``leaderboard.analysis.PanelView``) and loads ``script``, which registers a drawing function
+    under ``key`` in ``window.MageAnalysisPanels`` (see static/js/analysis.js).
+    """
+
+    key: str
+    title: str
+    #: The entry's share of the panel as JSON-able data, or None when none of its scenarios concern
+    #: the panel; pure Python, so that it can run wherever an entry's analysis is stored.
+    aggregate: Callable[[ScenarioMeans], dict[str, Any] | None]
+    template: str
+    #: A static path; the script draws the panel from the charts' data.
+    script: str
+    #: One of ``PLOTLY_BUNDLES``.
+    plotly: str = "basic"
+    #: Constants the script reads beside every entry's aggregate (axis names), sent once per board.
+    chart: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class StoredScenario:
+    """A scenario as the catalogue stores it, handed to an environment's import-time check."""
+
+    key: str
+    path: Path
+    content_hash: str
+    data: Mapping[str, Any]
+    tags: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ScenarioCheck:
+    """One scenario's import-time check: its record and status are stored with the scenario (in
+    ``data`` and ``tags``, under the plug-in's ``scenario_check``); ``message`` is its progress line."""
+
+    key: str
+    status: str
+    record: dict[str, Any]
+    message: str = ""
+
+
+class ResourceError(ValueError):
+    """A resources directory that is missing files or holds malformed ones."""
+
+
+class Episode(abc.ABC):
+    """One run of one scenario. Created fresh per attempt (and per parse-retry-free restart)."""
+
+    done: bool = False
+
+    @abc.abstractmethod
+    def reset(self) -> Observation: ...
+
+    @abc.abstractmethod
+    def step(self, action: Any) -> StepResult: ...
+
+    @abc.abstractmethod
+    def render(self) -> Image.Image:
+        """The current frame at the submission's resolution."""
+
+    @abc.abstractmethod
+    def score(self) -> float:
+        """The official metric for the episode so far."""
+
+    def score_details(self) -> dict[str, Any]:
+        """Extra metric components stored beside the score (e.g. best-so-far reward)."""
+        return {}
+
+    def running_score(self) -> float | None:
+        """The score so far, recorded at every step for the replay; None where scoring mid-episode
+        is expensive (WebUI's AES renders every state) and only the final score is meaningful."""
+        return None
+
+    def replay_frames(self) -> Sequence[Image.Image]:
+        """Frames produced since the last call that the replay should keep (default: none)."""
+        return ()
+
+    def save_artifacts(self, directory: Path) -> dict[str, Any]:
+        """Write environment-specific replay material beside the trajectory; return its index."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 (optional: an episode that holds nothing keeps this)
+        """Release what the episode holds (temporary folders, browser contexts)."""
+
+
+@dataclass(frozen=True)
+class BaselineOptions:
+    """How a baseline agent was built (``evaluators.baselines.make_agent``), handed to the plug-ins
+    that play it, so an agent's parameters reach the environment that uses them."""
+
+    #: The random agent's longest Global plan.
+    max_plan: int = 50
+    #: Folders of pages the oracles may read their answers from (WebUI's targets).
+    pages: tuple[Path, ...] = ()
+    #: Per environment slug, a planner that replaces the oracle's own (tests fix the plan with it).
+    planners: Mapping[str, Any] = field(default_factory=dict)
