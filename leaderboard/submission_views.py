@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404, render
 from accounts.selectors import can_manage_submission, can_publish_submission, can_view_submission, request_access
 from catalogue.prompt_sets import prompt_set_get
 from evaluators.base import get_plugin
-from leaderboard.selectors import submission_headline
+from leaderboard.selectors import Headline, submission_headline
+from leaderboard.selectors.entry_tags import EntryTagTable, entry_tag_tables
 from submissions.models import Submission
 from submissions.selectors import (
     queue_item,
@@ -30,6 +31,35 @@ def _prompts_of(submission: Submission) -> dict[str, Any]:
                                                       version)}
 
 
+#: Settings of the requests the platform sends a model: an upload's replies were generated elsewhere,
+#: so for an upload they record only the platform's defaults and are not shown.
+REQUEST_SETTINGS = frozenset({"temperature", "top_p", "frequency_penalty", "max_tokens", "parse_retries",
+                              "no_system_role", "png_image_label", "max_image", "max_memory",
+                              "observation_images"})
+
+
+def _applied_settings(submission: Submission) -> dict[str, Any]:
+    """The settings that applied to the submission's runs, as its page lists them."""
+    shown = submission.shown_settings
+    if submission.source != Submission.Source.UPLOAD:
+        return shown
+    return {name: value for name, value in shown.items()
+            if name not in REQUEST_SETTINGS and name != "missing_scenarios"}
+
+
+def _diagnostics(submission: Submission, headline: Headline) -> dict[str, Any]:
+    """What the board shows of the entry beside its score (IA/RA %, the lost-score bar) and its row of
+    the analysis's tag tables; nothing where the entry is not on its board."""
+    try:
+        plugin = get_plugin(submission.environment_id)
+    except KeyError:
+        return {"action_diagnostics": False, "breakdown": False, "tags": []}
+    place = headline.place
+    tags: list[EntryTagTable] = entry_tag_tables(submission, place) if place and place.mean is not None else []
+    return {"action_diagnostics": plugin.has_action_diagnostics, "breakdown": bool(plugin.breakdown_keys),
+            "tags": tags}
+
+
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     access = request_access(request)
     submission = get_object_or_404(Submission.objects.select_related("model", "team", "environment"), id=submission_id)
@@ -37,9 +67,11 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         raise Http404("no such submission")  # a private one is a 404 to outsiders, as if absent
     attempts = list(submission_attempts(submission))
     progress = submission_progress(submission)
+    headline = submission_headline(submission, access.team_ids)
     return render(request, "submissions/detail.html", {
         "submission": submission, "progress": progress, "attempts": attempts,
-        "headline": submission_headline(submission, access.team_ids),
+        "headline": headline, "diagnostics": _diagnostics(submission, headline),
+        "applied_settings": _applied_settings(submission),
         "can_resume": progress.resumable(active=submission.is_active),
         "queue_item": queue_item(submission) if submission.is_active else None,
         "scenarios": scenario_rows(attempts), "effort": submission_effort(submission, attempts),

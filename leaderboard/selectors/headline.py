@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from evaluators.base import get_plugin
 from leaderboard.selectors.boards import board_get
@@ -29,6 +30,15 @@ class BoardPlace:
     #: Whether its scored scenarios cover the board's (a board ranks only complete entries by default).
     complete: bool = True
     board_scenarios: int = 0
+    #: Attempts with an invalid / repeating action in % (environments with action diagnostics).
+    ia_pct: float | None = None
+    ra_pct: float | None = None
+    #: Lost score per part in % (environments that break their score down), as the board's bar shows it.
+    breakdown: dict[str, float] | None = None
+    #: What the board's analysis reads the entry's tag means from: its stored result's stamp, or where
+    #: it has none (summarised from its attempts) its per-scenario means.
+    result_stamp: datetime | None = field(default=None, compare=False)
+    scenario_means: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,8 @@ def _board_places(env: str, flow: str, subset: str, suite: str,
             mean=row.mean, se=row.se, ci_low=row.ci_low, ci_high=row.ci_high, rank=row.rank, standing=row.standing,
             tie_p_value=row.tie_p_value, incomplete=row.incomplete, n_scenarios=row.n_scenarios,
             n_scored=row.n_scored, n_attempts=row.n_attempts, variant=row.variant, complete=row.complete,
-            board_scenarios=row.board_scenarios)
+            board_scenarios=row.board_scenarios, ia_pct=row.ia_pct, ra_pct=row.ra_pct, breakdown=row.breakdown,
+            result_stamp=row.result_stamp, scenario_means=row.scenario_means if row.result_stamp is None else {})
         for row in board.rows if row.submission_id is not None}
     return places, sum(1 for row in board.rows if row.rank is not None)
 
