@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
 from accounts.models import ApiToken, Membership
 from accounts.selectors import client_ip, login_locked_until
@@ -53,6 +53,16 @@ class LoginForm(ThrottledLoginMixin, AuthenticationForm):
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
     pass
+
+
+class SignupForm(UserCreationForm):
+    """A user name and a password; the e-mail address is optional and serves password resets only."""
+
+    email = forms.EmailField(required=False, label="E-mail (optional)",
+                             help_text="Only to send a link if you forget your password.")
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
 
 
 class TeamForm(forms.Form):

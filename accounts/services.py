@@ -134,3 +134,25 @@ def login_success_record(*, username: str) -> None:
     to an account of their own between guesses at others)."""
     for scope, value, _ in login_scopes(username=username, ip=""):
         cache.delete(login_key("fail", scope, value))
+
+
+def password_reset_request_record(*, email: str, ip: str) -> bool:
+    """Count a password-reset request against the address and the e-mail address, and say whether it
+    may send its mail: past MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS / _PER_EMAIL within the log-in
+    window it may not, so the form can neither flood a mailbox nor probe many addresses quickly."""
+    window = settings.MAGEBENCH_LOGIN_WINDOW_SECONDS
+    allowed = True
+    counters = (("reset-ip", ip, settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS),
+                ("reset-email", email.strip().casefold(), settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL))
+    for scope, value, limit in counters:
+        if not value:
+            continue
+        key = login_key("fail", scope, value)
+        cache.add(key, 0, timeout=window)
+        try:
+            requests = cache.incr(key)
+        except ValueError:  # the window ended between add() and incr()
+            cache.set(key, 1, timeout=window)
+            requests = 1
+        allowed = allowed and requests <= limit
+    return allowed

@@ -5,18 +5,26 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import PasswordChangeForm, UserCreationForm
+from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm
 from django.contrib.auth.models import User
-from django.contrib.auth.views import PasswordChangeView
+from django.contrib.auth.views import PasswordChangeView, PasswordResetView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from accounts.forms import MemberForm, TeamForm, TokenForm
+from accounts.forms import MemberForm, SignupForm, TeamForm, TokenForm
 from accounts.models import ApiToken, Team
-from accounts.selectors import user_memberships, user_role
-from accounts.services import AccountError, member_add, member_remove, team_create, token_create, token_revoke
+from accounts.selectors import client_ip, user_memberships, user_role
+from accounts.services import (
+    AccountError,
+    member_add,
+    member_remove,
+    password_reset_request_record,
+    team_create,
+    token_create,
+    token_revoke,
+)
 
 
 class SignedInRequest(HttpRequest):
@@ -26,7 +34,7 @@ class SignedInRequest(HttpRequest):
 
 
 def signup(request: HttpRequest) -> HttpResponse:
-    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
+    form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)
@@ -45,6 +53,21 @@ class PasswordChange(PasswordChangeView):
         response = super().form_valid(form)
         messages.success(self.request, "Password changed.")
         return response
+
+
+class PasswordReset(PasswordResetView):
+    """Mails a one-time link to set a new password to the accounts with the address given; the page
+    says the same whether or not an account has it. Requests are counted per address and per e-mail
+    (``password_reset_request_record``): past the limit the form is refused and nothing is sent."""
+
+    template_name = "registration/password_reset_form.html"
+
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
+        if not password_reset_request_record(email=form.cleaned_data["email"], ip=client_ip(self.request)):
+            form.add_error(None, "Too many password-reset requests for this address or from yours; "
+                                 "try again in a few minutes.")
+            return self.form_invalid(form)
+        return super().form_valid(form)
 
 
 @login_required

@@ -225,6 +225,25 @@ MAGEBENCH_LOGIN_MAX_FAILURES = env_int("MAGEBENCH_LOGIN_MAX_FAILURES", 5)
 MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP = env_int("MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP", 20)
 MAGEBENCH_LOGIN_WINDOW_SECONDS = env_int("MAGEBENCH_LOGIN_WINDOW_SECONDS", 900)
 MAGEBENCH_LOGIN_LOCKOUT_SECONDS = env_int("MAGEBENCH_LOGIN_LOCKOUT_SECONDS", 900)
+# Password-reset requests: at most MAX_PER_ADDRESS from one address and MAX_PER_EMAIL for one e-mail
+# address within the log-in window; past that the form is refused until the window ends, so the
+# form cannot be used to flood someone's mailbox.
+MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS = env_int("MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS", 5)
+MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL = env_int("MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL", 3)
+# Mail (password-reset links). Development writes each mail to the console, or with "file" to
+# EMAIL_FILE_PATH; production sends it through the SMTP server named by EMAIL_HOST.
+_email_backends = {"console": "console", "file": "filebased", "smtp": "smtp", "locmem": "locmem"}
+_email_backend = env_str("MAGEBENCH_EMAIL_BACKEND", "smtp" if PRODUCTION else "console")
+if _email_backend not in _email_backends:
+    raise ImproperlyConfigured(f"MAGEBENCH_EMAIL_BACKEND must be one of {', '.join(_email_backends)}")
+EMAIL_BACKEND = f"django.core.mail.backends.{_email_backends[_email_backend]}.EmailBackend"
+EMAIL_FILE_PATH = env_str("MAGEBENCH_EMAIL_FILE_PATH", str(DATA_DIR / "mail"))
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "MageBench Leaderboard <noreply@localhost>")
 # Reverse proxies in front of the site that append to X-Forwarded-For. The client is the address
 # the outermost of them saw; with 0 it is the connection's own (anything else could be forged).
 MAGEBENCH_NUM_PROXIES = env_int("MAGEBENCH_NUM_PROXIES", 0)
