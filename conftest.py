@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import socket
@@ -38,6 +39,89 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(alone)
 
 
+def _schema_digest() -> str:
+    """What a migrated database depends on: Django's version and every app's migrations and models."""
+    import django
+    from django.apps import apps
+
+    digest = hashlib.sha256(django.get_version().encode())
+    for config in sorted(apps.get_app_configs(), key=lambda c: c.label):
+        folder = Path(config.path)
+        digest.update(config.label.encode())
+        for file in [*sorted((folder / "migrations").glob("*.py")), folder / "models.py",
+                     *sorted((folder / "models").glob("*.py"))]:
+            if file.is_file():
+                digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _migrate_into(connection: Any, name: str) -> None:
+    """Run every migration into the existing database ``name`` through ``connection``."""
+    from django.core.management import call_command
+
+    saved = connection.settings_dict["NAME"]
+    connection.close()
+    connection.settings_dict["NAME"] = name
+    try:
+        call_command("migrate", verbosity=0, interactive=False, database=connection.alias, run_syncdb=True)
+    finally:
+        connection.close()
+        connection.settings_dict["NAME"] = saved
+
+
+def _test_database_from_template(connection: Any) -> None:
+    """Create this process's test database as a copy of one already migrated (copying takes a fraction
+    of running the migrations, which every test process and run would otherwise repeat). The copy is
+    built once per state of the migrations, by whichever process needs it first, under a lock."""
+    quote = connection.ops.quote_name
+    test_name = connection.creation._get_test_db_name()
+    base = connection.settings_dict["NAME"]
+    template = f"{base[:30]}_migrated_{_schema_digest()}"
+    # The maintenance database's connections all see this lock, whichever test database they serve.
+    lock = int.from_bytes(hashlib.sha256(f"magebench-test-template {base}".encode()).digest()[:4], "big")
+    with connection._nodb_cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [lock])
+        try:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+            if cursor.fetchone() is None:
+                building = f"{template}_new"
+                cursor.execute(f"DROP DATABASE IF EXISTS {quote(building)}")
+                cursor.execute(f"CREATE DATABASE {quote(building)}")
+                _migrate_into(connection, building)
+                # published complete or not at all: an interrupted build is never copied
+                cursor.execute(f"ALTER DATABASE {quote(building)} RENAME TO {quote(template)}")
+                cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE %s AND datname <> %s",
+                               [f"{base[:30]}\\_migrated\\_%", template])
+                for (stale,) in cursor.fetchall():
+                    with contextlib.suppress(Exception):  # one being copied right now stays for now
+                        cursor.execute(f"DROP DATABASE {quote(stale)}")
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote(test_name)} WITH (FORCE)")
+            cursor.execute(f"CREATE DATABASE {quote(test_name)} TEMPLATE {quote(template)}")
+        finally:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request: pytest.FixtureRequest, django_test_environment: None, django_db_blocker: Any,
+                    django_db_modify_db_settings: None) -> Iterator[None]:
+    """pytest-django's test database, copied from a migrated template on PostgreSQL; Django then
+    finds it migrated (keepdb), and drops it at the end as usual."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    # which databases the collected tests use, and which of them roll back by reloading a copy
+    aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            _test_database_from_template(connection)
+        config = setup_databases(verbosity=0, interactive=False, aliases=aliases, serialized_aliases=serialized_aliases,
+                                 keepdb=connection.vendor == "postgresql")
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=0)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def shared_playwright_stopped_after_each_module() -> Iterator[None]:
     """A page renderer a test opens on the test thread starts the thread's shared Playwright, and the
@@ -61,7 +145,7 @@ def empty_cache() -> None:
 @pytest.fixture
 def fixture_scenarios(db):
     """The project's own Sokoban levels, imported like an official resources/ directory."""
-    from catalogue.services import scenarios_import
+    from leaderboard.services import scenarios_import
 
     return scenarios_import(path=FIXTURE_RESOURCES, suite="fixture", verify=False)
 
