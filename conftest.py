@@ -145,7 +145,7 @@ def empty_cache() -> None:
 @pytest.fixture
 def fixture_scenarios(db):
     """The project's own Sokoban levels, imported like an official resources/ directory."""
-    from leaderboard.services import scenarios_import
+    from catalogue.services import scenarios_import
 
     return scenarios_import(path=FIXTURE_RESOURCES, suite="fixture", verify=False)
 
