@@ -11,8 +11,10 @@ from leaderboard import apis as board_apis
 from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
+from submissions import export_apis as submission_export_apis
 from submissions import team_views
 from submissions import views as submission_views
+from submissions.client_wheel import client_index, client_wheel
 
 urlpatterns = [
     path("", board_views.home, name="home"),
@@ -30,6 +32,10 @@ urlpatterns = [
     path("attempts/<int:attempt_id>/frames/<str:name>", submission_views.attempt_frame, name="attempt-frame"),
     path("attempts/<int:attempt_id>/trace.zip", submission_views.attempt_trace, name="attempt-trace"),
     path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/", board_apis.BoardApi.as_view(), name="api-board"),
+    path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/attempts.<str:fmt>",
+         board_apis.BoardAttemptsExportApi.as_view(), name="api-board-attempts-export"),
+    path("api/v1/submissions/<int:submission_id>/attempts.<str:fmt>",
+         submission_export_apis.SubmissionExportApi.as_view(), name="api-submission-export"),
     path("api/v1/submissions/", submission_apis.SubmissionListCreateApi.as_view(), name="api-submission-create"),
     path("api/v1/submissions/<int:submission_id>/<str:action>/", submission_apis.SubmissionActionApi.as_view(),
          name="api-submission-action"),
@@ -58,6 +64,8 @@ urlpatterns = [
     path("accounts/", account_views.account, name="account"),
     path("teams/<slug:slug>/", team_views.team, name="team"),
     path("teams/<slug:slug>/<str:action>/", account_views.team_action, name="team-action"),
+    path("client/", client_index, name="client-index"),
+    path("client/<str:name>", client_wheel, name="client-wheel"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SwaggerDocs.as_view(), name="api-docs"),
     path("api/redoc/", RedocDocs.as_view(), name="api-redoc"),

@@ -9,10 +9,15 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.selectors import request_access
 from evaluators.base import environment_flows, environment_slugs
 from leaderboard.cache import board_scope, cached
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
+from submissions.export_apis import EXPORT_RESPONSES, FORMAT_HELP, export_response
+from submissions.exports import FORMATS, export_submissions
+from submissions.models import Submission
+from submissions.selectors import visible_entries
 
 
 class BoardApi(APIView):
@@ -55,6 +60,38 @@ class BoardApi(APIView):
         public entries; a team's token adds the team's private ones.
         """
         return Response(board_payload(request, env, flow, subset))
+
+
+BOARD_PATH = [OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
+              OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=environment_flows()),
+              OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=["mini", "full"])]
+
+
+class BoardAttemptsExportApi(APIView):
+    @extend_schema(
+        operation_id="boards_attempts_export",
+        parameters=[*BOARD_PATH,
+                    OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),
+                    *(OpenApiParameter(name, str, required=False, description=f"as for the board: {name}")
+                      for name in ("suite", "open", "size", "org", "best", "verified", "incomplete", "q", "prompts"))],
+        responses=EXPORT_RESPONSES)
+    def get(self, request, env: str, flow: str, subset: str, fmt: str) -> Any:
+        """Every attempt of a board's entries, one row each, or their trajectories.
+
+        The entries are the board's rows for the same query (filters, suite, prompt set), in their
+        order; the columns are those of a submission's export. Anonymous callers get the public
+        entries and baselines; a team's token or session adds the team's private ones.
+        """
+        if fmt not in FORMATS:
+            raise Http404(f"an export is one of: {', '.join(FORMATS)}")
+        rows = board_payload(request, env, flow, subset)
+        # The board already shows the visitor only what they may see; asked again here, so that an
+        # export can never carry more than the visible entries even if the board's rows changed.
+        ids = [row["submission"] for row in rows["rows"] if row.get("submission") is not None]
+        visible = set(Submission.objects.filter(visible_entries(request_access(request).team_ids), id__in=ids)
+                      .values_list("id", flat=True))
+        return export_response(export_submissions([i for i in ids if i in visible]), fmt,
+                               f"magebench-{env}-{flow}-{subset}-{rows['suite']}")
 
 
 def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, Any]:

@@ -149,6 +149,8 @@ class ProgressOutput(serializers.Serializer):
     eta_seconds = serializers.FloatField(allow_null=True)
     eta_is_lower_bound = serializers.BooleanField()
     eta_basis = serializers.CharField(allow_blank=True, required=False)
+    eta_missing = serializers.CharField(allow_blank=True, required=False,
+                                        help_text="why an active submission has no estimate (eta_seconds null)")
     last_error = serializers.CharField(allow_blank=True)
 
 
@@ -159,7 +161,7 @@ def progress_data(submission: Submission) -> dict[str, Any]:
             "pending": p.pending, "infra_failed": p.infra_failed, "cancelled": p.cancelled,
             "queue_position": place.position if place else None, "eta_seconds": place.eta_seconds if place else None,
             "eta_is_lower_bound": bool(place and place.eta_at_least), "eta_basis": place.eta_basis if place else "",
-            "last_error": place.last_error if place else ""}
+            "eta_missing": place.eta_missing if place else "", "last_error": place.last_error if place else ""}
 
 
 class SubmissionOutput(serializers.ModelSerializer):
@@ -613,4 +615,5 @@ class QueueApi(APIView):
                              "retrying": p.retrying, "pending": p.pending, "infra_failed": p.infra_failed,
                              "cancelled": p.cancelled, "queue_position": item.position,
                              "eta_seconds": item.eta_seconds, "eta_is_lower_bound": item.eta_at_least,
-                             "eta_basis": item.eta_basis, "last_error": item.last_error}}
+                             "eta_basis": item.eta_basis, "eta_missing": item.eta_missing,
+                             "last_error": item.last_error}}

@@ -9,6 +9,8 @@ import requests
 
 # Uploads may be tens of megabytes and the site validates them before answering.
 TIMEOUT = (10.0, 300.0)
+#: Bytes of a download written at a time.
+DOWNLOAD_BLOCK = 256 * 1024
 
 
 class ApiError(Exception):
@@ -65,6 +67,20 @@ class Client:
 
     def post_file(self, path: str, fields: dict[str, str], name: str, file: IO[bytes]) -> Any:
         return response_json(self.request("POST", path, data=fields, files={"file": (name, file)}))
+
+    def download(self, path: str, params: dict[str, str] | None, out: IO[bytes]) -> int:
+        """Write the file at ``path`` to ``out`` as it arrives (an export may be large); its size."""
+        response = self.request("GET", path, params=params, stream=True)
+        size = 0
+        try:
+            for block in response.iter_content(DOWNLOAD_BLOCK):
+                out.write(block)
+                size += len(block)
+        except requests.RequestException as exc:
+            raise Unreachable(self.base_url, network_reason(exc)) from None
+        finally:
+            response.close()
+        return size
 
 
 def network_reason(exc: requests.RequestException) -> str:

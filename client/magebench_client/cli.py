@@ -15,10 +15,12 @@ from magebench_client.commands import (
     EXIT_INTERRUPTED,
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
+    EXPORT_FORMATS,
     CliError,
     cmd_action,
     cmd_board,
     cmd_check,
+    cmd_export,
     cmd_follow,
     cmd_me,
     cmd_results,
@@ -66,9 +68,21 @@ def submission_options() -> argparse.ArgumentParser:
     return parser
 
 
+def board_filters() -> argparse.ArgumentParser:
+    """The board's filters, for the commands that read a board."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--suite")
+    parser.add_argument("--verified", action="store_true", help="verified entries only")
+    parser.add_argument("--open", action="store_true", help="open-weight models only")
+    parser.add_argument("--best", action="store_true", help="one best entry per team")
+    parser.add_argument("--size", help="parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown")
+    parser.add_argument("--org", help="organisation")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m magebench_client", description=(magebench_client.__doc__ or "").split("\n\n")[0],
+        prog="magebench", description=(magebench_client.__doc__ or "").split("\n\n")[0],
         epilog="Exit codes: 0 done, 1 incomplete or cancelled, 2 refused, 3 unreachable, 141 output pipe closed.")
     parser.add_argument("--url", default=None,
                         help=f"site address (default: $MAGEBENCH_URL or {DEFAULT_URL})")
@@ -119,19 +133,26 @@ def build_parser() -> argparse.ArgumentParser:
     results.add_argument("--format", choices=["json", "csv"], default="json")
     results.set_defaults(handler=cmd_results)
 
-    board = commands.add_parser("board", help="download a board")
+    board = commands.add_parser("board", parents=[board_filters()], help="download a board")
     board.add_argument("env")
     board.add_argument("flow")
     board.add_argument("subset")
     board.add_argument("--format", choices=["csv", "json"], default="csv")
     board.add_argument("--out", help="file to write (default: standard output)")
-    board.add_argument("--suite")
-    board.add_argument("--verified", action="store_true", help="verified entries only")
-    board.add_argument("--open", action="store_true", help="open-weight models only")
-    board.add_argument("--best", action="store_true", help="one best entry per team")
-    board.add_argument("--size", help="parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown")
-    board.add_argument("--org", help="organisation")
     board.set_defaults(handler=cmd_board)
+
+    export = commands.add_parser(
+        "export", parents=[board_filters()],
+        help="every attempt of a submission or a board: one row each (csv, parquet) or their trajectories (a zip)",
+        description="Export every attempt of a submission (magebench export 42) or of a board's entries "
+                    "(magebench export sokoban global mini): scenario, repeat, score, outcome, error, IA/RA, "
+                    "tokens, cost and seconds, one row each, as CSV or Parquet; or a zip of each attempt's "
+                    "trajectory (replies, parsed actions, per-step scores, frames). A token shows its team's "
+                    "private submissions too.")
+    export.add_argument("target", nargs="+", metavar="SUBMISSION_ID | ENV FLOW SUBSET")
+    export.add_argument("--format", choices=list(EXPORT_FORMATS), default="csv")
+    export.add_argument("--out", help="file to write (default: standard output, not a terminal for binary formats)")
+    export.set_defaults(handler=cmd_export)
 
     for action in ACTIONS:
         sub = commands.add_parser(action, help=f"{action} a submission")

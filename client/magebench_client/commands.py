@@ -9,16 +9,27 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
+from urllib.parse import quote
 
 from magebench_client.api import ApiError, Client, Unreachable
 from magebench_client.csv_safe import write_csv
-from magebench_client.output import StatusLine, board_columns, check_lines, progress_line, status_lines, team_line
+from magebench_client.output import (
+    StatusLine,
+    board_columns,
+    check_lines,
+    progress_line,
+    size_text,
+    status_lines,
+    team_line,
+)
 
 EXIT_OK, EXIT_UNFINISHED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 # 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped.
 EXIT_BROKEN_PIPE = 141
 #: Final submission statuses and the exit code ``follow`` ends with.
 FINAL_STATUSES = {"completed": EXIT_OK, "incomplete": EXIT_UNFINISHED, "cancelled": EXIT_UNFINISHED}
+#: What ``export --format`` offers, and the file the site serves for each.
+EXPORT_FORMATS = {"csv": "csv", "parquet": "parquet", "trajectories": "zip"}
 ATTEMPT_COLUMNS = ("scenario", "repeat", "status", "score", "outcome", "steps", "model_calls", "invalid_action",
                    "repeating_action", "parse_errors", "error_kind", "error_message")
 
@@ -194,11 +205,17 @@ def cmd_results(client: Client, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_board(client: Client, args: argparse.Namespace) -> int:
+def board_params(args: argparse.Namespace) -> dict[str, str]:
+    """The board filters given on the command line, as the board's query."""
     params = {"suite": args.suite, "size": args.size, "org": args.org}
     params = {name: value for name, value in params.items() if value}
     params.update({name: "1" for name, flag in (("open", args.open), ("verified", args.verified),
                                                  ("best", args.best)) if flag})
+    return params
+
+
+def cmd_board(client: Client, args: argparse.Namespace) -> int:
+    params = board_params(args)
     # The API rather than the site's CSV export: it honours the token, so the team's private entries show.
     board = client.get(f"/api/v1/boards/{args.env}/{args.flow}/{args.subset}/", params)
     rows = board.get("rows") or []
@@ -208,6 +225,43 @@ def cmd_board(client: Client, args: argparse.Namespace) -> int:
         write_output(args.out, lambda out: write_csv(out, board_columns(rows), rows))
     if args.out:
         print(f"wrote {len(rows)} row(s) of the {board.get('suite')} board to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def export_source(target: list[str], fmt: str) -> tuple[str, str]:
+    """The API path of an export of ``target`` (a submission id, or a board as ENV FLOW SUBSET) and
+    what the message after it calls it."""
+    suffix = EXPORT_FORMATS[fmt]
+    if len(target) == 1 and target[0].isdigit():
+        return f"/api/v1/submissions/{int(target[0])}/attempts.{suffix}", f"submission {int(target[0])}"
+    if len(target) == 3:
+        env, flow, subset = (quote(part, safe="") for part in target)
+        return f"/api/v1/boards/{env}/{flow}/{subset}/attempts.{suffix}", f"the {'/'.join(target)} board"
+    raise CliError("export takes a submission id, or a board as ENV FLOW SUBSET (e.g. sokoban global mini)")
+
+
+def cmd_export(client: Client, args: argparse.Namespace) -> int:
+    """Every attempt of a submission or a board, one row each (CSV, Parquet), or their trajectories (zip)."""
+    path, what = export_source(args.target, args.format)
+    params = board_params(args) if len(args.target) == 3 else None
+    if not args.out:
+        if args.format != "csv" and sys.stdout.isatty():
+            raise CliError(f"a {args.format} export is binary: give --out FILE, or redirect the output")
+        sys.stdout.flush()
+        client.download(path, params, sys.stdout.buffer)
+        return EXIT_OK
+    # Written beside the file and renamed once complete: a failed download leaves no half file behind.
+    partial = f"{args.out}.part"
+    try:
+        with open(partial, "wb") as out:
+            size = client.download(path, params, out)
+        os.replace(partial, args.out)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+    print(f"wrote the {args.format} export of {what} ({size_text(size)}) to {args.out}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -49,11 +49,30 @@ def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
-def eta_text(seconds: float, lower_bound: bool) -> str:
-    minutes = max(1, round(seconds / 60))
-    amount = f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
+def duration_text(seconds: float) -> str:
+    """A time left as the site's queue and submission pages write it: "40 s", "12 min", "2 h 05 min"."""
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{round(seconds)} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def eta_text(seconds: float, lower_bound: bool, basis: str = "") -> str:
+    """The server's estimate of the time left, never one of the client's own making."""
     # A lower bound: work queued ahead has no observed time yet, so the true wait may be much longer.
-    return f"at least {amount} left" if lower_bound else f"about {amount} left"
+    text = f"{'at least' if lower_bound else 'about'} {duration_text(seconds)} left"
+    return f"{text} (per-attempt time from {basis})" if basis else text
+
+
+def eta_part(progress: dict[str, Any]) -> str:
+    """What the server says of the time left: its estimate, why it has none, or nothing."""
+    if progress.get("eta_seconds") is not None:
+        return eta_text(float(progress["eta_seconds"]), bool(progress.get("eta_is_lower_bound")),
+                        str(progress.get("eta_basis") or ""))
+    if progress.get("eta_missing"):
+        return f"time left unknown ({progress['eta_missing']})"
+    return ""
 
 
 def progress_line(progress: dict[str, Any]) -> str:
@@ -66,8 +85,9 @@ def progress_line(progress: dict[str, Any]) -> str:
     parts = [counts]
     if progress.get("queue_position") is not None:
         parts.append(f"position {progress['queue_position']}")
-    if progress.get("eta_seconds") is not None:
-        parts.append(eta_text(float(progress["eta_seconds"]), bool(progress.get("eta_is_lower_bound"))))
+    eta = eta_part(progress)
+    if eta:
+        parts.append(eta)
     return " · ".join(parts)
 
 
@@ -141,6 +161,16 @@ def status_lines(s: dict[str, Any]) -> list[str]:
     if progress.get("last_error"):
         lines.append(f"last error: {progress['last_error']}")
     return lines
+
+
+def size_text(size: int) -> str:
+    """A file's size as a person reads it: "812 bytes", "3.4 MB"."""
+    value = float(size)
+    for unit in ("bytes", "kB", "MB"):
+        if value < 1000:
+            return f"{size} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
 
 
 def board_columns(rows: list[dict[str, Any]]) -> list[str]:

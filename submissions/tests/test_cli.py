@@ -409,10 +409,13 @@ def test_the_next_free_daily_slot_is_shown_as_a_time_and_how_long_until_it(capsy
                      out), out
 
 
-def test_the_eta_reads_as_minutes_and_says_when_it_is_only_a_lower_bound():
+def test_the_eta_reads_as_the_site_writes_it_and_says_when_it_is_only_a_lower_bound():
     assert eta_text(170, lower_bound=False) == "about 3 min left"
-    assert eta_text(20, lower_bound=False) == "about 1 min left"
+    # Under a minute and a half it is seconds, as on the queue page: not a rounded-up "1 min".
+    assert eta_text(20, lower_bound=False) == "about 20 s left"
     assert eta_text(2 * 3600 + 5 * 60, lower_bound=True) == "at least 2 h 05 min left"
+    assert eta_text(600, lower_bound=False, basis="this submission") == \
+        "about 10 min left (per-attempt time from this submission)"
 
 
 def test_the_client_runs_as_a_module_without_importing_django():

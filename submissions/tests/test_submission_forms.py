@@ -101,7 +101,7 @@ def test_a_file_name_is_shown_escaped(lab, fixture_scenarios, media):
 
 def test_the_upload_page_shows_the_command_line_check_not_a_server_command(lab):
     page = html.unescape(lab.client.get(reverse("upload")).content.decode())
-    assert "python -m magebench_client --url http://testserver check FILE" in page
+    assert "magebench --url http://testserver check FILE" in page
     assert "manage.py" not in page
     assert "check" in cli.build_parser().parse_args(["check", "f.jsonl", "--env", "sokoban", "--flow", "online",
                                                      "--subset", "mini"]).command

@@ -1,0 +1,205 @@
+"""Per-attempt exports: one row per attempt (CSV or Parquet) and every attempt's trajectory folder in
+a zip, for one submission or for every entry of a board (leaderboard/board_exports.py picks those).
+
+Who may see which submission is decided by the caller (accounts.selectors.can_view_submission,
+submissions.selectors.visible_entries); this module only reads what it is handed.
+
+The zip is streamed: it is written into a small buffer that is emptied after each block of a file,
+so a board with thousands of attempts and their frames never sits in memory (``zipfile`` writes to a
+stream it cannot seek with a data descriptor after each member).
+"""
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evaluators.endpoints.credentials import scrub_secrets
+from evaluators.paths import shown
+from evaluators.trajectory import INDEX_NAME
+from magebench_client.csv_safe import write_csv
+from scoring.cost import token_cost
+from scoring.ordering import natural_key
+from submissions.models import Attempt, Submission
+from submissions.selectors import trajectory_dir
+
+#: Column name and Parquet type name ("string", "int64", "float64", "bool", "timestamp"), in order.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("submission", "int64"), ("model", "string"), ("team", "string"), ("env", "string"), ("flow", "string"),
+    ("subset", "string"), ("suite", "string"), ("scenario", "string"), ("repeat", "int64"), ("status", "string"),
+    ("score", "float64"), ("outcome", "string"), ("error_kind", "string"), ("error_message", "string"),
+    ("invalid_action", "bool"), ("repeating_action", "bool"), ("parse_errors", "int64"), ("steps", "int64"),
+    ("model_calls", "int64"), ("tries", "int64"), ("measured", "bool"), ("prompt_tokens", "int64"),
+    ("completion_tokens", "int64"), ("cost_usd", "float64"), ("seconds", "float64"),
+    ("seconds_per_call", "float64"), ("started_at", "timestamp"), ("finished_at", "timestamp"),
+    ("trajectory", "string"),
+)
+COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+FORMATS = ("csv", "parquet", "zip")
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",
+                 "zip": "application/zip"}
+#: Bytes read from a trajectory file at a time, and the most the zip buffer holds before it is sent.
+CHUNK = 256 * 1024
+
+
+def export_submissions(ids: Iterable[int]) -> list[Submission]:
+    """These submissions with what every row names (model, team), in the order given."""
+    wanted = list(ids)
+    found = Submission.objects.select_related("model", "team").in_bulk(wanted)
+    return [found[i] for i in wanted if i in found]
+
+
+def _attempts(submission: Submission) -> list[Attempt]:
+    attempts = Attempt.objects.filter(submission=submission).select_related("scenario").order_by("repeat", "id")
+    return sorted(attempts, key=lambda attempt: (natural_key(attempt.scenario.key), attempt.repeat, attempt.id))
+
+
+def _safe_part(text: str) -> str:
+    """A path component inside the zip: no separators, no parent references, no control characters."""
+    cleaned = re.sub(r"[\x00-\x1f/\\:]+", "_", text).strip(" .")
+    return cleaned or "_"
+
+
+def member_folder(submission: Submission, attempt: Attempt) -> str:
+    """Where an attempt's trajectory sits inside the zip (and what its row's ``trajectory`` names)."""
+    return f"submission-{submission.id}/{_safe_part(attempt.scenario.key)}/repeat-{attempt.repeat}"
+
+
+def attempt_row(submission: Submission, attempt: Attempt) -> dict[str, Any]:
+    """One attempt as an export row: its outcome, its IA/RA flags, its effort and what it cost."""
+    # An upload's replies are played back: its calls, tokens and time are not the model's.
+    measured = submission.source != Submission.Source.UPLOAD
+    prompt = attempt.prompt_tokens if measured else None
+    completion = attempt.completion_tokens if measured else None
+    seconds = attempt.duration_seconds if measured else None
+    model = submission.model
+    directory = trajectory_dir(attempt)
+    return {
+        "submission": submission.id, "model": model.name, "team": submission.team.name,
+        "env": submission.environment_id, "flow": submission.flow, "subset": submission.subset,
+        "suite": submission.suite, "scenario": attempt.scenario.key, "repeat": attempt.repeat,
+        "status": attempt.status, "score": attempt.score, "outcome": attempt.outcome,
+        "error_kind": attempt.error_kind,
+        "error_message": scrub_secrets(attempt.error_message) if attempt.error_message else "",
+        "invalid_action": attempt.invalid_action, "repeating_action": attempt.repeating_action,
+        "parse_errors": attempt.parse_errors, "steps": attempt.steps, "model_calls": attempt.model_calls,
+        "tries": attempt.tries, "measured": measured, "prompt_tokens": prompt, "completion_tokens": completion,
+        "cost_usd": token_cost(prompt, completion, model.price_input_per_mtok, model.price_output_per_mtok),
+        "seconds": seconds,
+        "seconds_per_call": seconds / attempt.model_calls if seconds is not None and attempt.model_calls else None,
+        "started_at": attempt.started_at, "finished_at": attempt.finished_at,
+        "trajectory": member_folder(submission, attempt) if directory is not None and directory.is_dir() else "",
+    }
+
+
+def export_rows(submissions: Iterable[Submission]) -> Iterator[dict[str, Any]]:
+    for submission in submissions:
+        for attempt in _attempts(submission):
+            yield attempt_row(submission, attempt)
+
+
+def _csv_value(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
+    """The rows as spreadsheet-safe CSV (magebench_client.csv_safe, as the board's CSV)."""
+    out = io.StringIO()
+    write_csv(out, COLUMN_NAMES, ({name: _csv_value(value) for name, value in row.items()} for row in rows))
+    return out.getvalue()
+
+
+def rows_parquet(rows: Iterable[dict[str, Any]]) -> bytes:
+    """The rows as one Parquet file, with a fixed schema (an empty export still has every column)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+             "timestamp": pa.timestamp("us", tz="UTC")}
+    schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+    listed = list(rows)
+    table = pa.table({name: [row[name] for row in listed] for name in COLUMN_NAMES}, schema=schema)
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+# The trajectories zip ------------------------------------------------------------------------------
+
+class _Buffer(io.RawIOBase):
+    """A write-only stream the zip is written into; ``take`` empties it. Not seekable, on purpose."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts: list[bytes] = []
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        self.size += len(chunk)
+        return len(chunk)
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts, self.size = [], 0
+        return data
+
+
+@dataclass(frozen=True)
+class _Member:
+    name: str
+    path: Path
+
+
+def _trajectory_files(folder: str, directory: Path) -> Iterator[_Member]:
+    """Every regular file of a trajectory folder, never one a link leads outside it."""
+    for path in sorted(directory.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        resolved = path.resolve()
+        if directory not in resolved.parents:
+            continue
+        yield _Member(name=f"{folder}/{path.relative_to(directory).as_posix()}", path=resolved)
+
+
+def _write_member(archive: zipfile.ZipFile, buffer: _Buffer, member: _Member) -> Iterator[bytes]:
+    if member.path.name == INDEX_NAME:
+        # The index as a replay shows it: paths the episode quotes are relative to the data folder.
+        archive.writestr(member.name, shown(member.path.read_text(encoding="utf-8")), zipfile.ZIP_DEFLATED)
+        yield buffer.take()
+        return
+    # Frames are PNG and traces zips: compressing them again saves nothing.
+    method = zipfile.ZIP_STORED if member.path.suffix in {".png", ".zip", ".jpg", ".jpeg"} else zipfile.ZIP_DEFLATED
+    info = zipfile.ZipInfo(member.name, date_time=datetime.fromtimestamp(member.path.stat().st_mtime).timetuple()[:6])
+    info.compress_type = method
+    with member.path.open("rb") as source, archive.open(info, "w") as target:
+        while block := source.read(CHUNK):
+            target.write(block)
+            if buffer.size >= CHUNK:
+                yield buffer.take()
+    yield buffer.take()
+
+
+def trajectories_zip(submissions: list[Submission]) -> Iterator[bytes]:
+    """A zip of ``attempts.csv`` (the rows) and each attempt's trajectory folder, block by block."""
+    buffer = _Buffer()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("attempts.csv", rows_csv(export_rows(submissions)))
+        yield buffer.take()
+        for submission in submissions:
+            for attempt in _attempts(submission):
+                directory = trajectory_dir(attempt)
+                if directory is None or not directory.is_dir():
+                    continue
+                for member in _trajectory_files(member_folder(submission, attempt), directory):
+                    yield from _write_member(archive, buffer, member)
+    yield buffer.take()
