@@ -67,6 +67,7 @@ def test_reset_requests_past_the_limit_are_refused_and_send_nothing(client, db, 
 
 def test_a_new_account_may_give_an_address_for_resets(client, db):
     response = client.post("/accounts/signup/", {"username": "grace", "email": "grace@example.org",
-                                                 "password1": "a long passphrase 7", "password2": "a long passphrase 7"})
+                                                 "password1": "a long passphrase 7",
+                                                 "password2": "a long passphrase 7"})
     assert response.status_code == 302
     assert get_user_model().objects.get(username="grace").email == "grace@example.org"

@@ -24,7 +24,8 @@ def _query(page) -> dict[str, list[str]]:
 
 def _models(page) -> list[str]:
     """The models of the rows shown, in order."""
-    return [name.strip() for name in page.locator("table.board tbody tr:visible td:nth-child(2) > a").all_inner_texts()]
+    names = page.locator("table.board tbody tr:visible td:nth-child(2) > a:first-of-type")  # not the entry's #id
+    return [name.strip() for name in names.all_inner_texts()]
 
 
 def test_a_visitor_types_a_search_the_rows_narrow_and_the_url_keeps_it(live_server, site_page, entries):
@@ -129,7 +130,7 @@ def test_a_visitor_opens_a_models_page_from_the_board_and_sees_its_public_entrie
     page.on("request", lambda r: outside.append(r.url)
             if urlsplit(r.url).scheme in ("http", "https") and urlsplit(r.url).netloc != site else None)
     page.goto(live_server.url + BOARD)
-    page.locator("table.board tbody td:nth-child(2) > a", has_text="Vision-7B").click()
+    page.locator("table.board tbody td:nth-child(2) > a:first-of-type", has_text="Vision-7B").click()
     page.wait_for_url(f"**/models/{entries.vision.id}/")
     meta = page.locator("#model-meta")
     for text in ("Acme", "7B", "yes", "apache-2.0", "https://example.org/vision-7b", "Lab"):

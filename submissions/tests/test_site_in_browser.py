@@ -78,7 +78,8 @@ def test_a_visitor_sorts_and_filters_a_board(live_server, site_page, evaluated, 
     page.goto(f"{live_server.url}/boards/sokoban/online/mini/?suite=fixture")
 
     def models() -> list[str]:
-        return [t.strip() for t in page.locator("table.board tbody tr td:nth-child(2) a").all_inner_texts()]
+        names = page.locator("table.board tbody tr td:nth-child(2) a:first-of-type")  # not the entry's #id
+        return [t.strip() for t in names.all_inner_texts()]
 
     assert models() == ["Oracle agent", "Zebra model"]  # by score, best first
     model_header = page.locator("table.board th", has_text="Model")
