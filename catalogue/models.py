@@ -85,6 +85,10 @@ class ReportedResult(models.Model):
     ra_pct = models.FloatField(null=True, blank=True)
     source = models.URLField(max_length=500, help_text="Where the number is published")
     note = models.CharField(max_length=300, blank=True)
+    #: How many times the publication ran each scenario (None: not stated).
+    repeats = models.PositiveSmallIntegerField(null=True, blank=True)
+    #: The ± the publication states for the score (e.g. a paper's δ between repeats; None: none stated).
+    uncertainty = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

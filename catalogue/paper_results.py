@@ -1,0 +1,184 @@
+"""The MageBench paper's own results, as reported rows on the official suite's boards.
+
+The paper (arXiv 2412.04531) publishes its models' scores in Table 1 (the mini set), Table 4 (the
+appendix: the full set) and the share of runs with invalid or repeating actions in Table 2. A JSON
+file holds them as extracted from the paper (``fixtures/paper-results.json``; its ``source`` strings
+quote each table's protocol), one object per table::
+
+    {"table1_mini": {"source": "...", "rows": {"GPT-4o": {"WebUI_Global": 34.28, ...}, ...}},
+     "table4_full": {"source": "...", "rows": {...}},
+     "table2_ia_ra": {"source": "...", "rows": {"GPT-4o": [IA, RA, IA, RA, IA, RA], ...}}}
+
+A column is ``<Environment>_<Flow>``; null is a cell the paper leaves empty, and is skipped. The
+rows are ``ReportedResult`` rows: shown on the official boards, marked as reported, never ranked.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from catalogue.changes import results_changed
+from catalogue.models import Environment, ReportedResult
+
+PAPER_URL = "https://arxiv.org/abs/2412.04531"
+NOTE = "reported in the paper, not evaluated here"
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """How one of the paper's score tables was run, as its caption (the JSON's ``source``) states."""
+
+    key: str
+    label: str
+    subset: str
+    #: Repeats per scenario by environment.
+    repeats: dict[str, int]
+    #: The ± the paper states per board, (environment, flow): Table 4's δ between repeats.
+    uncertainty: dict[tuple[str, str], float]
+
+
+#: Table 1: "mini set; Sokoban/WebUI 3 repeats, Football 10". Table 4: "full set, 3 repeats; delta:
+#: WebUI 0.8, Sokoban G 0.5, O 0.4, Football 2.0" (WebUI and Football have one flow in that table).
+TABLES = (
+    PaperTable(key="table1_mini", label="Table 1", subset="mini",
+               repeats={"webui": 3, "sokoban": 3, "football": 10}, uncertainty={}),
+    PaperTable(key="table4_full", label="Table 4", subset="full",
+               repeats={"webui": 3, "sokoban": 3, "football": 3},
+               uncertainty={("webui", "global"): 0.8, ("webui", "online"): 0.8, ("sokoban", "global"): 0.5,
+                            ("sokoban", "online"): 0.4, ("football", "online"): 2.0}),
+)
+#: Table 2's columns, in order: (environment, flow) of each IA, RA pair.
+IA_RA_COLUMNS = (("sokoban", "global"), ("sokoban", "online"), ("football", "online"))
+#: Table 2 names its models short; these are Table 1's names for them (the mini-set runs it counts).
+IA_RA_MODELS = {"GPT-4o": "GPT-4o", "Gemini": "Gemini-1.5-pro", "Claude": "Claude-3.5-Sonnet",
+                "InternVL2": "InternVL2-76B-LLaMA3", "LLaVA-1.5": "LLaVA-v1.5-13B", "MiniCPM": "MiniCPM-V2.6-8B",
+                "Phi-3-V": "Phi-3.5-V-4.2B"}
+
+
+class PaperResultsError(ValueError):
+    """The file is not the paper's results in the expected form; the message says where."""
+
+
+@dataclass(frozen=True)
+class PaperResult:
+    env: str
+    flow: str
+    subset: str
+    model: str
+    score: float
+    repeats: int | None
+    uncertainty: float | None
+    table: str
+    ia_pct: float | None = None
+    ra_pct: float | None = None
+
+
+@dataclass
+class PaperImport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+
+
+def _column(name: str) -> tuple[str, str]:
+    env, _, flow = name.partition("_")
+    if not env or not flow:
+        raise PaperResultsError(f"column {name!r} is not <Environment>_<Flow>")
+    return env.lower(), flow.lower()
+
+
+def _number(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PaperResultsError(f"{where}: {value!r} is not a number")
+    return float(value)
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    table = data.get(key)
+    if not isinstance(table, dict) or not isinstance(table.get("rows"), dict):
+        raise PaperResultsError(f"no {key!r} object with its 'rows'")
+    return table["rows"]
+
+
+def paper_results_read(data: Any) -> list[PaperResult]:
+    """The scores of the paper's tables in ``data`` (the JSON file's content), with Table 2's IA/RA
+    on the mini rows of the models it names; null cells are left out."""
+    if not isinstance(data, dict):
+        raise PaperResultsError("the file holds no JSON object")
+    results: dict[tuple[str, str, str, str], PaperResult] = {}
+    for spec in TABLES:
+        for model, cells in _table(data, spec.key).items():
+            if not isinstance(cells, dict):
+                raise PaperResultsError(f"{spec.key} {model!r}: not an object of columns")
+            for column, value in cells.items():
+                score = _number(value, f"{spec.key} {model!r} {column}")
+                if score is None:
+                    continue
+                env, flow = _column(column)
+                results[(env, flow, spec.subset, model)] = PaperResult(
+                    env=env, flow=flow, subset=spec.subset, model=model, score=score, repeats=spec.repeats.get(env),
+                    uncertainty=spec.uncertainty.get((env, flow)), table=spec.label)
+    for short, values in (_table(data, "table2_ia_ra") if "table2_ia_ra" in data else {}).items():
+        if not isinstance(values, list) or len(values) != 2 * len(IA_RA_COLUMNS):
+            raise PaperResultsError(f"table2_ia_ra {short!r}: not {2 * len(IA_RA_COLUMNS)} numbers")
+        model = IA_RA_MODELS.get(short, short)
+        for index, (env, flow) in enumerate(IA_RA_COLUMNS):
+            found = results.get((env, flow, "mini", model))
+            if found is not None:
+                results[(env, flow, "mini", model)] = replace(
+                    found, ia_pct=_number(values[2 * index], f"table2_ia_ra {short!r}"),
+                    ra_pct=_number(values[2 * index + 1], f"table2_ia_ra {short!r}"))
+    return list(results.values())
+
+
+def paper_results_load(path: Path) -> list[PaperResult]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise PaperResultsError(f"cannot read {path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise PaperResultsError(f"{path} is not JSON: {error}") from None
+    return paper_results_read(data)
+
+
+def paper_results_import(results: list[PaperResult]) -> PaperImport:
+    """Create or update one ``ReportedResult`` per result (an environment not installed here is
+    skipped): keyed by board, model and the paper's address, so that importing again updates the
+    rows instead of adding new ones. Tells the boards once the rows are written."""
+    report = PaperImport()
+    environments = set(Environment.objects.values_list("slug", flat=True))
+    changed: set[tuple[str, str, str]] = set()
+    fields = ("score", "repeats", "uncertainty", "ia_pct", "ra_pct", "note")
+    with transaction.atomic():
+        for result in results:
+            if result.env not in environments:
+                report.skipped += 1
+                continue
+            values = {"score": result.score, "repeats": result.repeats, "uncertainty": result.uncertainty,
+                      "ia_pct": result.ia_pct, "ra_pct": result.ra_pct,
+                      "note": f"{NOTE} ({result.table}, {result.subset} set)"}
+            rows = list(ReportedResult.objects.filter(environment_id=result.env, flow=result.flow,
+                                                      subset=result.subset, model_name=result.model,
+                                                      source=PAPER_URL).order_by("id"))
+            if not rows:
+                ReportedResult.objects.create(environment_id=result.env, flow=result.flow, subset=result.subset,
+                                              model_name=result.model, source=PAPER_URL, **values)
+                report.created += 1
+            elif all(getattr(rows[0], name) == values[name] for name in fields) and len(rows) == 1:
+                report.unchanged += 1
+                continue
+            else:
+                ReportedResult.objects.filter(id__in=[row.id for row in rows[1:]]).delete()
+                ReportedResult.objects.filter(id=rows[0].id).update(**values)
+                report.updated += 1
+            changed.add((result.env, result.flow, result.subset))
+        if changed:
+            results_changed(*sorted(changed))
+    return report
