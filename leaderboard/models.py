@@ -88,6 +88,24 @@ class BoardAggregate(models.Model):
         return f"aggregate of {self.board}"
 
 
+class StoredRankIntervals(models.Model):
+    """The bootstrap rank intervals of one set of ranked entries (``scoring.stats.
+    bootstrap_rank_intervals``): a thousand resamples of a full board take a noticeable part of a
+    second, so they are computed once per set of entries and read back by every page and export.
+    ``entries_digest`` names the board, the entries in rank order with their results'
+    ``computed_at``, and the resampling (count, seed): anything else computes them again."""
+
+    entries_digest = models.CharField(max_length=64, unique=True)
+    #: The board it was computed for (``env/flow/subset/suite/prompts``), to drop a board's older sets.
+    board = models.CharField(max_length=200, db_index=True)
+    #: ``[[low, high] or null, …]`` in the entries' rank order.
+    intervals = models.JSONField(default=list)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"rank intervals of {self.board}"
+
+
 class StoredBoardRanking(models.Model):
     """One board's ranked rows as anonymous visitors see it by default (the environment's default
     suite, the suite's current prompt set, no filter): what the home page's cards and its overview of

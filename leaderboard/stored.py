@@ -10,6 +10,8 @@ An entry's own numbers are its ``SubmissionResult`` (stored when it finishes). O
   per-scenario means (the analysis page's tables, charts and matrix colours).
 * ``BoardAggregate``: the median of every per-scenario mean of a board's generation (the
   comparison's fail threshold), over the entries it names.
+* ``StoredRankIntervals``: the bootstrap rank intervals of a board's ranked entries, for one set of
+  entries (a filter that ranks other entries has its own).
 * ``StoredBoardRanking``: a board's ranked rows as anonymous visitors see it by default, what the
   home page's cards and its overview read of every board at once (``board_rankings_store``).
 
@@ -32,16 +34,32 @@ import logging
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from catalogue.models import Scenario
-from leaderboard.models import BoardAggregate, BoardsGeneration, EntryAnalysis, StoredBoardRanking, StoredPairedTest
+from leaderboard.models import (
+    BoardAggregate,
+    BoardsGeneration,
+    EntryAnalysis,
+    StoredBoardRanking,
+    StoredPairedTest,
+    StoredRankIntervals,
+)
 from scoring.ordering import natural_key
-from scoring.stats import CurvePoint, EntrySummary, PairedTest, paired_test
+from scoring.stats import (
+    BOOTSTRAP_SEED,
+    RANK_RESAMPLES,
+    RANK_TIE_TOLERANCE,
+    CurvePoint,
+    EntrySummary,
+    PairedTest,
+    bootstrap_rank_intervals,
+    paired_test,
+)
 
 if TYPE_CHECKING:
     from evaluators.base import AnalysisPanel
@@ -320,11 +338,53 @@ def board_median(board: Board) -> float | None:
     return median
 
 
+# --- a board's rank intervals ------------------------------------------------------------------
+
+#: Moved on whenever how rank intervals are computed changes in code: the stored ones are then stale.
+RANK_INTERVALS_FORMAT = 1
+
+
+def rank_intervals(ranked: Sequence[BoardRow], board: str) -> list[tuple[int, int] | None]:
+    """Each ranked row's bootstrap rank interval (``scoring.stats.bootstrap_rank_intervals`` over
+    the rows' per-scenario means, in the order given), read from ``StoredRankIntervals`` where the
+    same rows with the same results were resampled before, else computed and stored under
+    ``board`` (its name: a board's sets older than a day are dropped then). A published number has
+    no scenarios: None, and it takes no part in the others' resamples."""
+    entries = [row for row in ranked if row.submission_id is not None]
+    if not entries:
+        return [None for _ in ranked]
+    storable = all(row.result_stamp is not None for row in entries)
+    digest = hashlib.sha256(json.dumps([
+        RANK_INTERVALS_FORMAT, RANK_RESAMPLES, BOOTSTRAP_SEED, RANK_TIE_TOLERANCE, board,
+        [[row.submission_id, row.result_stamp.isoformat() if row.result_stamp else ""] for row in entries],
+    ]).encode()).hexdigest()
+    computed: list[tuple[int, int] | None] | None = None
+    if storable:
+        stored = StoredRankIntervals.objects.filter(entries_digest=digest).values_list("intervals", flat=True).first()
+        if isinstance(stored, list) and len(stored) == len(entries):
+            computed = [(int(value[0]), int(value[1])) if value else None for value in stored]
+    if computed is None:
+        means = _row_means(entries)
+        computed = bootstrap_rank_intervals([means.get(row.submission_id or 0, {}) for row in entries])
+        if storable:
+            values = [list(interval) if interval else None for interval in computed]
+
+            def write() -> None:
+                StoredRankIntervals.objects.filter(
+                    board=board, computed_at__lt=timezone.now() - timedelta(days=1)).delete()
+                StoredRankIntervals.objects.update_or_create(
+                    entries_digest=digest, defaults={"board": board[:200], "intervals": values})
+
+            _store(write, "rank intervals")
+    found = {row.submission_id: interval for row, interval in zip(entries, computed, strict=True)}
+    return [found.get(row.submission_id) if row.submission_id is not None else None for row in ranked]
+
+
 # --- a board's ranking -------------------------------------------------------------------------
 
 #: Moved on whenever what a stored row holds, or how a board ranks its rows, changes in code: the
 #: rankings an earlier version stored are then never read (see ``ranking_fingerprint``).
-RANKING_FORMAT = 1
+RANKING_FORMAT = 2
 #: The rows' fields that JSON does not carry as they are.
 _ROW_DATES = ("submitted_at", "result_stamp")
 

@@ -275,3 +275,69 @@ def summarise_entry(outcomes: Iterable[AttemptOutcome], breakdown_keys: Sequence
         mean_seconds=sum(durations) / len(durations) if durations else None, best_of_n=best_of_n_curve(scores),
         **summarise_effort(scored),
     )
+
+
+#: Two means closer than this are the same score for ranking (competition ranking, "1, 1, 3"). The
+#: boards show two decimals; the tolerance is far below that and only absorbs the last bits that
+#: floating-point sums in a different order leave (100.0 summed over ten scenarios, or averaged from
+#: repeats, is not always exactly 100.0), so two entries tie when their means are equal as numbers.
+RANK_TIE_TOLERANCE = 1e-9
+#: Bootstrap resamples of a board's rank intervals: each resample ranks every entry once, so this
+#: is kept below ``BOOTSTRAP_RESAMPLES`` (a full board has hundreds of entries); the fixed seed
+#: (``BOOTSTRAP_SEED``) keeps a board's intervals the same on every page and export.
+RANK_RESAMPLES = 1000
+
+
+def competition_ranks(means: Sequence[float]) -> list[int]:
+    """Each mean's rank, best (highest) first, equal means sharing the best rank of their group and
+    the next mean skipping as many ranks as shared it: 100, 100, 90 rank 1, 1, 3. Means closer than
+    ``RANK_TIE_TOLERANCE`` are equal."""
+    values = np.asarray(list(means), dtype=float)
+    if not len(values):
+        return []
+    return [int(rank) for rank in _ranks(values[None, :])[0]]
+
+
+def _ranks(matrix: np.ndarray) -> np.ndarray:
+    """Competition ranks of each row of ``matrix`` (resamples × entries): 1 + how many entries of
+    the row are better by more than the tolerance; a NaN (no scenario of the entry drawn) ranks last."""
+    filled = np.where(np.isnan(matrix), -np.inf, matrix)
+    ordered = np.sort(filled, axis=1)
+    count = matrix.shape[1]
+    ranks = np.empty(matrix.shape, dtype=int)
+    for index in range(matrix.shape[0]):
+        not_better = np.searchsorted(ordered[index], filled[index] + RANK_TIE_TOLERANCE, side="right")
+        ranks[index] = 1 + count - not_better
+    return ranks
+
+
+def bootstrap_rank_intervals(entries: Sequence[Mapping[Any, float]], *, resamples: int = RANK_RESAMPLES,
+                             seed: int = BOOTSTRAP_SEED,
+                             confidence: float = CONFIDENCE) -> list[tuple[int, int] | None]:
+    """Each entry's rank interval: the scenarios any entry has a mean for are resampled with
+    replacement; on each resample every entry's mean over the scenarios drawn (those of them it has)
+    is recomputed and the entries ranked (``competition_ranks``); an entry's interval is the
+    ``confidence`` range (2.5–97.5 %) of its ranks. All entries are ranked on the same resamples, so
+    an entry far ahead of the rest keeps rank 1 however noisy its own scores. None for an entry
+    without any scenario, or when fewer than two scenarios can be resampled."""
+    scenarios = sorted({key for means in entries for key in means}, key=str)
+    if len(scenarios) < 2 or not entries:
+        return [None for _ in entries]
+    matrix = np.array([[means.get(key, np.nan) for key in scenarios] for means in entries], dtype=float)
+    present = ~np.isnan(matrix)
+    values = np.where(present, matrix, 0.0)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(scenarios), size=(resamples, len(scenarios)))
+    # How often each scenario is drawn in each resample: a resampled mean is a weighted mean.
+    counts = np.zeros((resamples, len(scenarios)))
+    np.add.at(counts, (np.arange(resamples)[:, None], draws), 1.0)
+    totals = counts @ values.T
+    weights = counts @ present.T.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resampled = np.where(weights > 0, totals / np.where(weights > 0, weights, 1.0), np.nan)
+    ranks = _ranks(resampled)
+    tail = (1.0 - confidence) / 2
+    low = np.quantile(ranks, tail, axis=0, method="lower")
+    high = np.quantile(ranks, 1.0 - tail, axis=0, method="higher")
+    return [(int(lo), int(hi)) if present[index].any() else None
+            for index, (lo, hi) in enumerate(zip(low, high, strict=True))]

@@ -15,7 +15,7 @@ from evaluators.base import PROMPTS_PLATFORM, PromptSet, get_plugin
 from evaluators.settings import EvaluationSettings
 from leaderboard.selectors.query import BoardFilter
 from leaderboard.selectors.rows import Board, BoardRow, PromptGeneration
-from scoring.stats import CurvePoint, EntrySummary, summarise_entry
+from scoring.stats import CurvePoint, EntrySummary, competition_ranks, summarise_entry
 from submissions.models import Submission
 from submissions.selectors import attempt_outcomes, visible_entries
 
@@ -152,12 +152,10 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     # Entries left out of the ranking for covering too few scenarios come after the ranked ones.
     rows.sort(key=lambda r: (not (r.complete or rank_incomplete), r.mean is None, -(r.mean or 0.0),
                              r.submission_id or 0))
-    rank = 0
-    for row in rows:
-        if (not row.is_baseline and not row.variant and row.mean is not None and (rank_reported or not row.is_reported)
-                and (rank_incomplete or row.complete)):
-            rank += 1
-            row.rank = rank
+    ranked = [row for row in rows
+              if (not row.is_baseline and not row.variant and row.mean is not None
+                  and (rank_reported or not row.is_reported) and (rank_incomplete or row.complete))]
+    _rank(ranked, f"{env}/{flow}/{subset}/{suite}/{shown_version}")
     _mark_ties(rows)
     if filters is not None:
         rows = filters.found(rows)
@@ -195,9 +193,22 @@ def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
     return [
         BoardRow(submission_id=None, model=r.model_name, team=r.organisation or "reported", organisation=r.organisation,
                  parameter_count=r.parameter_count, open_weights=r.open_weights, is_baseline=False, status="reported",
-                 mean=r.score, ia_pct=r.ia_pct, ra_pct=r.ra_pct, is_reported=True, source=r.source)
+                 mean=r.score, ia_pct=r.ia_pct, ra_pct=r.ra_pct, is_reported=True, source=r.source,
+                 reported_repeats=r.repeats, reported_uncertainty=r.uncertainty, note=r.note)
         for r in ReportedResult.objects.filter(environment_id=env, flow=flow, subset=subset)
     ]
+
+
+def _rank(ranked: list[BoardRow], board: str) -> None:
+    """Competition ranks ("1, 1, 3": equal means share the best rank of their group, see
+    ``scoring.stats.competition_ranks``) and each entry's bootstrap rank interval over scenarios
+    (computed once for a set of entries and stored: ``leaderboard.stored.rank_intervals``)."""
+    from leaderboard.stored import rank_intervals
+
+    for row, rank in zip(ranked, competition_ranks([row.mean or 0.0 for row in ranked]), strict=True):
+        row.rank = rank
+    for row, interval in zip(ranked, rank_intervals(ranked, board), strict=True):
+        row.rank_low, row.rank_high = interval if interval is not None else (None, None)
 
 
 def _mark_ties(rows: list[BoardRow]) -> None:

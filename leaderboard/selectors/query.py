@@ -115,6 +115,7 @@ SORT_COLUMNS: dict[str, Callable[[BoardRow], Any]] = {
     "score": lambda row: row.mean,
     "se": lambda row: row.se,
     "ci": lambda row: row.ci_low,
+    "ranks": lambda row: row.rank_low,
     "ia": lambda row: row.ia_pct,
     "ra": lambda row: row.ra_pct,
     "tokens": lambda row: row.tokens_per_scenario,
@@ -123,7 +124,7 @@ SORT_COLUMNS: dict[str, Callable[[BoardRow], Any]] = {
 }
 #: Columns whose first click sorts low to high (names, ranks, what a run costs); every other starts
 #: high to low.
-ASCENDING_FIRST = frozenset({"rank", "model", "team", "tokens", "cost"})
+ASCENDING_FIRST = frozenset({"rank", "ranks", "model", "team", "tokens", "cost"})
 
 
 @dataclass(frozen=True)

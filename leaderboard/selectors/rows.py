@@ -7,7 +7,7 @@ from typing import Any
 
 from evaluators.base import PromptSet
 from scoring.cost import token_cost
-from scoring.stats import EntrySummary
+from scoring.stats import RANK_RESAMPLES, EntrySummary
 from submissions.models import Submission
 
 
@@ -32,12 +32,21 @@ class BoardRow(EntrySummary):
     #: For uploads: "re-scored" (replayed exactly) or "re-simulated" (played again on a stochastic engine).
     rescoring: str = ""
     rank: int | None = None
+    #: The 95 % range of the entry's rank over bootstrap resamples of the board's scenarios (ranked
+    #: entries only; ``scoring.stats.bootstrap_rank_intervals``).
+    rank_low: int | None = None
+    rank_high: int | None = None
     #: "leader", "tied" (not separable from the leader by a paired test on shared scenarios) or "".
     standing: str = ""
     tie_p_value: float | None = None
     #: A published number the platform did not run (ReportedResult); ``submission_id`` is then None.
     is_reported: bool = False
     source: str = ""
+    #: A reported number's own protocol and caveat, as its publication states them: repeats per
+    #: scenario, the ± it gives for the score (e.g. the paper's δ between repeats), and a note.
+    reported_repeats: int | None = None
+    reported_uncertainty: float | None = None
+    note: str = ""
     #: Settings that make the entry a labelled variant of the official protocol (e.g. parse retries):
     #: shown, never ranked.
     variant: tuple[str, ...] = ()
@@ -76,7 +85,8 @@ class BoardRow(EntrySummary):
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "rank": self.rank, "submission": self.submission_id, "model": self.model, "team": self.team,
+            "rank": self.rank, "rank95_low": self.rank_low, "rank95_high": self.rank_high,
+            "submission": self.submission_id, "model": self.model, "team": self.team,
             "organisation": self.organisation, "parameter_count": self.parameter_count,
             "open_weights": self.open_weights, "baseline": self.is_baseline, "status": self.status,
             "mean": self.mean, "se": self.se, "ci95_low": self.ci_low, "ci95_high": self.ci_high,
@@ -86,6 +96,8 @@ class BoardRow(EntrySummary):
             "ia_pct": self.ia_pct, "ra_pct": self.ra_pct, "incomplete": self.incomplete,
             "prompt_version": self.prompt_version, "verified": self.verified, "private": self.is_private,
             "rescoring": self.rescoring, "reported": self.is_reported, "source": self.source,
+            "reported_repeats": self.reported_repeats, "reported_uncertainty": self.reported_uncertainty,
+            "note": self.note,
             "variant": list(self.variant), "complete": self.complete,
             "submitted_at": self.submitted_at.isoformat() if self.submitted_at else None,
             **{f"lost_{k}_pct": v for k, v in (self.breakdown or {}).items()},
@@ -124,6 +136,25 @@ class Board:
     generations: list[PromptGeneration] = field(default_factory=list)
     #: How many entries the board has, where ``rows`` holds some of them only (the home page's cards).
     entries: int | None = None
+
+    @property
+    def rank_resamples(self) -> int:
+        """How many bootstrap resamples of the scenarios each rank interval is read from."""
+        return RANK_RESAMPLES
+
+    @property
+    def interval_points(self) -> list[dict[str, Any]]:
+        """The rows the board's interval chart draws (those with a bootstrap interval), in the
+        rows' order: a label, the mean, its 95 % interval and rank interval, and what kind of row."""
+        points = []
+        for row in self.rows:
+            if row.mean is None or row.ci_low is None or row.ci_high is None:
+                continue
+            kind = "baseline" if row.is_baseline else "ranked" if row.rank else "unranked"
+            points.append({"label": f"{row.rank or '–'} · {row.model} ({row.team})", "mean": row.mean,
+                           "low": row.ci_low, "high": row.ci_high, "kind": kind, "rank_low": row.rank_low,
+                           "rank_high": row.rank_high})
+        return points
 
 
 @dataclass(frozen=True)

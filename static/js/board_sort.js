@@ -56,7 +56,7 @@
     function sortBy(column, th) {
       const kind = th.dataset.sort;
       // Scores and dates start high-to-low, names and ranks low-to-high (as the server's default).
-      const first = ["rank", "model", "team", "tokens", "cost"].includes(th.dataset.col) ? "asc" : "desc";
+      const first = ["rank", "ranks", "model", "team", "tokens", "cost"].includes(th.dataset.col) ? "asc" : "desc";
       const dir = th.classList.contains("sorted") ? (th.dataset.dir === "asc" ? "desc" : "asc") : first;
       if (table.hasAttribute("data-paged") && th.dataset.col) {
         // One page of the board holds some of its rows only: the server sorts them all, from the first page.
@@ -106,10 +106,17 @@
     if (sorted >= 0) mark(sorted, headers[sorted].dataset.dir || "desc");
 
     // --- Search --------------------------------------------------------------------------------
+    // Typing narrows the rows shown at once. The server leaves out the rows a search it was asked
+    // (q, a permalink) does not match; a search that no longer contains that one fetches the board's
+    // rows for the new text in the background and swaps them in: the page is not reloaded, so the
+    // box keeps its focus and every key typed meanwhile.
     const search = form ? form.querySelector("[data-board-search]") : null;
+    const refreshed = [];
     if (search) {
-      // Rows the server left out for the search it was asked (q) cannot come back without it.
-      const served = search.value.trim().toLowerCase();
+      const normal = (text) => text.trim().replace(/\s+/g, " ").toLowerCase();
+      let served = normal(search.value);
+      let asking = null;
+      let waiting = null;
       const empty = document.createElement("tr");
       empty.className = "search-empty";
       empty.hidden = true;
@@ -117,13 +124,8 @@
       empty.cells[0].colSpan = headers.length;
       empty.cells[0].textContent = "No entry matches the search.";
       body.appendChild(empty);
-      const apply = () => {
-        const needle = search.value.trim().replace(/\s+/g, " ").toLowerCase();
-        if (served && !needle.includes(served)) {
-          remember({ q: needle });
-          window.location.reload();
-          return;
-        }
+
+      const narrow = (needle) => {
         let shown = 0;
         entries().forEach((row) => {
           const hit = !needle || (row.dataset.search || "").includes(needle);
@@ -131,11 +133,61 @@
           if (hit) shown += 1;
         });
         empty.hidden = shown > 0 || entries().length === 0;
-        remember({ q: needle });
       };
+
+      // The board's rows (and its pagers) for ``needle``, as the server renders its permalink.
+      const fetchRows = (needle) => {
+        if (asking) asking.abort();
+        const controller = new AbortController();
+        asking = controller;
+        const url = new URL(window.location.href);
+        if (needle) url.searchParams.set("q", needle); else url.searchParams.delete("q");
+        url.searchParams.delete("page");
+        fetch(url.toString(), { credentials: "same-origin", signal: controller.signal, headers: { Accept: "text/html" } })
+          .then((response) => (response.ok ? response.text() : Promise.reject(new Error(String(response.status)))))
+          .then((html) => {
+            if (asking !== controller) return;
+            asking = null;
+            const page = new DOMParser().parseFromString(html, "text/html");
+            const fresh = page.querySelector("table.board[data-board] tbody");
+            if (!fresh) return;
+            body.replaceChildren(...Array.from(fresh.rows).map((row) => document.importNode(row, true)));
+            body.appendChild(empty);
+            const slots = Array.from(document.querySelectorAll("[data-board-pager]"));
+            const freshSlots = Array.from(page.querySelectorAll("[data-board-pager]"));
+            slots.forEach((slot, i) => { if (freshSlots[i]) slot.innerHTML = freshSlots[i].innerHTML; });
+            const paged = page.querySelector("table.board[data-board]").hasAttribute("data-paged");
+            table.toggleAttribute("data-paged", paged);
+            served = needle;
+            refreshed.forEach((again) => again());
+            apply();
+          })
+          .catch(() => {
+            if (asking === controller) asking = null;
+          });
+      };
+
+      function apply() {
+        const needle = normal(search.value);
+        remember({ q: needle });
+        if (served && !needle.includes(served)) {
+          // Rows the server left out may match: ask it (once typing pauses), and meanwhile show
+          // the rows at hand that match.
+          narrow(needle);
+          window.clearTimeout(waiting);
+          waiting = window.setTimeout(() => fetchRows(needle), 150);
+          return;
+        }
+        narrow(needle);
+      }
       search.addEventListener("input", apply);
       search.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); apply(); } });
     }
+    // Rows swapped in by a search are marked as the rows they replace were.
+    refreshed.push(() => {
+      const at = headers.findIndex((h) => h.classList.contains("sorted"));
+      if (at >= 0) mark(at, headers[at].dataset.dir || "desc");
+    });
 
     // --- Column picker -------------------------------------------------------------------------
     // Any header with a data-col and data-label can be hidden; the hidden ones are the URL's hide.
@@ -159,6 +211,7 @@
       });
     }
 
+    refreshed.push(() => pickable.forEach((th) => show(th, !hidden.has(th.dataset.col))));
     pickable.forEach((th) => {
       const label = document.createElement("label");
       const box = document.createElement("input");
