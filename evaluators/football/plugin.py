@@ -115,7 +115,11 @@ class FootballPlugin(EnvironmentPlugin):
         log = read_artifact(str(artifacts.get("file") or ARTIFACT_NAME))
         if log:
             # The first engine steps only: the page's script fetches the others from the trajectory API.
-            log = document_page(log, ("steps",), offset=0, limit=REPLAY_PAGE)
+            # The reward chart shows the whole episode from the start: every step's reward terms come
+            # along, without the observations that make the log long.
+            rewards = [{key: step.get(key) for key in ("t", "terms", "cumulative", "auto")}
+                       for step in log.get("steps") or () if isinstance(step, dict)]
+            log = {**document_page(log, ("steps",), offset=0, limit=REPLAY_PAGE), "rewards": rewards}
         return ReplayPanel(template=panel.template, context={"football": log}, scripts=panel.scripts if log else (),
                            styles=panel.styles)
 

@@ -17,6 +17,10 @@
   const termNames = Array.isArray(data.term_names) && data.term_names.length
     ? data.term_names : Object.keys((steps[0] || {}).terms || {});
   const decisions = Array.isArray(trajectory.steps) ? trajectory.steps : [];
+  // Every engine step's reward terms come with the first page (without the observations that make the
+  // log long), so the reward chart shows the whole episode from the start.
+  const rewards = Array.isArray(data.rewards) ? data.rewards : null;
+  const rewardSteps = () => rewards || steps;
 
   const canvas = document.getElementById("football-pitch");
   const ctx = canvas.getContext("2d");
@@ -411,7 +415,7 @@
 
   function autoRuns() {
     const runs = [];
-    steps.forEach((s, i) => {
+    rewardSteps().forEach((s, i) => {
       const t = i + 1;
       if (!s.auto) return;
       const last = runs[runs.length - 1];
@@ -421,10 +425,11 @@
   }
 
   function chartFigure() {
-    const x = steps.map((s, i) => (typeof s.t === "number" ? s.t : i + 1));
+    const series = rewardSteps();
+    const x = series.map((s, i) => (typeof s.t === "number" ? s.t : i + 1));
     const theme = window.MageTheme || { colours: () => ({ text: "#1d2330", muted: "#5f6b7a" }), plotly: (l) => l };
-    const termValues = termNames.map((name) => steps.map((s) => Number((s.terms || {})[name]) || 0));
-    const cumulative = steps.map((s) => Number(s.cumulative) || 0);
+    const termValues = termNames.map((name) => series.map((s) => Number((s.terms || {})[name]) || 0));
+    const cumulative = series.map((s) => Number(s.cumulative) || 0);
     const traces = termNames.map((name, i) => ({
       type: "bar", name: name, x: x, y: termValues[i],
       marker: { color: TERM_COLOURS[name] || "#7c8ba1" },
@@ -437,7 +442,7 @@
     });
     // The bars stack (positive terms up, negative down), so the left axis must hold each step's sums.
     const stacked = [];
-    steps.forEach((s, t) => {
+    series.forEach((s, t) => {
       let up = 0;
       let down = 0;
       termValues.forEach((values) => { if (values[t] > 0) up += values[t]; else down += values[t]; });
@@ -457,21 +462,32 @@
     const at = shownStep < 0 ? 0 : shownStep;
     shapes.push({ type: "line", xref: "x", yref: "paper", x0: at, x1: at, y0: 0, y1: 1,
                   line: { color: "#2457c5", width: 2 } });
+    // The title sits in the top margin (two lines on a narrow screen, where one would be cut) and the
+    // legend at the bottom of the figure, below the x axis title, with room for as many rows as its
+    // entries take at this width: neither is clipped nor drawn over the plot or an axis title.
+    const width = chart.clientWidth || 800;
+    const narrow = width < 640;
+    const entries = termNames.length + 1;
+    const legendRows = Math.ceil(entries / Math.max(1, Math.floor((width - 16) / (narrow ? 105 : 130))));
+    const bottom = 62 + 22 * legendRows;
     const layout = theme.plotly({
-      barmode: "relative", height: 360,
-      // The title sits in the top margin and the legend below the x axis title: neither is clipped
-      // nor drawn over the plot or an axis title.
-      title: { text: "Reward per engine step (bars, left) and cumulative reward (line, right)",
-               x: 0, xanchor: "left", xref: "paper", y: 1, yref: "container", yanchor: "top", pad: { t: 8 },
-               font: { size: 13 } },
-      margin: { l: 64, r: 72, t: 48, b: 96 },
+      barmode: "relative", height: 280 + bottom + (narrow ? 20 : 0),
+      title: narrow
+        // Two lines above the plot, the margin grown to hold them (automargin).
+        ? { text: "Reward per engine step (bars, left)<br>and cumulative reward (line, right)", x: 0.03,
+            xanchor: "left", xref: "container", y: 1, yref: "paper", yanchor: "bottom", automargin: true,
+            pad: { b: 12 }, font: { size: 12 } }
+        : { text: "Reward per engine step (bars, left) and cumulative reward (line, right)", x: 0, xanchor: "left",
+            xref: "paper", y: 1, yref: "container", yanchor: "top", pad: { t: 8 }, font: { size: 13 } },
+      margin: narrow ? { l: 44, r: 50, t: 24, b: bottom } : { l: 64, r: 72, t: 48, b: bottom },
       font: { family: "system-ui, sans-serif", size: 12 },
       xaxis: { title: { text: "engine step" }, range: [-0.5, total + 0.5], zeroline: false },
       yaxis: { title: { text: "reward per step" }, range: axes.left.range, dtick: axes.left.dtick, tick0: 0,
                zeroline: true, zerolinecolor: theme.colours().muted, automargin: true },
       yaxis2: { title: { text: "cumulative reward" }, overlaying: "y", side: "right", range: axes.right.range,
                 dtick: axes.right.dtick, tick0: 0, showgrid: false, zeroline: false, automargin: true },
-      legend: { orientation: "h", x: 0, xanchor: "left", y: -0.3, yanchor: "top" },
+      legend: { orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yref: "container", yanchor: "bottom",
+                entrywidth: narrow ? 100 : 0, font: { size: narrow ? 11 : 12 } },
       shapes: shapes, annotations: annotations, hovermode: "x",
     });
     return { traces: traces, layout: layout };
@@ -524,7 +540,7 @@
       steps.push(...more);
       if (!more.length) total = steps.length;  // the log is shorter than it said: stop asking
       fillSegments();
-      drawChart();
+      if (!rewards) drawChart();  // with the whole episode's rewards the chart already shows every step
       return more.length > 0;
     })().finally(() => { loading = null; });
     return loading;
