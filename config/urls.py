@@ -51,6 +51,7 @@ urlpatterns = [
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/analysis/", analysis_views.board_analysis, name="board-analysis"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/cost/", cost_views.board_cost, name="board-cost"),
+    path("cost/", cost_views.cost_overview, name="cost-overview"),
     path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/password/", account_views.PasswordChange.as_view(), name="password_change"),
     path("accounts/password/reset/", account_views.PasswordReset.as_view(), name="password_reset"),

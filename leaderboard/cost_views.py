@@ -10,8 +10,9 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from evaluators.base import get_plugin
-from leaderboard.cache import CachedPage, board_scope, page_cached
+from leaderboard.cache import HOME, CachedPage, board_scope, page_cached
 from leaderboard.selectors import COST_AXES, board_cost_get
+from leaderboard.selectors.board_cost import cost_overview_get
 
 
 def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
@@ -32,4 +33,27 @@ def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRe
                           charts=bool(cost.placed), cacheable=bool(cost.board.scenario_count))
 
     page = page_cached("cost", (env, flow, subset, suite or "", axis), build, scope=board_scope(env, flow, subset))
+    return render(request, "leaderboard/analysis/cost.html", {"page": page})
+
+
+def cost_overview(request: HttpRequest) -> HttpResponse:
+    """Every environment's score-against-cost chart for one subset, each board on its own score scale.
+    Cached with the home page, which every board's change moves on."""
+    subset = request.GET.get("subset") or "mini"
+    if subset not in ("mini", "full"):
+        raise Http404("no such subset")
+    asked = request.GET.get("x", "")
+    axis = asked if asked in COST_AXES else ""
+
+    def build() -> CachedPage:
+        overview = cost_overview_get(subset=subset, axis=axis)
+        content = render_to_string("leaderboard/analysis/_cost_overview_content.html", {
+            "overview": overview, "axes": COST_AXES, "subsets": ("mini", "full"),
+            "charts": [(cost, f"cost-data-{cost.board.env}-{cost.board.flow}", cost.chart_data())
+                       for cost in overview.boards],
+        })
+        return CachedPage(title=f"Cost across environments: {subset}", content=content,
+                          charts=any(cost.placed for cost in overview.boards), cacheable=True)
+
+    page = page_cached("cost-overview", (subset, axis), build, scope=HOME)
     return render(request, "leaderboard/analysis/cost.html", {"page": page})

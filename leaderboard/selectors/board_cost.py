@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.base import all_plugins
 from leaderboard.selectors.boards import board_get
 from leaderboard.selectors.rows import Board, BoardRow
 from scoring.cost import CostPoint, pareto_frontier
@@ -41,6 +42,14 @@ class BoardCost:
         return [entry for entry in self.entries if not entry.excluded]
 
     @property
+    def free(self) -> int:
+        """Placed entries that cost nothing: a log axis has no 0, so the chart draws them at its floor,
+        when it has a log axis (some entry cost more than nothing)."""
+        if not any(entry.cost for entry in self.placed):
+            return 0
+        return sum(1 for entry in self.placed if entry.cost == 0)
+
+    @property
     def frontier(self) -> list[CostEntry]:
         return sorted((e for e in self.entries if e.on_frontier), key=lambda e: (e.cost, -(e.row.mean or 0.0)))
 
@@ -53,6 +62,23 @@ class BoardCost:
 
         return {"axis": self.axis, "x_label": self.axis_label, "y_label": self.board.score_label,
                 "points": [point(e) for e in self.placed], "frontier": [[e.cost, e.row.mean] for e in self.frontier]}
+
+
+@dataclass
+class CostOverview:
+    """Every board of one subset (each environment's default suite, each flow it plays) in its cost view."""
+
+    subset: str
+    axis: str
+    boards: list[BoardCost]
+
+
+def cost_overview_get(*, subset: str, axis: str = "") -> CostOverview:
+    """The cost view of every board of ``subset``: one per environment and flow, in the environments'
+    order; each keeps its own score scale. Unknown subsets raise ValueError like ``board_get``."""
+    boards = [board_cost_get(env=plugin.slug, flow=flow, subset=subset, axis=axis)
+              for plugin in sorted(all_plugins(), key=lambda p: (p.position, p.slug)) for flow in plugin.flows]
+    return CostOverview(subset=subset, axis=axis, boards=boards)
 
 
 def board_cost_get(*, env: str, flow: str, subset: str, suite: str | None = None, axis: str = "") -> BoardCost:

@@ -56,6 +56,9 @@ class ModelPage:
     is_baseline: bool
     entries: list[ModelBoardEntry]
     best: list[ModelEnvironmentBest]
+    #: The prices per million prompt / completion tokens (USD) its team gave, which the cost figures use.
+    price_input_per_mtok: float | None = None
+    price_output_per_mtok: float | None = None
 
     @property
     def parameters(self) -> str:
@@ -100,5 +103,6 @@ def model_page_get(*, model_id: int, viewer_team_ids: Collection[int] = ()) -> M
         id=model.id, name=model.name, team=model.team.name, organisation=model.organisation,
         parameter_count=model.parameter_count, open_weights=model.open_weights, licence=model.licence,
         link=model.link, is_baseline=model.is_baseline, entries=entries,
+        price_input_per_mtok=model.price_input_per_mtok, price_output_per_mtok=model.price_output_per_mtok,
         best=[ModelEnvironmentBest(env=env, title=entry.env_title, score_label=entry.score_label, entry=entry)
               for env, entry in best.items()])

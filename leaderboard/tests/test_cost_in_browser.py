@@ -10,13 +10,14 @@ from submissions.models import Attempt, ModelEntry, Submission
 pytestmark = pytest.mark.integration
 
 
-def _seed(name: str, prompt: int, completion: int, score_of, prices: tuple[float, float] | None) -> Submission:
+def _seed(name: str, prompt: int, completion: int, score_of, prices: tuple[float, float] | None,
+          env: str = "sokoban") -> Submission:
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
     model = ModelEntry.objects.create(team=team, name=name, price_input_per_mtok=prices[0] if prices else None,
                                       price_output_per_mtok=prices[1] if prices else None)
-    sub = Submission.objects.create(is_public=True, team=team, model=model, environment_id="sokoban", flow="global",
+    sub = Submission.objects.create(is_public=True, team=team, model=model, environment_id=env, flow="global",
                                     subset="mini", suite="fixture", status=Submission.Status.COMPLETED)
-    scenarios = Scenario.objects.filter(environment_id="sokoban", suite="fixture", in_mini=True).order_by("key")
+    scenarios = Scenario.objects.filter(environment_id=env, suite="fixture", in_mini=True).order_by("key")
     Attempt.objects.bulk_create(
         Attempt(submission=sub, scenario=scenario, repeat=repeat, status=Attempt.Status.SCORED,
                 score=score_of(i, repeat), model_calls=3, prompt_tokens=prompt, completion_tokens=completion,
@@ -43,7 +44,8 @@ def test_a_visitor_sees_scores_against_cost_with_the_frontier_and_switches_to_to
     # Traces: dominated entries, the frontier's line, the frontier's points.
     traces = page.evaluate("""() => document.getElementById('chart-cost').data.map(
         (t) => [t.name, t.mode, t.x.length])""")
-    assert traces == [["dominated", "markers", 1], ["Pareto frontier", "lines", 2], ["on the frontier", "markers", 2]]
+    assert traces == [["dominated", "markers+text", 1], ["Pareto frontier", "lines", 2],
+                      ["on the frontier", "markers+text", 2]]
     assert page.locator("#chart-cost .scatterlayer .point").count() == 3
     assert page.locator("table.cost-table tbody tr").count() == 4
     frontier = page.locator("table.cost-table tr[data-frontier='yes'] td:first-child").all_inner_texts()

@@ -1,67 +1,98 @@
-// The score-against-cost chart of a board's cost page, drawn from the JSON the server embeds.
+// Score-against-cost charts (a board's cost page, and one per board on the page across environments),
+// each drawn from the JSON the server embeds beside it (data-cost-chart names its script element).
 (function () {
   "use strict";
   const Plotly = window.Plotly;
-  const node = document.getElementById("chart-cost");
-  const source = document.getElementById("cost-data");
-  if (!Plotly || !node || !source) return;
-  let data;
-  try {
-    data = JSON.parse(source.textContent);
-  } catch (error) {
-    return;
-  }
-  const points = data.points || [];
-  if (!points.length) return;
+  if (!Plotly) return;
 
-  const usd = data.axis === "usd";
-  function shownCost(value) {
-    return usd ? "$" + value.toFixed(4) : Math.round(value).toLocaleString("en") + " tokens";
-  }
+  // Labels of neighbouring points alternate above and below them, so that close points' names overlap less.
+  const POSITIONS = ["top center", "bottom center", "middle right", "middle left"];
+  const shortName = (name) => (name.length > 22 ? name.slice(0, 21) + "…" : name);
 
-  function trace(name, rows, marker) {
-    return {
-      type: "scatter", mode: "markers", name: name,
-      x: rows.map((p) => p.x), y: rows.map((p) => p.y),
-      text: rows.map((p) => p.label + " (" + p.team + ")"),
-      customdata: rows.map((p) => shownCost(p.x)),
-      hovertemplate: "%{text}<br>%{customdata}<br>score %{y:.2f}<extra></extra>",
-      // The 95% interval around each mean, which need not be symmetric (a bootstrap).
-      error_y: {
-        type: "data", symmetric: false, thickness: 1, width: 3, color: marker.color,
-        array: rows.map((p) => (p.high === null ? 0 : p.high - p.y)),
-        arrayminus: rows.map((p) => (p.low === null ? 0 : p.y - p.low)),
-      },
-      marker: marker,
+  function figure(data, narrow) {
+    const points = data.points || [];
+    const usd = data.axis === "usd";
+    const shownCost = (value) => (usd ? "$" + value.toFixed(4) : Math.round(value).toLocaleString("en") + " tokens");
+    // Costs of different models differ by orders of magnitude: a log axis keeps the cheap ones apart. A cost of
+    // 0 has no place on it: such entries are drawn at the axis floor, a decade below the cheapest other, and say so.
+    const positive = points.map((p) => p.x).filter((x) => x > 0);
+    const logAxis = positive.length > 0;
+    const floor = logAxis ? Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, positive))) - 1) : 0;
+    const placeX = (x) => (logAxis && x <= 0 ? floor : x);
+    const order = points.slice().sort((a, b) => placeX(a.x) - placeX(b.x));
+    const position = new Map(order.map((p, i) => [p, POSITIONS[i % (narrow ? 2 : POSITIONS.length)]]));
+
+    function trace(name, rows, marker) {
+      return {
+        type: "scatter", mode: "markers+text", name: name,
+        x: rows.map((p) => placeX(p.x)), y: rows.map((p) => p.y),
+        text: rows.map((p) => shortName(p.label)), textposition: rows.map((p) => position.get(p)),
+        textfont: { size: narrow ? 10 : 11 }, cliponaxis: false,
+        hovertext: rows.map((p) => p.label + " (" + p.team + ")<br>" + (p.x <= 0 ? "free: " : "") + shownCost(p.x)),
+        hovertemplate: "%{hovertext}<br>score %{y:.2f}<extra></extra>",
+        // The 95% interval around each mean, which need not be symmetric (a bootstrap).
+        error_y: {
+          type: "data", symmetric: false, thickness: 1, width: 3, color: marker.color,
+          array: rows.map((p) => (p.high === null ? 0 : p.high - p.y)),
+          arrayminus: rows.map((p) => (p.low === null ? 0 : p.y - p.low)),
+        },
+        marker: marker,
+      };
+    }
+
+    const traces = [];
+    const otherRows = points.filter((p) => !p.frontier);
+    if (otherRows.length) {
+      traces.push(trace("dominated", otherRows, { color: "#7c8ba1", size: 9, symbol: "circle-open", line: { width: 2 } }));
+    }
+    traces.push({
+      type: "scatter", mode: "lines", name: "Pareto frontier", hoverinfo: "skip",
+      x: (data.frontier || []).map((p) => placeX(p[0])), y: (data.frontier || []).map((p) => p[1]),
+      line: { color: "#1f7a46", width: 2, shape: "hv" },
+    });
+    traces.push(trace("on the frontier", points.filter((p) => p.frontier),
+      { color: "#1f7a46", size: 12, symbol: "diamond" }));
+
+    const free = points.filter((p) => p.x <= 0).length;
+    const xaxis = { title: { text: data.x_label + (logAxis ? " (log scale)" : "") }, type: logAxis ? "log" : "linear",
+      automargin: true };
+    // Dollars as plain decimals ($0.001), not SI prefixes (100µ); tokens keep them (20k).
+    if (usd) Object.assign(xaxis, { tickprefix: "$", exponentformat: "none" });
+    if (logAxis) {
+      xaxis.range = [Math.log10(floor) - 0.3, Math.log10(Math.max.apply(null, positive)) + 0.5];
+    } else {
+      xaxis.rangemode = "tozero";
+    }
+    const layout = {
+      font: { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 },
+      margin: { l: 60, r: 24, t: free && logAxis ? 36 : 20, b: 50 },
+      legend: { orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom" },
+      autosize: true, height: narrow ? 460 : 440,
+      xaxis: xaxis, yaxis: { title: { text: data.y_label }, automargin: true },
+      annotations: free && logAxis ? [{
+        x: Math.log10(floor), xref: "x", y: 1, yref: "paper", yanchor: "bottom", xanchor: "left", showarrow: false,
+        text: free + " free entr" + (free === 1 ? "y" : "ies") + " (cost 0) drawn at the axis floor",
+        font: { size: 11 },
+      }] : [],
+      shapes: free && logAxis ? [{ type: "line", xref: "x", yref: "paper", x0: floor, x1: floor, y0: 0, y1: 1,
+        line: { color: "#7c8ba1", width: 1, dash: "dot" } }] : [],
     };
+    layout.margin.b = 70 + (narrow ? 40 : 20);
+    return { traces: traces, layout: layout };
   }
 
-  const frontierRows = points.filter((p) => p.frontier);
-  const otherRows = points.filter((p) => !p.frontier);
-  const traces = [];
-  if (otherRows.length) {
-    traces.push(trace("dominated", otherRows, { color: "#7c8ba1", size: 9, symbol: "circle-open", line: { width: 2 } }));
-  }
-  traces.push({
-    type: "scatter", mode: "lines", name: "Pareto frontier", hoverinfo: "skip",
-    x: (data.frontier || []).map((p) => p[0]), y: (data.frontier || []).map((p) => p[1]),
-    line: { color: "#1f7a46", width: 2, shape: "hv" },
+  document.querySelectorAll("[data-cost-chart]").forEach((node) => {
+    const source = document.getElementById(node.dataset.costChart);
+    if (!source) return;
+    let data;
+    try {
+      data = JSON.parse(source.textContent);
+    } catch (error) {
+      return;
+    }
+    if (!(data.points || []).length) return;
+    const built = figure(data, (node.clientWidth || 800) < 600);
+    const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
+    Plotly.newPlot(node, built.traces, theme(built.layout), { displayModeBar: false, responsive: true });
   });
-  traces.push(trace("on the frontier", frontierRows, { color: "#1f7a46", size: 12, symbol: "diamond" }));
-
-  const costs = points.map((p) => p.x).filter((x) => x > 0);
-  // Costs of different models often differ by orders of magnitude: a log axis keeps the cheap ones apart.
-  const logAxis = costs.length > 1 && Math.max.apply(null, costs) / Math.min.apply(null, costs) > 100
-    && costs.length === points.length;
-  const layout = {
-    font: { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 },
-    margin: { l: 60, r: 20, t: 20, b: 50 },
-    legend: { orientation: "h", y: -0.2 }, autosize: true,
-    xaxis: { title: { text: data.x_label + (logAxis ? " (log scale)" : "") }, type: logAxis ? "log" : "linear",
-      automargin: true, rangemode: "tozero" },
-    yaxis: { title: { text: data.y_label }, automargin: true },
-  };
-  node.style.height = "420px";
-  const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
-  Plotly.newPlot(node, traces, theme(layout), { displayModeBar: false, responsive: true });
 })();
