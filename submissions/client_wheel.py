@@ -2,13 +2,15 @@
 ``pip install https://<site>/client/magebench_client-<version>-py3-none-any.whl``.
 
 The wheel is built from the checkout's client/ folder (client/pyproject.toml) by pip itself, on the
-first request for it, and kept under the data directory; a new version of the client is a new file
-name, so a kept wheel is never stale. The build runs on a copy of the folder (setuptools writes its
-build/ and egg-info beside the sources) and without build isolation, so it needs no package index.
+first request for it, and kept under the data directory in a folder named by a digest of the
+client's files, so that a changed client is built again even when its version number stayed. The
+build runs on a copy of the folder (setuptools writes its build/ and egg-info beside the sources) and
+without build isolation, so it needs no package index.
 """
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 import shutil
 import subprocess
@@ -42,8 +44,16 @@ def wheel_name() -> str:
     return f"magebench_client-{client_version()}-py3-none-any.whl"
 
 
+def sources_digest() -> str:
+    """A digest of what goes into the wheel: the package's files and its pyproject.toml."""
+    digest = hashlib.sha256()
+    for path in [CLIENT_DIR / "pyproject.toml", *sorted((CLIENT_DIR / "magebench_client").rglob("*.py"))]:
+        digest.update(path.relative_to(CLIENT_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def wheel_dir() -> Path:
-    return Path(settings.DATA_DIR) / "client"
+    return Path(settings.DATA_DIR) / "client" / sources_digest()
 
 
 def _build(target: Path) -> None:

@@ -1,11 +1,13 @@
 """Command-line client for the MageBench Leaderboard REST API.
 
-    python -m magebench_client --url https://magebench.example submit-endpoint --model "My model" \\
+    pip install https://magebench.example/client/magebench_client-<version>-py3-none-any.whl   # or ./client
+    magebench --url https://magebench.example submit-endpoint --model "My model" \\
         --env sokoban --flow global --subset mini --endpoint https://llm.example/v1 --api-key-env MY_KEY --follow
 
-The token comes from --token or, better (argv is visible to other users of the machine), from the
-MAGEBENCH_TOKEN environment variable. This package imports only the standard library and requests,
-so that submitters can copy its folder anywhere without installing the site.
+``python -m magebench_client`` runs the same command. The token comes from --token or, better (argv
+is visible to other users of the machine), from the MAGEBENCH_TOKEN environment variable. This
+package imports only the standard library and requests, so that submitters install it anywhere
+without the site (client/pyproject.toml declares requests as its one dependency).
 
 Exit codes: 0 success (for follow: completed), 1 the submission ended incomplete or cancelled,
 2 the site refused the request (or the command line was wrong), 3 the site could not be reached,

@@ -149,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "tokens, cost and seconds, one row each, as CSV or Parquet; or a zip of each attempt's "
                     "trajectory (replies, parsed actions, per-step scores, frames). A token shows its team's "
                     "private submissions too.")
-    export.add_argument("target", nargs="+", metavar="SUBMISSION_ID | ENV FLOW SUBSET")
+    export.add_argument("target", nargs="+", metavar="TARGET",
+                        help="a submission id (42), or a board as ENV FLOW SUBSET (sokoban global mini)")
     export.add_argument("--format", choices=list(EXPORT_FORMATS), default="csv")
     export.add_argument("--out", help="file to write (default: standard output, not a terminal for binary formats)")
     export.set_defaults(handler=cmd_export)
