@@ -65,6 +65,10 @@ class SignupForm(UserCreationForm):
         fields = ("username", "email")
 
 
+class EmailForm(forms.Form):
+    email = forms.EmailField(required=False, label="E-mail for password resets")
+
+
 class TeamForm(forms.Form):
     name = forms.CharField(max_length=120, label="Team name")
 

@@ -156,3 +156,9 @@ def password_reset_request_record(*, email: str, ip: str) -> bool:
             requests = 1
         allowed = allowed and requests <= limit
     return allowed
+
+
+def user_email_set(*, user: User, email: str) -> None:
+    """The address password-reset links go to ("" removes it)."""
+    user.email = get_user_model().objects.normalize_email(email.strip())
+    user.save(update_fields=["email"])

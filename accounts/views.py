@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from accounts.forms import MemberForm, SignupForm, TeamForm, TokenForm
+from accounts.forms import EmailForm, MemberForm, SignupForm, TeamForm, TokenForm
 from accounts.models import ApiToken, Team
 from accounts.selectors import client_ip, user_memberships, user_role
 from accounts.services import (
@@ -24,6 +24,7 @@ from accounts.services import (
     team_create,
     token_create,
     token_revoke,
+    user_email_set,
 )
 
 
@@ -83,6 +84,19 @@ def account(request: SignedInRequest) -> HttpResponse:
             return redirect("team", slug=team.slug)
     memberships = user_memberships(request.user)
     return render(request, "accounts/account.html", {"form": form, "memberships": memberships})
+
+
+@login_required
+@require_POST
+def account_email(request: SignedInRequest) -> HttpResponse:
+    form = EmailForm(request.POST)
+    if form.is_valid():
+        user_email_set(user=request.user, email=form.cleaned_data["email"])
+        messages.success(request, "E-mail address saved: password-reset links go there." if form.cleaned_data["email"]
+                         else "E-mail address removed: your password can no longer be reset by mail.")
+    else:
+        messages.error(request, "Not saved: " + " ".join(form.errors.get("email", ["give a valid e-mail address"])))
+    return redirect("account")
 
 
 def _member_team(request: HttpRequest, slug: str) -> tuple[Team, str]:

@@ -62,6 +62,7 @@ urlpatterns = [
          name="password_reset_complete"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", account_views.signup, name="signup"),
+    path("accounts/email/", account_views.account_email, name="account-email"),
     path("accounts/", account_views.account, name="account"),
     path("teams/<slug:slug>/", team_views.team, name="team"),
     path("teams/<slug:slug>/<str:action>/", account_views.team_action, name="team-action"),

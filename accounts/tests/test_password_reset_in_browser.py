@@ -71,3 +71,18 @@ def test_a_new_account_may_give_an_address_for_resets(client, db):
                                                  "password2": "a long passphrase 7"})
     assert response.status_code == 302
     assert get_user_model().objects.get(username="grace").email == "grace@example.org"
+
+
+def test_a_signed_in_user_sets_the_address_resets_go_to_and_a_bad_one_is_refused(lab, mailoutbox):
+    response = lab.client.post("/accounts/email/", {"email": "ada@example.org"}, follow=True)
+    assert "E-mail address saved" in response.content.decode()
+    lab.user.refresh_from_db()
+    assert lab.user.email == "ada@example.org"
+    assert 'value="ada@example.org"' in lab.client.get("/accounts/").content.decode()
+    refused = lab.client.post("/accounts/email/", {"email": "not an address"}, follow=True)
+    assert "Not saved" in refused.content.decode()
+    lab.user.refresh_from_db()
+    assert lab.user.email == "ada@example.org"
+    lab.client.logout()
+    lab.client.post("/accounts/password/reset/", {"email": "ada@example.org"})
+    assert [mail.to for mail in mailoutbox] == [["ada@example.org"]]
