@@ -33,7 +33,9 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("submission", "int64"), ("model", "string"), ("team", "string"), ("env", "string"), ("flow", "string"),
     ("subset", "string"), ("suite", "string"), ("scenario", "string"), ("repeat", "int64"), ("status", "string"),
     ("score", "float64"), ("outcome", "string"), ("error_kind", "string"), ("error_message", "string"),
-    ("invalid_action", "bool"), ("repeating_action", "bool"), ("parse_errors", "int64"), ("steps", "int64"),
+    ("invalid_action", "bool"), ("repeating_action", "bool"), ("invalid_replies", "int64"),
+    ("invalid_decisions", "int64"), ("repetitive_replies", "int64"), ("longest_noop_streak", "int64"),
+    ("ia_ra_reasons", "string"), ("parse_errors", "int64"), ("steps", "int64"),
     ("model_calls", "int64"), ("tries", "int64"), ("measured", "bool"), ("prompt_tokens", "int64"),
     ("completion_tokens", "int64"), ("cost_usd", "float64"), ("seconds", "float64"),
     ("seconds_per_call", "float64"), ("started_at", "timestamp"), ("finished_at", "timestamp"),
@@ -70,6 +72,20 @@ def member_folder(submission: Submission, attempt: Attempt) -> str:
     return f"submission-{submission.id}/{_safe_part(attempt.scenario.key)}/repeat-{attempt.repeat}"
 
 
+#: The counts behind an attempt's IA/RA flags, as its episode recorded them (details["diagnostics"]).
+DIAGNOSTIC_COUNTS = ("invalid_replies", "invalid_decisions", "repetitive_replies", "longest_noop_streak")
+
+
+def _diagnostics(attempt: Attempt) -> dict[str, Any]:
+    """The IA/RA counts and reasons; empty for an attempt that never ran (or ran before they were kept)."""
+    found = attempt.details.get("diagnostics") if isinstance(attempt.details, dict) else None
+    diagnostics = found if isinstance(found, dict) else {}
+    counts = {name: diagnostics[name] if isinstance(diagnostics.get(name), int) else None
+              for name in DIAGNOSTIC_COUNTS}
+    reasons = diagnostics.get("reasons")
+    return {**counts, "ia_ra_reasons": "; ".join(map(str, reasons)) if isinstance(reasons, list) else ""}
+
+
 def attempt_row(submission: Submission, attempt: Attempt) -> dict[str, Any]:
     """One attempt as an export row: its outcome, its IA/RA flags, its effort and what it cost."""
     # An upload's replies are played back: its calls, tokens and time are not the model's.
@@ -87,6 +103,7 @@ def attempt_row(submission: Submission, attempt: Attempt) -> dict[str, Any]:
         "error_kind": attempt.error_kind,
         "error_message": scrub_secrets(attempt.error_message) if attempt.error_message else "",
         "invalid_action": attempt.invalid_action, "repeating_action": attempt.repeating_action,
+        **_diagnostics(attempt),
         "parse_errors": attempt.parse_errors, "steps": attempt.steps, "model_calls": attempt.model_calls,
         "tries": attempt.tries, "measured": measured, "prompt_tokens": prompt, "completion_tokens": completion,
         "cost_usd": token_cost(prompt, completion, model.price_input_per_mtok, model.price_output_per_mtok),

@@ -82,6 +82,10 @@ def test_a_submissions_parquet_has_one_row_per_stored_attempt_for_pandas_and_dat
         assert row["outcome"] == attempt.outcome and row["error_kind"] == ""
         assert bool(row["invalid_action"]) is attempt.invalid_action
         assert bool(row["repeating_action"]) is attempt.repeating_action
+        diagnostics = attempt.details["diagnostics"]
+        for count in ("invalid_replies", "invalid_decisions", "repetitive_replies", "longest_noop_streak"):
+            assert row[count] == diagnostics[count]
+        assert row["ia_ra_reasons"] == "; ".join(diagnostics["reasons"])
         assert row["steps"] == attempt.steps and row["model_calls"] == attempt.model_calls >= 1
         assert row["prompt_tokens"] == attempt.prompt_tokens > row["completion_tokens"] == attempt.completion_tokens > 0
         assert row["cost_usd"] == pytest.approx(token_cost(attempt.prompt_tokens, attempt.completion_tokens, 3.0, 15.0))
