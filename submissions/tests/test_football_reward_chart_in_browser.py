@@ -67,3 +67,26 @@ def test_the_reward_chart_shows_the_whole_episode_with_its_title_and_legend_clea
     assert "cumulative reward" in page.locator("#football-chart .gtitle").text_content()
     page.locator("#football-chart").screenshot(path=f"/tmp/shots/football-chart-{size}.png")
     assert errors == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_reward_terms_legend_entry_stays_clear_of_the_plot_and_axis_titles(live_server, site_page,
+                                                                              transactional_db, media_root, size):
+    from submissions.tests.test_football_replay import TERMS, football_attempt
+
+    attempt = football_attempt(media_root)
+    page, errors = site_page(viewport=SIZES[size])
+    page.goto(f"{live_server.url}/attempts/{attempt.id}/replay/")
+    page.wait_for_selector("#football-chart .plot-container svg.main-svg", timeout=15_000)
+    assert page.locator("#football-chart .legendtext").count() == len(TERMS) + 1
+    chart = _box(page, "#football-chart .main-svg")
+    legend = _box(page, "#football-chart .legend")
+    plot = _box(page, "#football-chart .nsewdrag")
+    assert chart["y"] - 1 <= legend["y"] and legend["y"] + legend["height"] <= chart["y"] + chart["height"] + 1
+    assert chart["x"] - 1 <= legend["x"] and legend["x"] + legend["width"] <= chart["x"] + chart["width"] + 1
+    assert not _overlap(legend, plot) and not _overlap(legend, _box(page, "#football-chart .g-xtitle"))
+    title = _box(page, "#football-chart .gtitle")
+    assert chart["x"] - 1 <= title["x"] and title["x"] + title["width"] <= chart["x"] + chart["width"] + 1
+    assert chart["y"] - 1 <= title["y"] and not _overlap(title, plot)
+    page.locator("#football-chart").screenshot(path=f"/tmp/shots/football-terms-{size}.png")
+    assert errors == []

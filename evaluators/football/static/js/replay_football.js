@@ -481,13 +481,14 @@
             xref: "paper", y: 1, yref: "container", yanchor: "top", pad: { t: 8 }, font: { size: 13 } },
       margin: narrow ? { l: 44, r: 50, t: 24, b: bottom } : { l: 64, r: 72, t: 48, b: bottom },
       font: { family: "system-ui, sans-serif", size: 12 },
-      xaxis: { title: { text: "engine step" }, range: [-0.5, total + 0.5], zeroline: false },
+      xaxis: { title: { text: "engine step", standoff: 8 }, range: [-0.5, total + 0.5], zeroline: false,
+               automargin: true },
       yaxis: { title: { text: "reward per step" }, range: axes.left.range, dtick: axes.left.dtick, tick0: 0,
                zeroline: true, zerolinecolor: theme.colours().muted, automargin: true },
       yaxis2: { title: { text: "cumulative reward" }, overlaying: "y", side: "right", range: axes.right.range,
                 dtick: axes.right.dtick, tick0: 0, showgrid: false, zeroline: false, automargin: true },
       legend: { orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yref: "container", yanchor: "bottom",
-                entrywidth: narrow ? 100 : 0, font: { size: narrow ? 11 : 12 } },
+                font: { size: narrow ? 11 : 12 } },
       shapes: shapes, annotations: annotations, hovermode: "x",
     });
     return { traces: traces, layout: layout };
