@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalogue.models import Scenario
-from evaluators.base import AnalysisPanel, get_plugin
+from evaluators.base import AnalysisPanel, BreakdownPart, get_plugin
 from leaderboard.selectors import Board, BoardRow, board_get
 from leaderboard.stored import (
     EntryAggregate,
@@ -143,6 +143,8 @@ class BoardAnalysis:
     curves: list[Curve] = field(default_factory=list)
     tags: list[TagBreakdown] = field(default_factory=list)
     panels: list[PanelView] = field(default_factory=list)
+    #: The lost-score components the environment declares (``breakdown_parts``), in its order.
+    lost_parts: tuple[BreakdownPart, ...] = ()
     #: The rows of ``rows`` (every entry's unless a page was asked for).
     matrix: list[MatrixRow] = field(default_factory=list)
     rows: slice = field(default_factory=lambda: slice(None))
@@ -173,6 +175,9 @@ class BoardAnalysis:
             "scoreLabel": self.board.score_label,
             "errors": [{"label": r.model.label, "ia": r.ia_pct, "ra": r.ra_pct} for r in self.errors],
             "lostKeys": list(self.board.breakdown_keys),
+            # Their names and colours, as the environment declares them (the script names none).
+            "lostParts": [{"key": part.key, "label": part.label, "colour": part.colour}
+                          for part in self.lost_parts],
             "lost": [{"label": r.model.label, "aes": r.aes, "parts": r.parts} for r in self.lost],
             "curves": [{"label": c.model.label, "n": [p.n for p in c.points], "value": [p.value for p in c.points],
                         "scenarios": [p.scenarios for p in c.points]} for c in self.curves],
@@ -384,6 +389,7 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
         analysis.errors = [ErrorRow(model=m, ia_pct=rows[m.submission_id].ia_pct, ra_pct=rows[m.submission_id].ra_pct,
                                     n_scored=rows[m.submission_id].n_scored) for m in models]
     if plugin.breakdown_keys:
+        analysis.lost_parts = tuple(plugin.breakdown_parts)
         analysis.lost = [LostRow(model=m, aes=rows[m.submission_id].mean,
                                  parts=dict(rows[m.submission_id].breakdown or {}))
                          for m in models if rows[m.submission_id].breakdown is not None]

@@ -7,8 +7,8 @@ microsoft/MageBench's ``main.py`` gives every run its folder
   whether no action was parsed; Online: how many turns had none);
 * the model's replies: ``output.txt`` (Global: the one reply) or ``output_<loop>.txt`` (Online: one
   file per model call, numbered from 0);
-* WebUI: the generated ``index.html``, ``style.css`` and ``script.js`` (each only when a reply
-  wrote it), beside a copy of the page folder's own files.
+* an environment whose runs are code (its plug-in's ``code_files``): the generated files, each
+  only when a reply wrote it, beside a copy of the page folder's own files.
 
 The runner and the environments write more that bears on no score (``res.txt`` beside the run
 folders, ``output_video.mp4``, ``tmp.png``, ``output_progress.md``, ``out_images/``); uploads
@@ -37,8 +37,6 @@ GLOBAL_REPLY_FILE = "output.txt"
 ONLINE_REPLY_FILE = re.compile(r"^output_(?P<loop>[0-9]+)\.txt$")
 #: Slack for a bound reached through floating-point sums.
 _RANGE_SLACK = 1e-9
-#: The upload keys of the code files, as the platform's code artefacts name them.
-_ARTEFACT_KEYS = {"html": "html", "css": "css", "javascript": "js", "js": "js"}
 
 
 def code_file_names() -> dict[str, str]:
@@ -153,12 +151,16 @@ def official_run_from_trajectory(*, env: str, flow: str, scenario: str, repeat: 
     details = trajectory.get("details") or {}
     extras: dict[str, bytes] = {}
     page: dict[str, str] = {}
-    code_files = get_plugin(env).code_files
+    plugin = get_plugin(env)
+    code_files = plugin.code_files
     if code_files:
         artefacts = trajectory.get("artifacts") or {}
+        # A code artefact is named by its upload key or by its fence's language.
+        keys = {**{key: key for key, _ in code_files}, **{fence: key for key, fence in plugin.upload_code_fences}}
+        opening = code_files[0][0]
         for kind, code in (artefacts.get("code") or {}).items():
-            key = _ARTEFACT_KEYS.get(kind)
-            if key is not None and not (key == "html" and code == ""):  # an empty page is never written
+            key = keys.get(kind)
+            if key is not None and not (key == opening and code == ""):  # an empty page is never written
                 page[key] = code
         if page_folder is not None:
             extras.update(_page_copy(page_folder, targets={name for _, name in code_files}))

@@ -5,9 +5,8 @@ The official prompts are Python source: properties returning strings (``env/*_en
 runs or compiles those files: :class:`OfficialCheckout` parses them with :mod:`ast` and evaluates only
 text expressions (:mod:`evaluators.agents.official_text`), so a checkout cannot execute anything here.
 Every file read is hashed, and the digest of those hashes is what a suite records of the checkout it
-read. The flow readers (:mod:`evaluators.agents.official_flows`,
-:mod:`evaluators.agents.official_webui_flow`) also check that each flow still builds its requests the
-way the platform composes them.
+read. The flow readers (:mod:`evaluators.agents.official_flows`, and an environment's own for a flow only
+it plays) also check that each flow still builds its requests the way the platform composes them.
 
 The environment plug-ins' ``official.py`` modules put the pieces together into prompt sets.
 """
@@ -38,12 +37,10 @@ from evaluators.agents.official_source import (
     task_branch,
     walk_statements,
 )
-from evaluators.agents.official_webui_flow import read_webui_online_flow
 from evaluators.declarations import PROMPTS_OFFICIAL, PromptSet
 
 GLOBAL_FLOW = "Flow/GlobalPlanning.py"
 ONLINE_FLOW = "Flow/Online_HL_FBandSB.py"
-WEBUI_ONLINE_FLOW = "Flow/Online_Web_CoT_Natural.py"
 CLIENT = "API/HF.py"
 #: The folders that make a directory an official checkout.
 REQUIRED_FOLDERS = ("Flow", "env")
@@ -146,7 +143,7 @@ class OfficialCheckout:
 
     # the flows
 
-    def _flow_call(self, path: str, cls: str, generator: str) -> tuple[SourceFile, ast.FunctionDef, ast.Call]:
+    def flow_call(self, path: str, cls: str, generator: str) -> tuple[SourceFile, ast.FunctionDef, ast.Call]:
         """A flow file's ``cls.run`` and its one call of ``generator``, once the client is checked."""
         self.check_client()
         source = self.source(path)
@@ -166,19 +163,12 @@ class OfficialCheckout:
     @cached_property
     def global_flow(self) -> GlobalFlowTexts:
         """Checks Flow/GlobalPlanning.py's request and reads its own text."""
-        return read_global_flow(*self._flow_call(GLOBAL_FLOW, "GlobalPlan", "self.generator"))
+        return read_global_flow(*self.flow_call(GLOBAL_FLOW, "GlobalPlan", "self.generator"))
 
     @cached_property
     def online_flow(self) -> OnlineFlowTexts:
         """Checks Flow/Online_HL_FBandSB.py's requests and reads its own texts."""
-        return read_online_flow(*self._flow_call(ONLINE_FLOW, "OnlinePlan", "self.generator"))
-
-    @cached_property
-    def webui_online_flow(self) -> dict[str, str]:
-        """Checks Flow/Online_Web_CoT_Natural.py's requests and reads its texts: the code templates
-        (``code_html``, ``code_css``, ``code_javascript``), ``refine``, ``no_code`` and ``continuation``."""
-        return read_webui_online_flow(*self._flow_call(WEBUI_ONLINE_FLOW, "OnlinePlan",
-                                                       "self.generate_with_continue"))
+        return read_online_flow(*self.flow_call(ONLINE_FLOW, "OnlinePlan", "self.generator"))
 
     def check_client(self) -> None:
         """Checks that API/HF.py merges consecutive same-role messages before sending."""

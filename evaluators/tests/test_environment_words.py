@@ -29,15 +29,7 @@ EXEMPT = re.compile(r"(^|/)(tests|migrations|fixtures|docs|vendor)/|^bench/|^REA
 
 #: Shared files that still hold such knowledge, each with what has to happen before it can go.
 #: An entry whose file no longer mentions any of the words fails the test: take it off the list.
-KNOWN: dict[str, str] = {
-    "static/css/site.css": "the board's lost-score bars (templates/leaderboard/_lost_bar.html, leaderboard/"
-                           "templatetags/bars.py) are coloured by class until they draw breakdown_parts' colours",
-    "static/js/replay.js": "a comment on the shared timeline names the pitch the replay panel follows",
-    "submissions/official_layout.py": "the official output folder's WebUI artefact names, until they are read "
-                                      "from code_files",
-    "evaluators/agents/official_webui_flow.py": "the reader of the official WebUI Online flow, until it moves to "
-                                                "the WebUI folder with the official checkout's flow readers",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _environment_folders() -> list[str]:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from evaluators.agents.checkout import OfficialCheckout, build_prompt_set
 from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PromptSet
+from evaluators.webui.official_flow import read_webui_online_flow
 
 ENV_FILE = "env/WebUI_env.py"
 ENV_CLASS = "WebUIEnv"
 TASK = "WebUI"
+ONLINE_FLOW = "Flow/Online_Web_CoT_Natural.py"
 
 
 def official_prompt_set(checkout: OfficialCheckout, flow: str) -> PromptSet | None:
@@ -28,4 +30,10 @@ def official_prompt_set(checkout: OfficialCheckout, flow: str) -> PromptSet | No
         return checkout.global_prompt_set(system, TASK)
     online = checkout.online_flow
     return build_prompt_set(system=system, regenerate=online.regenerate, unavailable_image=online.unavailable_image,
-                            extra=checkout.webui_online_flow)
+                            extra=webui_online_flow(checkout))
+
+
+def webui_online_flow(checkout: OfficialCheckout) -> dict[str, str]:
+    """Checks the official WebUI Online flow's requests and reads its texts: the code templates
+    (``code_html``, ``code_css``, ``code_javascript``), ``refine``, ``no_code`` and ``continuation``."""
+    return read_webui_online_flow(*checkout.flow_call(ONLINE_FLOW, "OnlinePlan", "self.generate_with_continue"))

@@ -1,7 +1,8 @@
-"""The WebUI lost-score bar as SVG rectangles, with each lost part labelled under its own segment.
+"""The lost-score bar as SVG rectangles, with each lost part labelled under its own segment.
 
-Widths and label positions are SVG geometry rather than ``style="…"`` attributes, so the bar draws
-under a Content-Security-Policy that allows no inline style.
+Widths, label positions and the parts' colours (each environment's ``breakdown_parts``) are SVG
+geometry and presentation attributes rather than ``style="…"`` attributes, so the bar draws under a
+Content-Security-Policy that allows no inline style.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django import template
 
-from evaluators.base import get_plugin
+from evaluators.base import all_plugins, get_plugin
 
 register = template.Library()
 
@@ -33,6 +34,8 @@ class Segment:
     #: Where the segment starts and how wide it is, in percent of the bar.
     x: str
     width: str
+    #: The fill its environment declares for the part; none for the score kept (the site's colour).
+    colour: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,13 +60,20 @@ class LostBar:
         return f"{self.rows * ROW_HEIGHT:.0f}"
 
 
+def declared_colours() -> dict[str, str]:
+    """Each lost part's colour, as the configured environments declare them."""
+    return {part.key: part.colour for plugin in all_plugins() for part in plugin.breakdown_parts}
+
+
 def lost_bar_segments(aes: float | None, parts: Mapping[str, float]) -> list[Segment]:
     """AES first, then each lost part, laid end to end (all in percent of the full score)."""
+    colours = declared_colours()
     segments = []
     offset = 0.0
     for name, value in [("aes", aes or 0.0), *parts.items()]:
         width = max(0.0, float(value or 0.0))
-        segments.append(Segment(name=str(name), x=f"{offset:.2f}", width=f"{width:.2f}"))
+        colour = colours.get(str(name), "") if name != "aes" else ""
+        segments.append(Segment(name=str(name), x=f"{offset:.2f}", width=f"{width:.2f}", colour=colour))
         offset += width
     return segments
 

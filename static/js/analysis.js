@@ -10,8 +10,8 @@
   // Backgrounds and text in the page's colour scheme (static/js/theme.js).
   const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
   // A lost-score component's colour: the one its environment declares (EnvironmentPlugin.breakdown_parts,
-  // sent as lostParts), else the one the board's lost-score bars are drawn in, read from a segment
-  // styled as they are, so that this script names no environment's components.
+  // sent as lostParts), so that this script names no environment's components.
+  // The score kept has the site's own colour, read from a segment styled as the bars' (.seg.aes).
   function lostColour(data, key) {
     const declared = (data.lostParts || []).find((part) => part.key === key);
     if (declared && declared.colour) return declared.colour;

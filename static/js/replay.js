@@ -93,7 +93,7 @@
   }
 
   // Shows timeline entry i. Unless it came from the environment's panel (quiet), the panel is told
-  // which decision that is ("replay:select"), so the pitch, its list and its chart follow.
+  // which decision that is ("replay:select"), so its panel, its list and its chart follow.
   function show(i, quiet) {
     current = Math.max(0, Math.min(items.length - 1, i));
     const item = items[current];
