@@ -382,6 +382,7 @@ def _hooks(plugin: EnvironmentPlugin) -> list[str]:
     answer("metric_card", lambda: plugin.metric_card, Mapping)
     answer("scenario_note([])", lambda: plugin.scenario_note([]), str)
     answer("replay_panel({}, ...)", lambda: plugin.replay_panel({}, lambda name: None), (ReplayPanel, type(None)))
+    problems += _floor_and_ceiling(plugin)
     for flow in plugin.flows:
         answer(f"prompts({flow!r})", partial(plugin.prompts, flow), PromptSet)
         answer(f"parse({flow!r}, '')", partial(plugin.parse, flow, ""), ParseResult)
@@ -390,6 +391,30 @@ def _hooks(plugin: EnvironmentPlugin) -> list[str]:
             problems.append(f"flow_runner({flow!r}) returned something that is not callable")
         if plugin.ACTIONS and _is_str_tuple(plugin.ACTIONS):
             problems += _actions_round_trip(plugin, flow)
+    return problems
+
+
+def _floor_and_ceiling(plugin: EnvironmentPlugin) -> list[str]:
+    # The summary across environments divides by ceiling − floor: each is a number or None, and a
+    # scenario's ceiling lies above its floor. A scenario with no data is the tiny input.
+    from evaluators.declarations import ScenarioSpec
+
+    scenario = ScenarioSpec(env=plugin.slug if isinstance(plugin.slug, str) else "", key="conformance", data={})
+    values: dict[str, float | None] = {}
+    problems = []
+    for name in ("idle_score", "best_score"):
+        try:
+            value = getattr(plugin, name)(scenario)
+        except Exception as exc:  # noqa: BLE001 (the hook's failure is the finding)
+            problems.append(f"{name}(a scenario with no data) raised {type(exc).__name__}: {exc}")
+            continue
+        if value is not None and not _is_number(value):
+            problems.append(f"{name}(a scenario with no data) returned {type(value).__name__}, not a number or None")
+            continue
+        values[name] = value
+    floor, ceiling = values.get("idle_score"), values.get("best_score")
+    if floor is not None and ceiling is not None and not ceiling > floor:
+        problems.append(f"best_score ({ceiling}) must be above idle_score ({floor}) on the same scenario")
     return problems
 
 

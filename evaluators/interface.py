@@ -206,7 +206,15 @@ class EnvironmentPlugin(abc.ABC):
         return FLOW_RUNNERS[flow]
 
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
-        """The score of an agent that does nothing, when it is known in closed form."""
+        """The score of an agent that does nothing, when it is known in closed form: the floor of the
+        cross-environment summary (``scoring.normalised``). None: the board's Idle baseline entry is
+        the floor instead, or 0 without one."""
+        return None
+
+    def best_score(self, scenario: ScenarioSpec) -> float | None:
+        """The best score an agent can reach on ``scenario``, when the metric has a meaningful maximum:
+        the ceiling of the cross-environment summary. None (a reward with no analytic maximum): the
+        best mean any entry on the board reached there is the ceiling, and the summary is relative."""
         return None
 
     def action_replies(self, flow: str, actions: Sequence[str]) -> list[str]:

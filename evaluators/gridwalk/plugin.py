@@ -122,6 +122,10 @@ class GridWalkPlugin(EnvironmentPlugin):
         # Standing still keeps d_T = d_0.
         return 0.0
 
+    def best_score(self, scenario: ScenarioSpec) -> float | None:
+        # 100 · max(0, 1 − d_T / d_0) is 100 exactly when the goal is reached (d_T = 0).
+        return 100.0
+
     def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
                        options: BaselineOptions) -> str | None:
         from evaluators.gridwalk.baselines import baseline_reply

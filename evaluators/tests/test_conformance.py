@@ -99,6 +99,22 @@ def test_a_hook_that_raises_on_a_tiny_input_is_refused() -> None:
     assert _problems(Fragile()) == ["parse('online', '') raised IndexError: list index out of range"]
 
 
+def test_a_ceiling_at_or_below_the_floor_or_a_floor_that_is_not_a_number_is_refused() -> None:
+    class Upside(TinyPlugin):
+        def idle_score(self, scenario: Any) -> float | None:
+            return 50.0
+
+        def best_score(self, scenario: Any) -> float | None:
+            return 50.0
+
+    class Worded(TinyPlugin):
+        def best_score(self, scenario: Any) -> Any:
+            return "100"
+
+    assert _problems(Upside()) == ["best_score (50.0) must be above idle_score (50.0) on the same scenario"]
+    assert _problems(Worded()) == ["best_score(a scenario with no data) returned str, not a number or None"]
+
+
 def test_replay_scripts_and_styles_must_be_tuples_of_static_paths() -> None:
     class Loose(TinyPlugin):
         replay_scripts: ClassVar[Any] = "js/tiny.js"

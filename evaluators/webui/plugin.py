@@ -152,6 +152,10 @@ class WebUIPlugin(EnvironmentPlugin):
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         return 0.0
 
+    def best_score(self, scenario: ScenarioSpec) -> float | None:
+        # AES % of a page identical to its target in every state.
+        return 100.0
+
     def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
                        options: BaselineOptions) -> str | None:
         from evaluators.webui.baselines import baseline_reply
