@@ -95,7 +95,7 @@ def _test_database_from_template(connection: Any) -> None:
                 for (stale,) in cursor.fetchall():
                     with contextlib.suppress(Exception):  # one being copied right now stays for now
                         cursor.execute(f"DROP DATABASE {quote(stale)}")
-            cursor.execute(f"DROP DATABASE IF EXISTS {quote(test_name)} WITH (FORCE)")
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote(test_name)}")
             cursor.execute(f"CREATE DATABASE {quote(test_name)} TEMPLATE {quote(template)}")
         finally:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
@@ -115,8 +115,9 @@ def django_db_setup(request: pytest.FixtureRequest, django_test_environment: Non
     with django_db_blocker.unblock():
         if connection.vendor == "postgresql":
             _test_database_from_template(connection)
-        config = setup_databases(verbosity=0, interactive=False, aliases=aliases, serialized_aliases=serialized_aliases,
-                                 keepdb=connection.vendor == "postgresql")
+        # Django reads ``aliases`` by membership alone; its stubs ask for a mapping
+        config = setup_databases(verbosity=0, interactive=False, aliases=dict.fromkeys(aliases),
+                                 serialized_aliases=serialized_aliases, keepdb=connection.vendor == "postgresql")
     yield
     with django_db_blocker.unblock():
         teardown_databases(config, verbosity=0)
@@ -124,12 +125,17 @@ def django_db_setup(request: pytest.FixtureRequest, django_test_environment: Non
 
 @pytest.fixture(autouse=True, scope="module")
 def shared_playwright_stopped_after_each_module() -> Iterator[None]:
-    """A page renderer a test opens on the test thread starts the thread's shared Playwright, and the
-    sync API refuses to start another (the site's pages) on a thread whose loop runs: it lasts as long
-    as the module that started it, whatever module a parallel process runs next."""
+    """A page renderer a test opens on the test thread, or the site's pages, start the thread's shared
+    Playwright, and the sync API refuses to start another (a test's own) on a thread whose loop runs:
+    it lasts as long as the module that started it, whatever module a parallel process runs next."""
     yield
     from evaluators.webui.playwright_instance import stop_shared_playwright
 
+    if _site_browser:
+        from django.db import connections
+
+        _close_site_browser()
+        connections.close_all()  # those opened while the loop ran, as site_page closes them
     stop_shared_playwright()
 
 
@@ -198,31 +204,59 @@ def lab(db, client) -> Lab:
     return Lab(user=user, team=team, client=client, write_token=write, read_token=read)
 
 
+#: The Chromium the site's browser tests share, and the Playwright it runs on: this thread's shared
+#: one, which lasts until the end of the module (see shared_playwright_stopped_after_each_module).
+_site_browser: dict[str, Any] = {}
+
+
+def _shared_site_browser() -> Any:
+    from evaluators.browser import launch_chromium
+    from evaluators.webui.playwright_instance import shared_playwright
+
+    playwright = shared_playwright()
+    browser = _site_browser.get("browser")
+    if browser is None or _site_browser.get("playwright") is not playwright or not browser.is_connected():
+        browser = launch_chromium(playwright)
+        _site_browser.update(browser=browser, playwright=playwright)
+    return browser
+
+
+def _close_site_browser() -> None:
+    browser = _site_browser.pop("browser", None)
+    _site_browser.clear()
+    if browser is not None:
+        with contextlib.suppress(Exception):  # gone with its Playwright already
+            browser.close()
+
+
 @pytest.fixture
 def site_page() -> Iterator[Callable[..., tuple[Any, list[str]]]]:
     """Opens pages of the site in headless Debian Chromium; each page records its console errors and
-    uncaught exceptions in the list returned beside it."""
+    uncaught exceptions in the list returned beside it.
+
+    Each page has a browser context of its own (its own cookies, storage and cache) in a Chromium the
+    tests of a module share: launching one per test cost more than most of these tests."""
     from django.db import connections
-    from playwright.sync_api import sync_playwright
 
-    from evaluators.browser import launch_chromium
+    # While Playwright's loop runs, Django keeps this thread's connections apart from the usual
+    # ones; close them on the way in and out so none outlives the test (e.g. a database restart).
+    browser = _shared_site_browser()
+    connections.close_all()
+    pages: list[Any] = []
 
-    with sync_playwright() as playwright:
-        # While Playwright's loop runs, Django keeps this thread's connections apart from the usual
-        # ones; close them on the way in and out so none outlives the test (e.g. a database restart).
-        connections.close_all()
-        browser = launch_chromium(playwright)
+    def open_page(**options: Any) -> tuple[Any, list[str]]:
+        errors: list[str] = []
+        page = browser.new_page(**options)
+        pages.append(page)
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        return page, errors
 
-        def open_page(**options: Any) -> tuple[Any, list[str]]:
-            errors: list[str] = []
-            page = browser.new_page(**options)
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            return page, errors
-
-        yield open_page
-        browser.close()
-        connections.close_all()
+    yield open_page
+    for page in pages:
+        with contextlib.suppress(Exception):  # closed by the test, or its browser gone
+            page.context.close()
+    connections.close_all()
 
 
 #: How many times its stated timeout a wait may last. A timeout only bounds a test that is already
