@@ -95,7 +95,8 @@ def account_email(request: SignedInRequest) -> HttpResponse:
         messages.success(request, "E-mail address saved: password-reset links go there." if form.cleaned_data["email"]
                          else "E-mail address removed: your password can no longer be reset by mail.")
     else:
-        messages.error(request, "Not saved: " + " ".join(form.errors.get("email", ["give a valid e-mail address"])))
+        messages.error(request, "Not saved: " + " ".join(str(error) for error in form.errors.get(
+            "email", ["give a valid e-mail address"])))
     return redirect("account")
 
 
