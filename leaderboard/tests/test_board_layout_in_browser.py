@@ -31,11 +31,13 @@ CELLS_JS = """() => {
   const headers = Array.from(table.tHead.rows[0].cells);
   const score = headers.findIndex((th) => th.dataset.col === "score");
   const model = headers.findIndex((th) => th.dataset.col === "model");
+  const se = headers.findIndex((th) => th.dataset.col === "se");
   const row = Array.from(table.tBodies[0].rows).find((r) => r.cells.length > 1 && !r.hidden);
   // Down the page to the row (the filters come first), never sideways.
   window.scrollTo(0, window.scrollY + row.getBoundingClientRect().top - 40);
   const box = (cell) => { const b = cell.getBoundingClientRect(); return [b.left, b.right, b.top, b.bottom]; };
-  return { score: box(row.cells[score]), model: box(row.cells[model]), text: row.cells[score].textContent.trim(),
+  return { score: box(row.cells[score]), model: box(row.cells[model]), se: box(row.cells[se]),
+           text: row.cells[score].textContent.trim(),
            width: window.innerWidth, height: window.innerHeight,
            page: document.documentElement.scrollWidth,
            scroller: table.parentElement.scrollWidth - table.parentElement.clientWidth };
@@ -81,6 +83,7 @@ def test_every_board_shows_its_first_models_score_on_screen_without_scrolling_si
         assert cells["text"] == "80.00", board  # the leader's mean
         assert _inside(cells["score"], cells), (board, cells)
         assert _inside(cells["model"], cells), (board, cells)
+        assert _inside(cells["se"], cells), (board, "the score's ± SE beside it", cells)
         assert cells["page"] <= cells["width"], (board, cells)  # the page itself never scrolls sideways
         hint = page.locator(".board-scroll-hint")
         if viewport is PHONE:
