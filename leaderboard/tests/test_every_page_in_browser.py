@@ -43,7 +43,7 @@ def test_every_page_type_loads_cleanly_and_a_visitor_sorts_filters_exports_and_s
     page.wait_for_url("**verified=1**")
     assert models() == ["Oracle agent"]  # nothing verified yet: only the baseline stays
     with page.expect_download() as download:
-        page.get_by_role("link", name="CSV").click()
+        page.get_by_role("link", name="CSV", exact=True).click()
     path = tmp_path / "board.csv"
     download.value.save_as(path)
     lines = path.read_text().splitlines()

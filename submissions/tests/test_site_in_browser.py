@@ -32,7 +32,7 @@ def test_a_visitor_opens_a_board_a_submission_and_steps_through_a_replay(live_se
     row = page.locator("table.board tbody tr", has_text="Oracle agent")
     assert "100.00" in row.inner_text() and "baseline" in row.inner_text()
     with page.expect_download() as download:
-        page.get_by_role("link", name="CSV").click()
+        page.get_by_role("link", name="CSV", exact=True).click()
     csv_path = tmp_path / "board.csv"
     download.value.save_as(csv_path)
     assert "Oracle agent" in csv_path.read_text()
