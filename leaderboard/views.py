@@ -16,7 +16,7 @@ from django.template.loader import render_to_string
 from accounts.selectors import request_access
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from catalogue.selectors import default_suite, suites_for
-from evaluators.base import all_plugins, get_plugin
+from evaluators.base import FLOWS, all_plugins, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.context_processors import environments
 from leaderboard.selectors import (
@@ -33,7 +33,9 @@ from leaderboard.selectors import (
     boards_ranked_get,
     metric_card,
     model_page_get,
+    model_summaries,
     overview_of,
+    summary_get,
 )
 from magebench_client.csv_safe import write_csv
 
@@ -85,6 +87,8 @@ def home(request: HttpRequest) -> HttpResponse:
     subset = subset if subset in ("mini", "full") else "mini"
     every_model = request.GET.get("models") == "all"
     asked = page_number(request) if every_model else 1
+    across_flow = request.GET.get("across", "global")
+    across_flow = across_flow if across_flow in FLOWS else "global"
 
     def build() -> CachedPage:
         plugins = all_plugins()
@@ -107,13 +111,15 @@ def home(request: HttpRequest) -> HttpResponse:
             overview.rows = overview.rows[pager.rows]
         else:
             overview.rows = overview_top(overview, OVERVIEW_TOP)
+        across = summary_get(flow=across_flow, subset=subset, ranked=ranked)
         content = render_to_string("leaderboard/_home_content.html", {
             "sections": [] if every_model else sections, "overview": overview, "models": models,
-            "every_model": every_model, "pager": pager, "overview_top": OVERVIEW_TOP, **environments(request)})
+            "every_model": every_model, "pager": pager, "overview_top": OVERVIEW_TOP, **environments(request),
+            "across": across, "across_rows": [(across, row) for row in across.rows], "across_flows": FLOWS})
         return CachedPage(title="MageBench Leaderboard", content=content,
                           cacheable=pager is None or pager.page == asked)
 
-    page = page_cached("home", (subset, every_model, asked), build, scope=HOME)
+    page = page_cached("home", (subset, every_model, asked, across_flow), build, scope=HOME)
     return render(request, "leaderboard/home.html", {"page": page})
 
 
@@ -261,7 +267,10 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
                   "low": best.entry.row.ci_low, "high": best.entry.row.ci_high,
                   "board": f"{best.entry.flow} · {best.entry.subset} · {best.entry.suite}",
                   "complete": best.entry.row.complete} for best in model.best]
-        content = render_to_string("leaderboard/_model_content.html", {"model": model, "chart": chart})
+        across = model_summaries(model_id)
+        content = render_to_string("leaderboard/_model_content.html", {
+            "model": model, "chart": chart, "across_rows": across,
+            "across_scales": across[0][0].scales if across else []})
         return CachedPage(title=model.name, content=content, charts=bool(chart))
 
     # Its entries are on any board: the home page's scope moves on with every board's change (and

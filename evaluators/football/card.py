@@ -45,6 +45,14 @@ METRIC_CARD: dict[str, object] = {
                    "at k/100 of the ball→goal-point segment, k = 1 … 100 (the ball's own position is not a sample); "
                    "shot_distance = 1 when 1 − ball.x < 0.3, else max(1 − (1 − ball.x), 0)"),
     ],
+    "normalisation": (
+        "No closed form for either end: the episode is stochastic, so doing nothing has no fixed reward, "
+        "and the dense reward has no meaningful analytic maximum (its shot, pass and scoring terms depend"
+        " on the play and the episode ends on a goal, a loss of possession or the ball going out). Floor:"
+        " the board's Idle baseline entry's mean on each scenario (0 on a scenario it has no mean for, or"
+        " on a board without it); ceiling: the best mean any entry on the board reached on that scenario."
+        " The summary is therefore relative to the best entry on the board: 100 means \"as good as the "
+        "best entry seen there\", not \"perfect play\", and it moves when a better entry arrives."),
     "facts": [
         "Order within an engine step (it decides the edge cases): S_move and S_oppo, S_score, S_stolen (tested "
         "with the shot flag as the previous step left it), S_pass; then the last holder becomes the current "

@@ -12,6 +12,9 @@ METRIC_CARD: dict[str, object] = {
         ("T", "the moves made when the episode ends: on the goal, after the level's max_steps moves, or when the "
               "flow stops asking"),
     ],
+    "normalisation": (
+        "Floor 0 (standing still keeps d_T = d_0); ceiling 100 (the goal reached, d_T = 0). The summary's"
+        " score is the progress score itself."),
     "facts": [
         "Reaching the goal scores exactly 100; ending where it started, or farther away, scores 0.",
         "An agent that never moves scores exactly 0 on every level.",

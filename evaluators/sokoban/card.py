@@ -17,6 +17,10 @@ METRIC_CARD: dict[str, object] = {
              "take the score below it, since B_T never falls below B_0. A score is therefore read against the idle "
              "floor (the idle baseline's row on every board), not against 0: the range of the metric that separates "
              "agents is the floor to 100, not 0 to 100.",
+    "normalisation": (
+        "Floor: the score of doing nothing on each level, 100 − 5 · R_ub (its own per level, about 40 to "
+        "55); ceiling 100 (an optimal solution, B_T = R_ub, scores exactly 100 + 5 · 0). The summary's "
+        "score is how far an entry got from the idle floor to an optimal solution, level by level."),
     "facts": [
         "An agent that never moves scores exactly 100 − 5 · R_ub; an optimal solution scores 100.",
         "The episode ends when every box is on a target or after gym-sokoban's max_steps (120) env steps.",

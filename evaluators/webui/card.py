@@ -22,6 +22,9 @@ METRIC_CARD: dict[str, object] = {
                          "choice properties: equality"),
         ("failed action", "an action that raises on the generated page scores that state 0 with its weight kept"),
     ],
+    "normalisation": (
+        "Floor 0 (a page with nothing on it matches no element: AES 0 %); ceiling 100 (a page identical "
+        "to its target in every state). The summary's score is therefore the AES % itself."),
     "facts": [
         "Pages render in headless Chromium (Debian's) from file URLs in a 1920×1080 viewport by default; dialogs "
         "are accepted. 1920×1080 is the official window size, and under the headless mode that --headless "

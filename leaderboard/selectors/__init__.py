@@ -2,8 +2,9 @@
 
 One module per read model: a board (``boards``, its rows in ``rows``), the home page's stored
 rankings (``ranked``) and overview (``overview``), a board's cost view (``board_cost``), a model's
-page (``model_page``), a submission's headline (``headline``) and an environment's metric card
-(``metric_card``); ``query`` reads a board's query string (filters, search, sort).
+page (``model_page``), a submission's headline (``headline``), an environment's metric card
+(``metric_card``) and the summary across environments (``summary``); ``query`` reads a board's
+query string (filters, search, sort).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from leaderboard.selectors.query import (
 )
 from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
 from leaderboard.selectors.rows import Board, BoardRow, PromptGeneration
+from leaderboard.selectors.summary import Summary, SummaryCell, SummaryRow, model_summaries, summary_get
 
 __all__ = [
     "ASCENDING_FIRST",
@@ -58,11 +60,15 @@ __all__ = [
     "OverviewRow",
     "PromptGeneration",
     "RankedBoard",
+    "Summary",
+    "SummaryCell",
+    "SummaryRow",
     "board_cost_get",
     "board_get",
     "board_organisations",
     "boards_ranked_get",
     "metric_card",
+    "model_summaries",
     "model_page_get",
     "overview_get",
     "overview_of",
@@ -70,5 +76,6 @@ __all__ = [
     "scenario_notes",
     "size_bucket",
     "submission_headline",
+    "summary_get",
     "visible_entries",
 ]

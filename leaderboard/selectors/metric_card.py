@@ -10,6 +10,7 @@ from evaluators.agents.diagnostics import DEFINITIONS as DIAGNOSTIC_DEFINITIONS
 from evaluators.agents.requests import REQUEST_NOTES
 from evaluators.base import get_plugin
 from evaluators.settings import declared_defaults
+from leaderboard.selectors.summary import METHOD
 
 
 def metric_card(env: str) -> dict[str, Any]:
@@ -26,6 +27,7 @@ def metric_card(env: str) -> dict[str, Any]:
         "diagnostics": DIAGNOSTIC_DEFINITIONS,
         "action_diagnostics": plugin.has_action_diagnostics,
         "scenario_notes": scenario_notes(env),
+        "normalisation_method": METHOD,
     }
 
 
