@@ -44,21 +44,29 @@ def what_was_read(result: RenderResult) -> list[tuple[Any, ...]]:
     return [(state.name, state.action_error, state.elements, state.dom) for state in result.states]
 
 
+@pytest.fixture(scope="module")
+def default_renderer() -> Iterator[PageRenderer]:
+    """A renderer with the limits evaluation runs with; every page opens in a fresh context of it."""
+    with PageRenderer() as shared:
+        yield shared
+
+
 @pytest.mark.parametrize("page", ALL_PAGES)
-def test_every_fixture_page_scores_the_same_on_virtual_and_real_time(page: str, tmp_path: Path):
+def test_every_fixture_page_scores_the_same_on_virtual_and_real_time(page: str, default_renderer: PageRenderer,
+                                                                     tmp_path: Path):
     folder = PAGES / page
     actions = load_actions(folder / "actions.py")
-    with PageRenderer() as renderer:
-        targets = {clock: renderer.render_states(folder, actions, screenshots=False, clock=clock) for clock in CLOCKS}
-        assert what_was_read(targets["virtual"]) == what_was_read(targets["real"])
-        for reply, files in candidate_replies(folder).items():
-            generated_dir = reply_folder(folder, files, tmp_path / reply.replace(" ", "-"))
-            generated = {clock: renderer.render_states(generated_dir, actions, screenshots=False, clock=clock)
-                         for clock in CLOCKS}
-            assert what_was_read(generated["virtual"]) == what_was_read(generated["real"]), reply
-            for exclude in (False, True):
-                scores = {clock: aes(targets[clock], generated[clock], exclude) for clock in CLOCKS}
-                assert scores["virtual"] == scores["real"], (reply, exclude)
+    renderer = default_renderer
+    targets = {clock: renderer.render_states(folder, actions, screenshots=False, clock=clock) for clock in CLOCKS}
+    assert what_was_read(targets["virtual"]) == what_was_read(targets["real"])
+    for reply, files in candidate_replies(folder).items():
+        generated_dir = reply_folder(folder, files, tmp_path / reply.replace(" ", "-"))
+        generated = {clock: renderer.render_states(generated_dir, actions, screenshots=False, clock=clock)
+                     for clock in CLOCKS}
+        assert what_was_read(generated["virtual"]) == what_was_read(generated["real"]), reply
+        for exclude in (False, True):
+            scores = {clock: aes(targets[clock], generated[clock], exclude) for clock in CLOCKS}
+            assert scores["virtual"] == scores["real"], (reply, exclude)
 
 
 # --- what a page sees while an action sleeps -----------------------------------------------------
