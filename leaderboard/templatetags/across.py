@@ -18,7 +18,7 @@ register = template.Library()
 #: a little below the floor and above the ceiling, so that an entry just outside them still shows.
 WIDTH = 160.0
 LOW, HIGH = -20.0, 120.0
-ROW_HEIGHT = 8.0
+ROW_HEIGHT = 10.0
 #: A 95 % normal interval from a standard error.
 Z95 = 1.96
 

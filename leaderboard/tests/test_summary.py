@@ -38,21 +38,27 @@ def sokoban_floor(scenario: Scenario) -> float:
 
 @pytest.fixture
 def models(db, fixture_scenarios, lab) -> dict[str, ModelEntry]:
+    return summary_entries(lab.team)
+
+
+def summary_entries(team: Team) -> dict[str, ModelEntry]:
+    """Vision-7B (``team``'s) on Sokoban and WebUI Global and Football Online; Tiny on Football only;
+    the Idle baseline on Football."""
     other = Team.objects.create(name="Other", slug="other")
     platform = Team.objects.create(name="MageBench baselines", slug="baselines")
-    vision = ModelEntry.objects.create(team=lab.team, name="Vision-7B")
+    vision = ModelEntry.objects.create(team=team, name="Vision-7B")
     tiny = ModelEntry.objects.create(team=other, name="Tiny")
     idle = ModelEntry.objects.create(team=platform, name="Idle agent", is_baseline=True)
     # Sokoban: 40 % of the way from each level's idle floor to 100 on the first half, 60 % on the rest.
     half = len(mini("sokoban")) // 2
-    finished(lab.team, vision, "sokoban", "global",
+    finished(team, vision, "sokoban", "global",
              lambda i, s: sokoban_floor(s) + (0.4 if i < half else 0.6) * (100.0 - sokoban_floor(s)))
     # WebUI (three scenarios): AES 20 %, 30 % and 40 %.
-    finished(lab.team, vision, "webui", "global", lambda i, s: 20.0 + 10.0 * i)
+    finished(team, vision, "webui", "global", lambda i, s: 20.0 + 10.0 * i)
     # Football (Online only): the Idle baseline 1, Tiny 11 (the best), Vision 6: half-way.
     finished(platform, idle, "football", "online", lambda i, s: 1.0, baseline=True)
     finished(other, tiny, "football", "online", lambda i, s: 11.0)
-    finished(lab.team, vision, "football", "online", lambda i, s: 6.0)
+    finished(team, vision, "football", "online", lambda i, s: 6.0)
     return {"vision": vision, "tiny": tiny, "idle": idle}
 
 
