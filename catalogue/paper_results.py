@@ -179,6 +179,9 @@ def paper_results_import(results: list[PaperResult]) -> PaperImport:
                 ReportedResult.objects.filter(id=rows[0].id).update(**values)
                 report.updated += 1
             changed.add((result.env, result.flow, result.subset))
-        if changed:
+        if report.created:
+            # A new row can make the official suite one every board of its environment offers.
+            results_changed()
+        elif changed:
             results_changed(*sorted(changed))
     return report

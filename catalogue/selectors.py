@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from catalogue.models import Scenario
+from catalogue.models import ReportedResult, Scenario
 
 
 def default_suite(env: str) -> str:
@@ -20,5 +20,16 @@ def default_suite(env: str) -> str:
 
 
 def suites_for(env: str) -> list[str]:
+    """The suites with scenarios of ``env``."""
     suites = Scenario.objects.filter(environment_id=env).values_list("suite", flat=True)
     return list(suites.distinct().order_by("suite"))
+
+
+def board_suites(env: str) -> list[str]:
+    """The suites a visitor of ``env``'s boards can pick: those with scenarios, and the official one
+    wherever published numbers are (they belong to it, and its boards show them before any official
+    import)."""
+    suites = set(suites_for(env))
+    if ReportedResult.objects.filter(environment_id=env).exists():
+        suites.add("official")
+    return sorted(suites)

@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 
 from accounts.selectors import request_access
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
-from catalogue.selectors import default_suite, suites_for
+from catalogue.selectors import board_suites, default_suite
 from evaluators.base import FLOWS, all_plugins, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.context_processors import environments
@@ -193,7 +193,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             "filters": filters, "order": order, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
             "organisations": organisations, "export_query": filters.query(suite=data.suite),
             # Only the environment's own flows get a tab (an environment may have one flow only).
-            "board": data, "suites": suites_for(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
+            "board": data, "suites": board_suites(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
             "pager": pager,
         })
         # A page past the last is shown the last one, but not stored under its own key.

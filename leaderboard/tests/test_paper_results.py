@@ -135,3 +135,14 @@ def test_an_official_board_shows_the_papers_rows_as_reported_and_unranked(tmp_pa
     ranked = board_get(env="sokoban", flow="global", subset="mini", suite="official",
                        filters=BoardFilter(rank_reported=True))
     assert [(row.model, row.rank) for row in ranked.rows] == [("GPT-4o", 1), ("Idle Baseline", 2)]
+
+
+def test_a_board_offers_the_official_suite_once_the_papers_rows_are_in_even_before_an_official_import(
+        tmp_path, environments, client, fixture_scenarios):
+    url = reverse("board", args=["sokoban", "online", "mini"])
+    assert 'href="?suite=official"' not in client.get(url).content.decode()
+    _import(_write(tmp_path, _paper()))
+    page = client.get(url).content.decode()
+    assert 'href="?suite=fixture"' in page and 'href="?suite=official"' in page
+    assert "GPT-4o" not in page  # the default suite is still the fixtures: no published numbers there
+    assert "GPT-4o" not in client.get(reverse("board", args=["webui", "online", "mini"])).content.decode()
