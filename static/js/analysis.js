@@ -175,18 +175,6 @@
     drawPanels(analysis);
   }
 
-  // The bundle named by the page, added once (a script from the site's own origin, as the policy allows).
-  function loadPlotly(src) {
-    if (window.Plotly) return Promise.resolve(window.Plotly);
-    return new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = src;
-      script.addEventListener("load", () => resolve(window.Plotly));
-      script.addEventListener("error", reject);
-      document.head.appendChild(script);
-    });
-  }
-
   const comparison = readJson("compare-data");
   if (comparison && Plotly) drawComparison(comparison);
 
@@ -199,7 +187,7 @@
       started = true;
       const data = fetch(source.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then((response) => (response.ok ? response.json() : null));
-      Promise.all([loadPlotly(source.dataset.plotly), data]).then(([loaded, analysis]) => {
+      Promise.all([window.MageLoadPlotly(source.dataset.plotly), data]).then(([loaded, analysis]) => {
         Plotly = loaded;
         if (Plotly && analysis) drawAnalysis(analysis);
       }).catch(() => {});

@@ -59,22 +59,11 @@
     }), { displayModeBar: false, responsive: true });
   }
 
-  function loadPlotly(src) {
-    if (window.Plotly) return Promise.resolve(window.Plotly);
-    return new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = src;
-      script.addEventListener("load", () => resolve(window.Plotly));
-      script.addEventListener("error", reject);
-      document.head.appendChild(script);
-    });
-  }
-
   let started = false;
   const start = () => {
     if (started) return;
     started = true;
-    loadPlotly(node.dataset.plotly).then(draw).catch(() => {});
+    window.MageLoadPlotly(node.dataset.plotly).then(draw).catch(() => {});
   };
   if ("IntersectionObserver" in window) {
     const watcher = new IntersectionObserver((seen) => {
