@@ -1,14 +1,16 @@
 """``Authorization: Bearer mbw_…`` for the REST API."""
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiToken
-from accounts.selectors import token_authenticate
-from accounts.services import token_touch
+from accounts.selectors import client_ip, locked_until, token_authenticate, token_scopes
+from accounts.services import token_failure_record, token_touch
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -20,8 +22,15 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("the Authorization header is 'Bearer <token>'")
+        ip = client_ip(request)
+        until = locked_until(token_scopes(ip=ip))
+        if until is not None:
+            # The right token too: otherwise the lock would only slow a guesser to the rate of learning.
+            raise exceptions.Throttled(wait=max(1, math.ceil(until.timestamp() - time.time())),
+                                       detail="too many wrong API tokens from your address")
         token = token_authenticate(header[1])
         if token is None:
+            token_failure_record(ip=ip)
             raise exceptions.AuthenticationFailed("unknown or revoked API token")
         token_touch(token=token)
         return token.created_by, token

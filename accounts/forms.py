@@ -7,11 +7,21 @@ from typing import Any
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm, UserCreationForm
 
 from accounts.models import ApiToken, Membership
 from accounts.selectors import client_ip, login_locked_until
 from accounts.services import login_failure_record, login_success_record
+
+
+def refuse_if_locked(*, username: str, ip: str) -> None:
+    until = login_locked_until(username=username, ip=ip)
+    if until is not None:
+        minutes = max(1, math.ceil((until.timestamp() - time.time()) / 60))
+        raise forms.ValidationError(
+            "Too many failed log-ins for this account from your address, or from your address in all; "
+            "try again in %(minutes)s minute%(plural)s. Logging in from elsewhere is not affected.",
+            code="locked_out", params={"minutes": minutes, "plural": "" if minutes == 1 else "s"})
 
 
 class ThrottledLoginMixin:
@@ -30,20 +40,14 @@ class ThrottledLoginMixin:
         if not (username and password):
             return super().clean()  # type: ignore[misc]
         ip = client_ip(self.request)
-        until = login_locked_until(username=username, ip=ip)
-        if until is not None:
-            minutes = max(1, math.ceil((until.timestamp() - time.time()) / 60))
-            raise forms.ValidationError(
-                "Too many failed log-ins for this account or from this address; try again in %(minutes)s "
-                "minute%(plural)s.", code="locked_out",
-                params={"minutes": minutes, "plural": "" if minutes == 1 else "s"})
+        refuse_if_locked(username=username, ip=ip)
         try:
             cleaned = super().clean()  # type: ignore[misc]
         except forms.ValidationError:
             if self.get_user() is None:  # type: ignore[attr-defined]
                 login_failure_record(username=username, ip=ip)
             raise
-        login_success_record(username=username)
+        login_success_record(username=username, ip=ip)
         return cleaned
 
 
@@ -53,6 +57,23 @@ class LoginForm(ThrottledLoginMixin, AuthenticationForm):
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
     pass
+
+
+class ThrottledPasswordChangeForm(PasswordChangeForm):
+    """The old password is a guess like a log-in's: wrong ones count against the same counters, and
+    a locked user name and address are refused before the password is checked."""
+
+    request: Any = None
+
+    def clean_old_password(self) -> str:
+        username, ip = self.user.get_username(), client_ip(self.request)
+        refuse_if_locked(username=username, ip=ip)
+        try:
+            old_password: str = super().clean_old_password()
+        except forms.ValidationError:
+            login_failure_record(username=username, ip=ip)
+            raise
+        return old_password
 
 
 class SignupForm(UserCreationForm):

@@ -127,17 +127,33 @@ def login_key(kind: str, scope: str, value: str) -> str:
 
 
 def login_scopes(*, username: str, ip: str) -> list[tuple[str, str, int]]:
-    """(scope, value, failures allowed) of each counter a log-in attempt falls under."""
+    """(scope, value, failures allowed) of each counter a log-in attempt falls under.
+
+    The user name is counted together with the address, never alone: a per-account lock would let
+    anyone keep any user (an admin too) out with a few wrong passwords. The address alone has its own,
+    higher counter, which holds one client guessing at many user names.
+    """
     # Case-folded: "Ada" and "ada" share one counter, so changing case buys no extra guesses.
-    scopes = [("user", username.strip().casefold(), settings.MAGEBENCH_LOGIN_MAX_FAILURES)]
-    if ip:
-        scopes.append(("ip", ip, settings.MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP))
-    return scopes
+    name = username.strip().casefold()
+    if not ip:
+        return [("user", name, settings.MAGEBENCH_LOGIN_MAX_FAILURES)]
+    return [("user-ip", f"{name}\n{ip}", settings.MAGEBENCH_LOGIN_MAX_FAILURES),
+            ("ip", ip, settings.MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP)]
+
+
+def token_scopes(*, ip: str) -> list[tuple[str, str, int]]:
+    """The counter wrong API tokens from one address fall under."""
+    return [("token-ip", ip, settings.MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP)] if ip else []
+
+
+def locked_until(scopes: list[tuple[str, str, int]]) -> datetime | None:
+    """When the latest lock of these counters ends, or None if none is locked."""
+    now = time.time()
+    untils = [cache.get(login_key("lock", scope, value)) for scope, value, _ in scopes]
+    locked = [until for until in untils if isinstance(until, (int, float)) and until > now]
+    return datetime.fromtimestamp(max(locked), tz=UTC) if locked else None
 
 
 def login_locked_until(*, username: str, ip: str) -> datetime | None:
-    """When log-ins for this user name or from this address are allowed again, or None if they are."""
-    now = time.time()
-    untils = [cache.get(login_key("lock", scope, value)) for scope, value, _ in login_scopes(username=username, ip=ip)]
-    locked = [until for until in untils if isinstance(until, (int, float)) and until > now]
-    return datetime.fromtimestamp(max(locked), tz=UTC) if locked else None
+    """When log-ins for this user name from this address (or from it at all) are allowed again, or None."""
+    return locked_until(login_scopes(username=username, ip=ip))

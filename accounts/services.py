@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.models import ApiToken, Membership, Team
-from accounts.selectors import login_key, login_scopes, token_digest, user_role
+from accounts.selectors import login_key, login_scopes, token_digest, token_scopes, user_role
 
 
 class AccountError(ValueError):
@@ -43,6 +43,11 @@ def team_create(*, user: User, name: str) -> Team:
         raise AccountError("a team needs a name")
     if Team.objects.filter(name__iexact=name).exists():
         raise AccountError(f"a team called {name!r} exists already; ask its owner to add you")
+    most = settings.MAGEBENCH_MAX_TEAMS_PER_USER
+    if Membership.objects.filter(user=user, role=Membership.Role.OWNER).count() >= most:
+        # Each team has its own quota and its own turn in the fair order: teams made in bulk would
+        # multiply both.
+        raise AccountError(f"one user may own at most {most} teams; ask the site's operators for more")
     with transaction.atomic():
         team = team_get_or_create(name=name)
         Membership.objects.create(team=team, user=user, role=Membership.Role.OWNER)
@@ -110,30 +115,60 @@ def token_touch(*, token: ApiToken) -> None:
     ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
 
 
-def login_failure_record(*, username: str, ip: str) -> None:
-    """Count a failed log-in against the user name and the address; a counter that reaches its limit
-    within MAGEBENCH_LOGIN_WINDOW_SECONDS locks them for MAGEBENCH_LOGIN_LOCKOUT_SECONDS."""
+def failures_record(scopes: list[tuple[str, str, int]]) -> None:
+    """Count a failure against each counter; one that reaches its limit within MAGEBENCH_LOGIN_WINDOW_SECONDS
+    is locked for MAGEBENCH_LOGIN_LOCKOUT_SECONDS, doubled for each lock before it in the last
+    MAGEBENCH_LOGIN_LOCKOUT_MAX_SECONDS (and never longer than that): a patient guesser gets ever
+    fewer guesses a day, someone who mistyped a few times waits only the first delay."""
     window = settings.MAGEBENCH_LOGIN_WINDOW_SECONDS
-    lockout = settings.MAGEBENCH_LOGIN_LOCKOUT_SECONDS
-    for scope, value, limit in login_scopes(username=username, ip=ip):
-        key = login_key("fail", scope, value)
-        cache.add(key, 0, timeout=window)
-        try:
-            failures = cache.incr(key)
-        except ValueError:  # the window ended between add() and incr()
-            cache.set(key, 1, timeout=window)
-            failures = 1
-        if failures >= limit:
-            cache.set(login_key("lock", scope, value), time.time() + lockout, timeout=lockout)
-            # The lock runs its course; afterwards the full number of tries is back.
-            cache.delete(key)
-
-
-def login_success_record(*, username: str) -> None:
-    """A correct password clears the user name's failures (not the address's: anyone could log in
-    to an account of their own between guesses at others)."""
-    for scope, value, _ in login_scopes(username=username, ip=""):
+    longest = settings.MAGEBENCH_LOGIN_LOCKOUT_MAX_SECONDS
+    for scope, value, limit in scopes:
+        if _counter_incr(login_key("fail", scope, value), window) < limit:
+            continue
+        strikes = _counter_incr(login_key("strikes", scope, value), longest)
+        lockout = min(longest, settings.MAGEBENCH_LOGIN_LOCKOUT_SECONDS * 2 ** min(strikes - 1, 30))
+        cache.set(login_key("lock", scope, value), time.time() + lockout, timeout=lockout)
+        # The lock runs its course; afterwards the full number of tries is back.
         cache.delete(login_key("fail", scope, value))
+
+
+def _counter_incr(key: str, timeout: int) -> int:
+    cache.add(key, 0, timeout=timeout)
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # the counter expired between add() and incr()
+        cache.set(key, 1, timeout=timeout)
+        return 1
+
+
+def login_failure_record(*, username: str, ip: str) -> None:
+    """Count a failed log-in (or a wrong old password) against the user name from this address, and
+    against the address."""
+    failures_record(login_scopes(username=username, ip=ip))
+
+
+def token_failure_record(*, ip: str) -> None:
+    """Count a wrong API token against the address it came from."""
+    failures_record(token_scopes(ip=ip))
+
+
+def login_success_record(*, username: str, ip: str = "") -> None:
+    """A correct password clears the failures of the user name from this address (not the address's
+    own: anyone could log in to an account of their own between guesses at others)."""
+    for scope, value, _ in login_scopes(username=username, ip=ip)[:1]:
+        cache.delete(login_key("fail", scope, value))
+        cache.delete(login_key("strikes", scope, value))
+
+
+def signup_allowed(*, ip: str) -> bool:
+    """Count a sign-up against its address and the whole site, and say whether it may go ahead: at
+    most MAGEBENCH_SIGNUP_MAX_PER_ADDRESS from one address and MAGEBENCH_SIGNUP_MAX_PER_HOUR in all
+    per hour, so that nobody mints accounts (and their teams' quotas) in bulk."""
+    hour = 3600
+    per_address = _counter_incr(login_key("fail", "signup-ip", ip), hour) if ip else 0
+    site_wide = _counter_incr(login_key("fail", "signup", "all"), hour)
+    return (per_address <= settings.MAGEBENCH_SIGNUP_MAX_PER_ADDRESS
+            and site_wide <= settings.MAGEBENCH_SIGNUP_MAX_PER_HOUR)
 
 
 def password_reset_request_record(*, email: str, ip: str) -> bool:

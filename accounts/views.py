@@ -2,6 +2,8 @@
 which lists its submissions, is ``submissions.team_views``)."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
@@ -13,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from accounts.forms import EmailForm, MemberForm, SignupForm, TeamForm, TokenForm
+from accounts.forms import EmailForm, MemberForm, SignupForm, TeamForm, ThrottledPasswordChangeForm, TokenForm
 from accounts.models import ApiToken, Team
 from accounts.selectors import client_ip, user_memberships, user_role
 from accounts.services import (
@@ -21,6 +23,7 @@ from accounts.services import (
     member_add,
     member_remove,
     password_reset_request_record,
+    signup_allowed,
     team_create,
     token_create,
     token_revoke,
@@ -37,6 +40,10 @@ class SignedInRequest(HttpRequest):
 def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        if not signup_allowed(ip=client_ip(request)):
+            form.add_error(None, "Too many sign-ups from your address, or on the site, in the last hour; "
+                                 "try again later. Nothing was created.")
+            return render(request, "accounts/signup.html", {"form": form})
         user = form.save()
         login(request, user)
         messages.success(request, "Welcome. Create a team, or ask a team's owner to add you.")
@@ -49,6 +56,12 @@ class PasswordChange(PasswordChangeView):
 
     template_name = "accounts/password_change.html"
     success_url = reverse_lazy("account")
+    form_class = ThrottledPasswordChangeForm
+
+    def get_form(self, form_class: Any = None) -> ThrottledPasswordChangeForm:
+        form = super().get_form(form_class)
+        form.request = self.request
+        return form  # type: ignore[no-any-return]
 
     def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
         response = super().form_valid(form)

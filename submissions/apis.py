@@ -294,12 +294,19 @@ class SubmissionListCreateApi(APIView):
                          "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
 
 
+#: The largest offset a list or a trajectory page takes; far past any real list, far below 2**63.
+OFFSET_MAX = 10**9
+
+
 def _page(request: Any) -> tuple[int, int]:
     try:
         limit = min(200, max(1, int(request.query_params.get("limit", 50))))
         offset = max(0, int(request.query_params.get("offset", 0)))
     except (TypeError, ValueError):
         raise exceptions.ValidationError({"detail": "limit and offset are whole numbers"}) from None
+    if offset > OFFSET_MAX:
+        # The database's OFFSET is a 64-bit integer: a larger one would fail there, as a server error.
+        raise exceptions.ValidationError({"detail": f"offset is at most {OFFSET_MAX}"})
     return limit, offset
 
 
@@ -493,7 +500,7 @@ def _window(request: Any) -> tuple[int, int] | None:
         limit = int(request.query_params.get("limit", REPLAY_PAGE))
     except (TypeError, ValueError):
         raise exceptions.ValidationError({"detail": "limit and offset are whole numbers"}) from None
-    if offset < 0 or not 1 <= limit <= PAGE_MAX:
+    if not 0 <= offset <= OFFSET_MAX or not 1 <= limit <= PAGE_MAX:
         raise exceptions.ValidationError({"detail": f"offset is 0 or more, limit 1 to {PAGE_MAX}"})
     return offset, limit
 

@@ -218,13 +218,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Failed log-ins on the site and the admin: after MAX_FAILURES for one user name, or
-# MAX_FAILURES_PER_IP from one address, within WINDOW seconds, every attempt (the right password
-# included) is refused for LOCKOUT seconds. The per-address limit is higher: teams share addresses.
+# Failed log-ins on the site and the admin (and wrong old passwords on the password-change form):
+# after MAX_FAILURES for one user name from one address, or MAX_FAILURES_PER_IP from one address,
+# within WINDOW seconds, that pair (or address) is refused, the right password included, for LOCKOUT
+# seconds, doubled at each further lock up to LOCKOUT_MAX. Counted per (user name, address), a
+# stranger's guesses hold the stranger, never the account's owner logging in from elsewhere.
 MAGEBENCH_LOGIN_MAX_FAILURES = env_int("MAGEBENCH_LOGIN_MAX_FAILURES", 5)
 MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP = env_int("MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP", 20)
 MAGEBENCH_LOGIN_WINDOW_SECONDS = env_int("MAGEBENCH_LOGIN_WINDOW_SECONDS", 900)
 MAGEBENCH_LOGIN_LOCKOUT_SECONDS = env_int("MAGEBENCH_LOGIN_LOCKOUT_SECONDS", 900)
+MAGEBENCH_LOGIN_LOCKOUT_MAX_SECONDS = env_int("MAGEBENCH_LOGIN_LOCKOUT_MAX_SECONDS", 24 * 3600)
+# Wrong API tokens from one address within the log-in window before that address's API calls are
+# answered 429 (with Retry-After) for the log-in lockout.
+MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP = env_int("MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP", 20)
+# Sign-ups per address, and on the whole site, per rolling hour; past them the form says so.
+MAGEBENCH_SIGNUP_MAX_PER_ADDRESS = env_int("MAGEBENCH_SIGNUP_MAX_PER_ADDRESS", 5)
+MAGEBENCH_SIGNUP_MAX_PER_HOUR = env_int("MAGEBENCH_SIGNUP_MAX_PER_HOUR", 200)
+# Teams one user may own: each team has its own quota and its own turn in the fair order.
+MAGEBENCH_MAX_TEAMS_PER_USER = env_int("MAGEBENCH_MAX_TEAMS_PER_USER", 3)
 # Password-reset requests: at most MAX_PER_ADDRESS from one address and MAX_PER_EMAIL for one e-mail
 # address within the log-in window; past that the form is refused until the window ends, so the
 # form cannot be used to flood someone's mailbox.
@@ -247,6 +258,14 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "MageBench Leaderboard <norep
 # Reverse proxies in front of the site that append to X-Forwarded-For. The client is the address
 # the outermost of them saw; with 0 it is the connection's own (anything else could be forged).
 MAGEBENCH_NUM_PROXIES = env_int("MAGEBENCH_NUM_PROXIES", 0)
+# Production expects a reverse proxy (see README). Behind one, with no proxy counted, every client
+# would have the proxy's address, and twenty failed log-ins by anyone would lock everyone out:
+# production refuses to start so. A site served directly says MAGEBENCH_BEHIND_PROXY=false.
+MAGEBENCH_BEHIND_PROXY = env_bool("MAGEBENCH_BEHIND_PROXY", PRODUCTION)
+if PRODUCTION and not DEBUG and MAGEBENCH_BEHIND_PROXY and MAGEBENCH_NUM_PROXIES < 1:
+    raise ImproperlyConfigured("MAGEBENCH_NUM_PROXIES must be 1 or more behind a reverse proxy (the number of "
+                               "proxies that append to X-Forwarded-For); set MAGEBENCH_BEHIND_PROXY=false "
+                               "if clients reach the site directly")
 REST_FRAMEWORK["NUM_PROXIES"] = MAGEBENCH_NUM_PROXIES
 # Log-in failure counters and API throttles are kept in this cache: in production every web
 # process must share one (CACHE_URL=redis://…), or each counts on its own.
@@ -339,6 +358,9 @@ CELERY_BEAT_SCHEDULE = {
 # A running attempt whose heartbeat is older than this is taken to be on a dead worker.
 MAGEBENCH_STALLED_AFTER_SECONDS = env_float("MAGEBENCH_STALLED_AFTER_SECONDS", 300.0)
 MAGEBENCH_HEARTBEAT_EVERY_SECONDS = env_float("MAGEBENCH_HEARTBEAT_EVERY_SECONDS", 2.0)
+# A stopped worker's attempts hand themselves back at their next step; after this long the worker
+# takes back the rest itself and ends its pool, so SIGTERM or Ctrl-C stops it within about 10 s.
+MAGEBENCH_WORKER_STOP_GRACE_SECONDS = env_float("MAGEBENCH_WORKER_STOP_GRACE_SECONDS", 5.0)
 # Each worker says it is up this often (submissions.LiveWorker); one silent for longer than the
 # stale limit is taken to be down: the queue page warns about queues no live worker reads.
 MAGEBENCH_WORKER_BEAT_SECONDS = env_float("MAGEBENCH_WORKER_BEAT_SECONDS", 30.0)

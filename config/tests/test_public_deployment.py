@@ -87,7 +87,7 @@ def _production_environment(tmp_path: Path) -> dict[str, str]:
             "DJANGO_SECRET_KEY": "k" * 12 + "-production-secret-of-sufficient-length-and-variety-3f9a2c",
             "FIELD_ENCRYPTION_KEY": "kEqL4pO2mUq7PuqjQ3mnIjqg0b6MnR9Tm5Kc0hXvCUE=",
             "DJANGO_ALLOWED_HOSTS": "leaderboard.example", "MAGEBENCH_DATA_DIR": str(tmp_path),
-            "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/magebench_unused"}
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/magebench_unused", "MAGEBENCH_NUM_PROXIES": "1"}
 
 
 def test_django_s_deployment_checks_find_nothing_to_warn_about_under_production_settings(tmp_path):
