@@ -24,6 +24,18 @@ def _worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
     on_worker_shutdown(sender, **kwargs)
 
 
+def _worker_shutting_down(sender: Any = None, **kwargs: Any) -> None:
+    from submissions.shutdown import on_worker_shutting_down
+
+    on_worker_shutting_down(sender, **kwargs)
+
+
+def _pool_process_init(sender: Any = None, **kwargs: Any) -> None:
+    from submissions.shutdown import on_pool_process_init
+
+    on_pool_process_init(**kwargs)
+
+
 class SubmissionsConfig(AppConfig):
     name = "submissions"
     default_auto_field = "django.db.models.BigAutoField"
@@ -55,3 +67,6 @@ class SubmissionsConfig(AppConfig):
         # queue (a worker has loaded the apps before it reports ready).
         signals.worker_ready.connect(_worker_ready, dispatch_uid="submissions.worker_ready")
         signals.worker_shutdown.connect(_worker_shutdown, dispatch_uid="submissions.worker_shutdown")
+        # A stopped worker hands its attempts in flight back instead of waiting for them (shutdown.py).
+        signals.worker_shutting_down.connect(_worker_shutting_down, dispatch_uid="submissions.worker_shutting_down")
+        signals.worker_process_init.connect(_pool_process_init, dispatch_uid="submissions.pool_process_init")

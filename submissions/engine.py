@@ -34,6 +34,7 @@ from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
 from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for
 from submissions.services import attempts_enqueue, submission_refresh_status
+from submissions.shutdown import STOPPED_KIND, STOPPED_MESSAGE, stop_requested
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,6 +51,10 @@ class Superseded(Cancelled):
     paused or cut off for too long). Its result must not be written."""
 
 
+class WorkerStopping(Cancelled):
+    """This worker is stopping (SIGTERM, Ctrl-C): the attempt goes back to the queue, unscored."""
+
+
 def _owned(attempt: Attempt) -> QuerySet[Attempt]:
     """The attempt's row while this try still owns it: every write of a running try goes through it,
     so a try that was given up on and handed to another worker can never write over the new one."""
@@ -62,6 +67,8 @@ class _Heartbeat:
     last: float = field(default_factory=time.monotonic)  # the claim itself was the first beat
 
     def __call__(self, progress: dict[str, Any]) -> None:
+        if stop_requested():
+            raise WorkerStopping()
         now = time.monotonic()
         if now - self.last < django_settings.MAGEBENCH_HEARTBEAT_EVERY_SECONDS:
             return
@@ -231,6 +238,11 @@ def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None, r
     another queue's attempt on this message sends one on this queue again at once, to keep its
     count. ``hint`` is the attempt the message was sent for (and names its queue).
     """
+    if stop_requested():
+        # A stopping worker starts nothing: the turn goes back for another worker.
+        if hint is not None:
+            attempts_enqueue([hint])
+        return
     queues = {queue, *reads}
     claim = attempt_claim_next(queues=queues, worker=worker)
     if claim.attempt is not None:
@@ -310,6 +322,9 @@ def _attempt_play(attempt: Attempt) -> float | None:
                 model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
                 prompts=prompts,
             )
+    except WorkerStopping:
+        _hand_back(attempt)
+        return None
     except Superseded:
         logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",
                        attempt.id, attempt.tries)
@@ -345,6 +360,17 @@ def _attempt_play(attempt: Attempt) -> float | None:
 
     _write_then_refresh(attempt, record)
     return None
+
+
+def _hand_back(attempt: Attempt) -> None:
+    """Give a stopped try's attempt back to the queue; it keeps its try count, so this try can write no more."""
+    def write() -> int:
+        return _owned(attempt).update(status=Attempt.Status.RETRYING, next_try_at=None, heartbeat_at=timezone.now(),
+                                      error_kind=STOPPED_KIND, error_message=STOPPED_MESSAGE)
+
+    if _with_database(write, what=f"attempt {attempt.id}"):
+        logger.warning("attempt %s try %s: the worker is stopping; queued again", attempt.id, attempt.tries)
+        attempts_enqueue([attempt.id])
 
 
 def _write_then_refresh(attempt: Attempt, write: Callable[[], object]) -> None:
