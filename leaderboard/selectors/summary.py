@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
 
 from catalogue.models import Scenario
 from catalogue.selectors import default_suite
@@ -162,10 +165,11 @@ def summary_of(flow: str, subset: str, ranked: list[RankedBoard]) -> Summary:
 
     ids = [entry.submission_id for board in ranked for entry in board.overview if entry.submission_id is not None]
     means = {submission_id: stored[0] for submission_id, stored in stored_per_scenario(ids, "scenario_means").items()}
+    scenarios = _scenarios(ranked)
     scales: list[Scale] = []
     by_model: dict[tuple[str, str], SummaryRow] = {}
     for index, board in enumerate(ranked):
-        scale, floors, ceilings = _scale(board, means)
+        scale, floors, ceilings = _scale(board, means, scenarios.get(board.board.env, []))
         scales.append(scale)
         for entry in _best_complete(board.overview):
             row = by_model.setdefault((entry.team, entry.model), SummaryRow(
@@ -198,13 +202,27 @@ def _combine(row: SummaryRow, titles: list[str]) -> None:
                                  if cell is not None and cell.mean is not None])
 
 
-def _scale(board: RankedBoard, means: dict[int, dict[int, float]]) -> tuple[Scale, dict[int, float], dict[int, float]]:
+def _suite(board: RankedBoard) -> str:
+    return board.board.suite or default_suite(board.board.env)
+
+
+def _scenarios(ranked: list[RankedBoard]) -> dict[str, list[tuple[int, str, Any]]]:
+    """Each board's scenarios (id, key, data), by environment: one query for every board."""
+    wanted = Q(pk__in=[])
+    for board in ranked:
+        wanted |= Q(environment_id=board.board.env, suite=_suite(board), **{f"in_{board.board.subset}": True})
+    found: dict[str, list[tuple[int, str, Any]]] = {}
+    for scenario_id, env, key, data in Scenario.objects.filter(wanted).values_list("id", "environment_id", "key",
+                                                                                     "data"):
+        found.setdefault(env, []).append((scenario_id, key, data))
+    return found
+
+
+def _scale(board: RankedBoard, means: dict[int, dict[int, float]],
+           scenarios: list[tuple[int, str, Any]]) -> tuple[Scale, dict[int, float], dict[int, float]]:
     """The board's scale and each of its scenarios' floor and ceiling."""
-    env, subset = board.board.env, board.board.subset
-    suite = board.board.suite or default_suite(env)
+    env, subset, suite = board.board.env, board.board.subset, _suite(board)
     plugin = get_plugin(env)
-    scenarios = list(Scenario.objects.filter(environment_id=env, suite=suite, **{f"in_{subset}": True})
-                     .values_list("id", "key", "data"))
     entries = [means.get(entry.submission_id or 0, {}) for entry in board.overview]
     best = best_means(entries)
     idle = next((means.get(entry.submission_id or 0, {}) for entry in board.overview

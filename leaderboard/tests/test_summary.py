@@ -118,3 +118,18 @@ def test_a_model_page_reads_its_rows_of_the_same_summaries(models) -> None:
     assert [(summary.flow, summary.subset) for summary, _ in rows] == [("global", "mini"), ("online", "mini")]
     home = summary_get(flow="global", subset="mini").row_of(models["vision"].id)
     assert home is not None and rows[0][1].mean == pytest.approx(home.mean)
+
+
+@pytest.mark.parametrize(("env", "words"), [
+    ("sokoban", "ceiling 100 (an optimal solution, B_T = R_ub, scores exactly 100 + 5 · 0)"),
+    ("webui", "The summary's score is therefore the AES % itself."),
+    ("football", "The summary is therefore relative to the best entry on the board"),
+])
+def test_each_metric_card_says_how_its_environment_is_normalised(client, db, env, words) -> None:
+    from django.utils.html import escape
+
+    from leaderboard.selectors.summary import METHOD
+
+    page = client.get(f"/environments/{env}/").content.decode()
+    section = page[page.index('<section id="normalisation">'):]
+    assert escape(words) in section and escape(METHOD) in section
