@@ -12,8 +12,10 @@ from catalogue.prompt_sets import prompt_set_get
 from evaluators.base import get_plugin
 from leaderboard.selectors import Headline, submission_headline
 from leaderboard.selectors.entry_tags import EntryTagTable, entry_tag_tables
+from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, struck
 from submissions.models import Submission
 from submissions.selectors import (
+    QueueItem,
     queue_item,
     scenario_rows,
     submission_attempts,
@@ -60,12 +62,22 @@ def _diagnostics(submission: Submission, headline: Headline) -> dict[str, Any]:
             "tags": tags}
 
 
+def _queue_item_for(submission: Submission, marks: list[tuple[str, str]]) -> QueueItem | None:
+    item = queue_item(submission)
+    if item is not None:
+        item.last_error = struck(item.last_error, marks)
+    return item
+
+
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     access = request_access(request)
     submission = get_object_or_404(Submission.objects.select_related("model", "team", "environment"), id=submission_id)
     if not can_view_submission(access, submission):
         raise Http404("no such submission")  # a private one is a 404 to outsiders, as if absent
     attempts = list(submission_attempts(submission))
+    marks = [] if can_see_endpoint(access, submission) else endpoint_marks(submission)
+    for attempt in attempts:  # shown, never saved: outside the team the endpoint is struck out
+        attempt.error_message = struck(attempt.error_message, marks)
     progress = submission_progress(submission)
     headline = submission_headline(submission, access.team_ids)
     return render(request, "submissions/detail.html", {
@@ -73,9 +85,10 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "headline": headline, "diagnostics": _diagnostics(submission, headline),
         "applied_settings": _applied_settings(submission),
         "can_resume": progress.resumable(active=submission.is_active),
-        "queue_item": queue_item(submission) if submission.is_active else None,
+        "queue_item": _queue_item_for(submission, marks) if submission.is_active else None,
         "scenarios": scenario_rows(attempts), "effort": submission_effort(submission, attempts),
         "prompts": _prompts_of(submission),
         "can_manage": can_manage_submission(access, submission),
+        "can_see_endpoint": can_see_endpoint(access, submission), "endpoint_marks": marks,
         "can_publish": can_publish_submission(access, submission) and not submission.is_public,
     })

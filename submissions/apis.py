@@ -33,6 +33,7 @@ from accounts.selectors import (
 from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
+from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import (
@@ -126,8 +127,18 @@ class ScrubbedTextField(serializers.CharField):
 
 
 class AttemptOutput(serializers.ModelSerializer):
+    """An attempt; for anyone outside its team, its error message has the endpoint struck out (the
+    caller passes ``marks``, from ``endpoint_marks``, or [] for the team's own)."""
+
     scenario = serializers.CharField(source="scenario.key")
     error_message = ScrubbedTextField(read_only=True)
+
+    def to_representation(self, instance: Attempt) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        marks = self.context.get("marks")
+        data["error_message"] = struck(data["error_message"],
+                                       endpoint_marks(instance.submission) if marks is None else marks)
+        return data  # type: ignore[no-any-return]
 
     class Meta:
         model = Attempt
@@ -169,13 +180,23 @@ class SubmissionOutput(serializers.ModelSerializer):
     team = serializers.CharField(source="team.name")
     env = serializers.CharField(source="environment_id")
     settings = serializers.JSONField(source="shown_settings", read_only=True)
-    endpoint_url = DisplayUrlField(read_only=True)
+    endpoint_url = DisplayUrlField(read_only=True, allow_null=True,
+                                   help_text="the team's endpoint: null for anyone outside the team")
+    endpoint_model = serializers.CharField(read_only=True, allow_null=True,
+                                           help_text="the model id asked for at the endpoint: null outside the team")
 
     class Meta:
         model = Submission
         fields = ["id", "model", "team", "env", "flow", "subset", "suite", "source", "settings", "endpoint_url",
                   "endpoint_model", "status", "status_reason", "is_baseline", "is_public", "verified", "hidden",
                   "hidden_reason", "rerun_of", "created_at", "started_at", "finished_at"]
+
+    def to_representation(self, instance: Submission) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        access = self.context.get("access")
+        if access is None or not can_see_endpoint(access, instance):
+            data["endpoint_url"] = data["endpoint_model"] = None
+        return data  # type: ignore[no-any-return]
 
 
 class OptionalBooleanField(serializers.BooleanField):
@@ -265,7 +286,7 @@ class SubmissionListCreateApi(APIView):
             queryset = queryset.filter(team_id__in=access.team_ids)
         limit, offset = _page(request)
         rows = queryset.select_related("model", "team").order_by("-created_at", "-id")[offset:offset + limit]
-        return Response(SubmissionOutput(rows, many=True).data)
+        return Response(SubmissionOutput(rows, many=True, context={"access": access}).data)
 
     @extend_schema(request=InputSerializer, responses={201: CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
                                                         403: ErrorOutput, 429: ErrorOutput})
@@ -400,7 +421,10 @@ class SubmissionDetailApi(APIView):
         @extend_schema_field(AttemptOutput(many=True))
         def get_attempts(self, submission: Submission) -> list[dict[str, Any]]:
             # many=True makes .data a list (ReturnList); the stubs type it as the single object's dict.
-            return AttemptOutput(submission.attempts.select_related("scenario"), many=True).data  # type: ignore[return-value]
+            access = self.context.get("access")
+            marks = [] if access is not None and can_see_endpoint(access, submission) else endpoint_marks(submission)
+            return AttemptOutput(submission.attempts.select_related("scenario"), many=True,  # type: ignore[return-value]
+                                 context={"marks": marks}).data
 
     @extend_schema(responses={200: OutputSerializer, 404: ErrorOutput})
     def get(self, request, submission_id: int) -> Response:
@@ -410,7 +434,9 @@ class SubmissionDetailApi(APIView):
         place in the queue and an estimate of the time left. A private submission of another team
         is a 404, as if it did not exist.
         """
-        return Response(self.OutputSerializer(viewable_submission(request_access(request), submission_id)).data)
+        access = request_access(request)
+        submission = viewable_submission(access, submission_id)
+        return Response(self.OutputSerializer(submission, context={"access": access}).data)
 
 
 class SubmissionActionApi(APIView):
@@ -443,7 +469,7 @@ class SubmissionActionApi(APIView):
         else:
             submission = submission_rerun(submission=submission, enforce_quota=True)
         submission.refresh_from_db()
-        return Response(SubmissionOutput(submission).data)
+        return Response(SubmissionOutput(submission, context={"access": access}).data)
 
 
 #: The most steps (and calls) one page of a trajectory holds.
@@ -472,8 +498,11 @@ class AttemptTrajectoryApi(APIView):
         ``limit``.
         """
         attempt = Attempt.objects.select_related("scenario", "submission").filter(id=attempt_id).first()
-        if attempt is None or not can_view_submission(request_access(request), attempt.submission):
+        access = request_access(request)
+        if attempt is None or not can_view_submission(access, attempt.submission):
             raise exceptions.NotFound("no such attempt")
+        marks = [] if can_see_endpoint(access, attempt.submission) else endpoint_marks(attempt.submission)
+        shown = AttemptOutput(attempt, context={"marks": marks}).data
         window = _window(request)
         name = request.query_params.get("artifact")
         if name is not None:
@@ -482,13 +511,13 @@ class AttemptTrajectoryApi(APIView):
                 raise exceptions.NotFound("this attempt has no such artifact")
             if window is not None:
                 document = document_page(document, ("steps",), offset=window[0], limit=window[1])
-            return Response({"attempt": AttemptOutput(attempt).data, "artifact": document})
+            return Response({"attempt": shown, "artifact": struck(document, marks)})
         trajectory = attempt_trajectory(attempt)
         if trajectory is None:
             return Response({"message": "this attempt has no stored trajectory", "extra": {}}, status=404)
         if window is not None:
             trajectory = document_page(trajectory, ("steps", "calls"), offset=window[0], limit=window[1])
-        return Response({"attempt": AttemptOutput(attempt).data, "trajectory": trajectory})
+        return Response({"attempt": shown, "trajectory": struck(trajectory, marks)})
 
 
 def _window(request: Any) -> tuple[int, int] | None:
@@ -608,6 +637,8 @@ class QueueApi(APIView):
         access = request_access(request)
         listed: dict[str, list[dict[str, Any]]] = {"active": [], "recent": []}
         for item, visible in queue_seen_by(lambda submission: can_view_submission(access, submission)):
+            if visible:  # outside the team, the endpoint is struck out of its errors
+                item.last_error = for_viewer(item.last_error, access, item.submission)
             entry = self._entry(item) if visible else {"position": item.position, "private": True}
             listed["active" if item.position is not None else "recent"].append(entry)
         return Response(listed)

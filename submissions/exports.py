@@ -25,6 +25,7 @@ from evaluators.trajectory import INDEX_NAME
 from magebench_client.csv_safe import write_csv
 from scoring.cost import token_cost
 from scoring.ordering import natural_key
+from submissions.endpoint_privacy import endpoint_marks, struck
 from submissions.models import Attempt, Submission
 from submissions.selectors import trajectory_dir
 
@@ -101,7 +102,9 @@ def attempt_row(submission: Submission, attempt: Attempt) -> dict[str, Any]:
         "suite": submission.suite, "scenario": attempt.scenario.key, "repeat": attempt.repeat,
         "status": attempt.status, "score": attempt.score, "outcome": attempt.outcome,
         "error_kind": attempt.error_kind,
-        "error_message": scrub_secrets(attempt.error_message) if attempt.error_message else "",
+        # Exports are read by anyone who may see the submission: the endpoint is the team's alone.
+        "error_message": struck(scrub_secrets(attempt.error_message), endpoint_marks(submission))
+        if attempt.error_message else "",
         "invalid_action": attempt.invalid_action, "repeating_action": attempt.repeating_action,
         **_diagnostics(attempt),
         "parse_errors": attempt.parse_errors, "steps": attempt.steps, "model_calls": attempt.model_calls,
@@ -188,10 +191,13 @@ def _trajectory_files(folder: str, directory: Path) -> Iterator[_Member]:
         yield _Member(name=f"{folder}/{path.relative_to(directory).as_posix()}", path=resolved)
 
 
-def _write_member(archive: zipfile.ZipFile, buffer: _Buffer, member: _Member) -> Iterator[bytes]:
+def _write_member(archive: zipfile.ZipFile, buffer: _Buffer, member: _Member,
+                  marks: list[tuple[str, str]]) -> Iterator[bytes]:
     if member.path.name == INDEX_NAME:
-        # The index as a replay shows it: paths the episode quotes are relative to the data folder.
-        archive.writestr(member.name, shown(member.path.read_text(encoding="utf-8")), zipfile.ZIP_DEFLATED)
+        # The index as a replay shows it: paths the episode quotes are relative to the data folder,
+        # and the team's endpoint struck out.
+        text = struck(shown(member.path.read_text(encoding="utf-8")), marks)
+        archive.writestr(member.name, text, zipfile.ZIP_DEFLATED)
         yield buffer.take()
         return
     # Frames are PNG and traces zips: compressing them again saves nothing.
@@ -213,10 +219,11 @@ def trajectories_zip(submissions: list[Submission]) -> Iterator[bytes]:
         archive.writestr("attempts.csv", rows_csv(export_rows(submissions)))
         yield buffer.take()
         for submission in submissions:
+            marks = endpoint_marks(submission)
             for attempt in _attempts(submission):
                 directory = trajectory_dir(attempt)
                 if directory is None or not directory.is_dir():
                     continue
                 for member in _trajectory_files(member_folder(submission, attempt), directory):
-                    yield from _write_member(archive, buffer, member)
+                    yield from _write_member(archive, buffer, member, marks)
     yield buffer.take()

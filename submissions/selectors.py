@@ -391,14 +391,21 @@ class QueueLoad:
         return not self.read if self.read is not None else self.running == 0
 
 
-def queue_loads() -> list[QueueLoad]:
-    """Waiting and running attempts per queue, and the workers serving each."""
+def queue_loads(viewer_team_ids: Collection[int] | None = None) -> list[QueueLoad]:
+    """Waiting and running attempts per queue, and the workers serving each.
+
+    With ``viewer_team_ids`` the attempts counted are those of the submissions that viewer may see
+    (``visible_entries``): another team's private run must not show up, nor its size, in a stranger's
+    counts. None counts everything (staff, the operators' tools).
+    """
     from submissions.workers import live_workers
 
     fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     live = Attempt.objects.filter(status__in=Attempt.ACTIVE, submission__status__in=ACTIVE_SUBMISSIONS)
+    seen = live if viewer_team_ids is None else live.filter(
+        submission__in=Submission.objects.filter(visible_entries(viewer_team_ids)))
     counts: dict[str, dict[str, int]] = {q.name: {"waiting": 0, "running": 0} for q in settings.CELERY_TASK_QUEUES}
-    for row in live.values("submission__environment_id", "status").annotate(n=Count("id")):
+    for row in seen.values("submission__environment_id", "status").annotate(n=Count("id")):
         bucket = counts.setdefault(queue_for(row["submission__environment_id"]), {"waiting": 0, "running": 0})
         bucket["running" if row["status"] == Attempt.Status.RUNNING else "waiting"] += row["n"]
     workers: dict[str, set[str]] = {}

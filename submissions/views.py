@@ -26,6 +26,7 @@ from accounts.selectors import (
 )
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
+from submissions.endpoint_privacy import for_viewer
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.selectors import (
@@ -129,7 +130,11 @@ def upload(request: HttpRequest) -> HttpResponse:
 def queue(request: HttpRequest) -> HttpResponse:
     access = request_access(request)
     items = queue_seen_by(lambda submission: can_view_submission(access, submission))
-    return render(request, "submissions/queue.html", {"items": items, "loads": queue_loads()})
+    for item, visible in items:
+        if visible:  # shown, never saved: outside the team the endpoint is struck out of its errors
+            item.last_error = for_viewer(item.last_error, access, item.submission)
+    loads = queue_loads(None if access.is_staff else access.team_ids)
+    return render(request, "submissions/queue.html", {"items": items, "loads": loads})
 
 
 def _viewable(access: Access, submission: Submission) -> Submission:
@@ -232,8 +237,12 @@ def _replay_read(attempt: Attempt) -> tuple[dict[str, Any] | None, ReplayPanel |
 
 def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
-    _viewable(request_access(request), attempt.submission)
+    access = request_access(request)
+    _viewable(access, attempt.submission)
     trajectory, panel = _replay_parts(attempt)
+    # Shown, never saved: outside the team the endpoint is struck out of what the page quotes.
+    trajectory = for_viewer(trajectory, access, attempt.submission)
+    attempt.error_message = for_viewer(attempt.error_message, access, attempt.submission)
     return render(request, "submissions/replay.html", {"attempt": attempt, "trajectory": trajectory,
                                                         "replay_panel": panel, **(panel.context if panel else {})})
 

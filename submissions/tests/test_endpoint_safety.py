@@ -8,10 +8,11 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from accounts.models import Team
+from accounts.models import Membership, Team
 from catalogue.models import Scenario
 from magebench_client import cli
 from submissions.endpoints import endpoint_settings_check
@@ -187,6 +188,10 @@ def test_a_stored_url_with_credentials_is_shown_stripped_on_the_page_the_api_and
                                                                                            fixture_scenarios):
     submission = _stored_with_credentials()
     stripped = "http://llm.example/v1/chat/completions?api-version=2024"
+    # Its team's member: anyone else sees no endpoint at all (test_endpoint_privacy).
+    member = get_user_model().objects.create_user("old-member", password="a long passphrase 7")
+    Membership.objects.create(team=submission.team, user=member, role=Membership.Role.OWNER)
+    client.force_login(member)
     page = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
     detail = client.get(reverse("api-submission-detail", args=[submission.id])).content.decode()
     listing = client.get(reverse("api-submission-create")).content.decode()

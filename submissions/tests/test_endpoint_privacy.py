@@ -1,0 +1,116 @@
+"""A team's endpoint URL and the model id it calls there are the team's alone: a published
+submission shows its model and results to everyone, never where or what the platform called."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from accounts.services import team_create, token_create
+from submissions.engine import attempt_run
+from submissions.models import Attempt, Submission
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+ENDPOINT_MODEL = "lab-internal-checkpoint-0427"
+
+
+@pytest.fixture
+def published(lab, fixture_scenarios, baseline_endpoint):
+    """A published, scored endpoint submission of ``lab``, one of whose attempts failed quoting its endpoint."""
+    server = baseline_endpoint("oracle")
+    response = lab.client.post(reverse("api-submission-create"), {
+        "model_name": "Oracle", "env": "sokoban", "flow": "online", "subset": "mini", "public": True,
+        "suite": "fixture", "endpoint_url": server.url, "endpoint_model": ENDPOINT_MODEL,
+        "settings": {"repeats": 1}}, content_type="application/json", **lab.auth())
+    assert response.status_code == 201, response.content
+    submission = Submission.objects.get(id=response.json()["id"])
+    attempts = list(submission.attempts.order_by("id"))
+    for attempt in attempts[:-1]:
+        attempt_run(attempt_id=attempt.id)
+    failed = attempts[-1]
+    Attempt.objects.filter(id=failed.id).update(
+        status=Attempt.Status.INFRA_FAILED, error_kind="endpoint_unreachable",
+        error_message=f"chat endpoint {submission.endpoint_url} refused model {ENDPOINT_MODEL!r}")
+    Submission.objects.filter(id=submission.id).update(status=Submission.Status.COMPLETED)
+    submission.refresh_from_db()
+    assert submission.is_public
+    return submission
+
+
+def _secrets(submission: Submission) -> list[str]:
+    host_and_port = submission.endpoint_url.split("//", 1)[1].split("/", 1)[0]
+    return [submission.endpoint_url, host_and_port, ENDPOINT_MODEL]
+
+
+def _another_team() -> Client:
+    stranger = get_user_model().objects.create_user("eve", password="a long passphrase 7")
+    team_create(user=stranger, name="Elsewhere")
+    client = Client()
+    client.force_login(stranger)
+    return client
+
+
+def _everything_seen(client: Client, submission: Submission, **headers) -> dict[str, str]:
+    attempt = submission.attempts.filter(status=Attempt.Status.SCORED).first()
+    board = ("sokoban", "online", "mini")
+    seen = {
+        "page": client.get(reverse("submission-detail", args=[submission.id]), **headers),
+        "api detail": client.get(reverse("api-submission-detail", args=[submission.id]), **headers),
+        "api list": client.get(reverse("api-submission-create"), **headers),
+        "trajectory api": client.get(reverse("api-attempt-trajectory", args=[attempt.id]), **headers),
+        "replay": client.get(reverse("attempt-replay", args=[attempt.id]), **headers),
+        "board": client.get(reverse("board", args=board) + "?suite=fixture", **headers),
+        "board api": client.get(reverse("api-board", args=board) + "?suite=fixture", **headers),
+        "board csv": client.get(reverse("board-export", args=[*board, "csv"]) + "?suite=fixture", **headers),
+    }
+    for fmt in ("csv", "zip"):
+        seen[f"attempts.{fmt}"] = client.get(reverse("api-board-attempts-export", args=[*board, fmt])
+                                             + "?suite=fixture", **headers)
+        seen[f"submission attempts.{fmt}"] = client.get(
+            reverse("api-submission-export", args=[submission.id, fmt]), **headers)
+    texts = {}
+    for name, response in seen.items():
+        assert response.status_code == 200, (name, response.status_code)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        if name.endswith(".zip"):
+            archive = zipfile.ZipFile(io.BytesIO(body))
+            body = b"\n".join(archive.read(member) for member in archive.namelist() if not member.endswith(".png"))
+        texts[name] = body.decode("utf-8", "replace")
+    return texts
+
+
+@pytest.mark.parametrize("visitor", ["anonymous", "another team"])
+def test_a_published_submission_shows_no_outsider_its_endpoint_url_or_model_id(published, visitor):
+    client = Client() if visitor == "anonymous" else _another_team()
+    for name, text in _everything_seen(client, published).items():
+        for secret in _secrets(published):
+            assert secret not in text, f"{visitor} sees {secret!r} in the {name}"
+    assert "Oracle" in _everything_seen(client, published)["page"]  # the model and its results stay public
+
+
+def test_the_team_s_own_members_still_see_their_endpoint(published, lab):
+    page = lab.client.get(reverse("submission-detail", args=[published.id])).content.decode()
+    assert published.endpoint_url in page and ENDPOINT_MODEL in page
+    _, token = token_create(team=lab.team, user=lab.user, name="reader 2", scope="read")
+    detail = Client().get(reverse("api-submission-detail", args=[published.id]),
+                          HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    assert detail["endpoint_url"] == published.endpoint_url and detail["endpoint_model"] == ENDPOINT_MODEL
+    listed = Client().get(reverse("api-submission-create"), HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    assert any(row["endpoint_model"] == ENDPOINT_MODEL for row in listed)
+
+
+def test_the_publish_confirmation_lists_what_becomes_public_and_what_stays_private(lab, fixture_scenarios):
+    response = lab.client.post(reverse("api-submission-create"), {
+        "model_name": "Oracle", "env": "sokoban", "flow": "online", "subset": "mini", "suite": "fixture",
+        "endpoint_url": "http://127.0.0.1:9/v1", "endpoint_model": ENDPOINT_MODEL, "settings": {"repeats": 1}},
+        content_type="application/json", **lab.auth())
+    submission_id = response.json()["id"]
+    page = lab.client.post(reverse("submission-action", args=[submission_id, "publish"])).content.decode()
+    assert 'id="becomes-public"' in page and 'id="stays-private"' in page
+    private_part = page.split('id="stays-private"', 1)[1]
+    assert "endpoint URL" in private_part and "model id" in private_part and "API key" in private_part
