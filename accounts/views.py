@@ -58,10 +58,11 @@ class PasswordChange(PasswordChangeView):
     success_url = reverse_lazy("account")
     form_class = ThrottledPasswordChangeForm
 
-    def get_form(self, form_class: Any = None) -> ThrottledPasswordChangeForm:
+    def get_form(self, form_class: Any = None) -> PasswordChangeForm:
         form = super().get_form(form_class)
-        form.request = self.request
-        return form  # type: ignore[no-any-return]
+        if isinstance(form, ThrottledPasswordChangeForm):
+            form.request = self.request  # its guesses are counted against the client's address
+        return form
 
     def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
         response = super().form_valid(form)

@@ -138,7 +138,7 @@ class AttemptOutput(serializers.ModelSerializer):
         marks = self.context.get("marks")
         data["error_message"] = struck(data["error_message"],
                                        endpoint_marks(instance.submission) if marks is None else marks)
-        return data  # type: ignore[no-any-return]
+        return data
 
     class Meta:
         model = Attempt
@@ -196,7 +196,7 @@ class SubmissionOutput(serializers.ModelSerializer):
         access = self.context.get("access")
         if access is None or not can_see_endpoint(access, instance):
             data["endpoint_url"] = data["endpoint_model"] = None
-        return data  # type: ignore[no-any-return]
+        return data
 
 
 class OptionalBooleanField(serializers.BooleanField):
@@ -306,7 +306,7 @@ class SubmissionListCreateApi(APIView):
                 subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 endpoint_concurrency=data["endpoint_concurrency"],
-                settings=data["settings"], is_public=data["public"], enforce_quota=True)
+                settings=data["settings"], is_public=data["public"], enforce_quota=True, created_by=request.user.pk)
         except SubmissionError:
             raise  # already meant for the submitter, quota refusals (429) included
         except (TypeError, ValueError) as exc:
@@ -351,7 +351,7 @@ class UploadCreateApi(APIView):
         submission = submission_create_upload(model=model_spec_from(team=team, data=data), env=data["env"],
                                               flow=data["flow"], subset=data["subset"], suite=data["suite"],
                                               data=upload_read(data["file"]), is_public=data["public"],
-                                              enforce_quota=True)
+                                              enforce_quota=True, created_by=request.user.pk)
         return Response({"id": submission.id, "status": submission.status,
                          "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
 
@@ -465,9 +465,9 @@ class SubmissionActionApi(APIView):
         elif action == "cancel":
             submission = submission_cancel(submission=submission)
         elif action == "resume":
-            submission = submission_resume(submission=submission, enforce_quota=True)
+            submission = submission_resume(submission=submission, enforce_quota=True, actor_id=request.user.pk)
         else:
-            submission = submission_rerun(submission=submission, enforce_quota=True)
+            submission = submission_rerun(submission=submission, enforce_quota=True, created_by=request.user.pk)
         submission.refresh_from_db()
         return Response(SubmissionOutput(submission, context={"access": access}).data)
 

@@ -50,7 +50,7 @@ def struck(value: T, marks: list[tuple[str, str]]) -> T:
         result = {key: struck(item, marks) for key, item in value.items()}
     elif isinstance(value, list):
         result = [struck(item, marks) for item in value]
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 def for_viewer(value: T, access: Access, submission: Submission) -> T:

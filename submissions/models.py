@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -62,6 +63,10 @@ class Submission(models.Model):
         UPLOAD = "upload"
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
+    #: The user who started it (form, API token's creator, re-run or resume): a submission counts
+    #: against its creator's own quota across all their teams too. None for the operators' commands.
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
     model = models.ForeignKey(ModelEntry, on_delete=models.CASCADE, related_name="submissions")
     environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="submissions")
     #: One of the environments' flows (``validate_flow``); no ``choices`` here, so that the plug-ins,

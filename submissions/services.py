@@ -15,6 +15,7 @@ from typing import Any
 
 from celery import current_app
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
@@ -35,6 +36,7 @@ from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
 from submissions.rescoring import recorded_run, rescoring_label, upload_settings
 from submissions.selectors import attempt_outcomes, queue_for, quota_status
 from submissions.uploads import UploadedRun, UploadError, UploadLimits, parse_upload
+from submissions.user_quota import user_quota_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -129,16 +131,16 @@ def _model_check(model: ModelEntry | ModelSpec) -> None:
     _model_changes(team=team, name=model.name, metadata=model.metadata, is_baseline=model.is_baseline)
 
 
-def _model_write(model: ModelEntry | ModelSpec, *, enforce_quota: bool) -> ModelEntry:
+def _model_write(model: ModelEntry | ModelSpec, *, enforce_quota: bool, user_id: int | None = None) -> ModelEntry:
     """The model a new submission belongs to, registered or updated now: call it inside the
     transaction that writes the submission, after every check."""
     if isinstance(model, ModelEntry):
         if enforce_quota:
-            _quota_hold(model.team)
+            _quota_hold(model.team, user_id=user_id)
         return model
     team = model.team if isinstance(model.team, Team) else team_get_or_create(name=model.team)
     if enforce_quota:
-        _quota_hold(team)
+        _quota_hold(team, user_id=user_id)
     return model_entry_upsert(team=team, name=model.name, is_baseline=model.is_baseline, **model.metadata)
 
 
@@ -146,19 +148,26 @@ class QuotaExceeded(SubmissionError):
     """The team has no submission left right now; the message says which limit and until when."""
 
 
-def quota_check(*, team: Team, reviving: Submission | None = None) -> None:
-    """Refuse new work once the team's quota is used up: the one check every way of submitting,
-    re-running or resuming goes through. ``reviving`` is a finished submission about to be queued
-    again: it needs room as if it were new, without counting twice if it counts already."""
+def quota_check(*, team: Team, reviving: Submission | None = None, user_id: int | None = None) -> None:
+    """Refuse new work once the team's quota, or that of the user starting it (across all their
+    teams), is used up: the one check every way of submitting, re-running or resuming goes through.
+    ``reviving`` is a finished submission about to be queued again: it needs room as if it were
+    new, without counting twice if it counts already."""
     refusal = quota_status(team, excluding=reviving).refusal()
+    if not refusal and user_id is not None:
+        refusal = user_quota_refusal(user_id, excluding=reviving)
     if refusal:
         raise QuotaExceeded(f"quota reached: {refusal}")
 
 
-def _quota_hold(team: Team, *, reviving: Submission | None = None) -> None:
-    """Refuse new work once the team's quota is used up. Called in the transaction that writes the
-    work, with the team's row locked: two requests at once cannot both take the last slot."""
-    quota_check(team=Team.objects.select_for_update().get(id=team.id), reviving=reviving)
+def _quota_hold(team: Team, *, reviving: Submission | None = None, user_id: int | None = None) -> None:
+    """Refuse new work once the team's or the user's quota is used up. Called in the transaction
+    that writes the work, with the team's row locked, then the user's (always in that order): two
+    requests at once, for one team or for two teams of one user, cannot both take the last slot."""
+    locked = Team.objects.select_for_update().get(id=team.id)
+    if user_id is not None:
+        list(get_user_model().objects.select_for_update().filter(id=user_id).values_list("id", flat=True))
+    quota_check(team=locked, reviving=reviving, user_id=user_id)
 
 
 def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str,
@@ -166,7 +175,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
                                suite: str | None = None, settings: Mapping[str, Any] | None = None,
                                is_baseline: bool = False, is_public: bool = True,
                                enforce_quota: bool = False, endpoint_trusted: bool = False,
-                               endpoint_concurrency: int | None = None) -> Submission:
+                               endpoint_concurrency: int | None = None, created_by: int | None = None) -> Submission:
     """Register an endpoint submission, create its attempts and queue them.
 
     Public by default for the operators' commands; the site and the API ask the team (private by
@@ -189,10 +198,10 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
     _endpoint_concurrency_check(endpoint_concurrency)
     _model_check(model)
     with transaction.atomic():
-        entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline)
+        entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline, user_id=created_by)
         submission = Submission.objects.create(
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
-            source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
+            created_by_id=created_by, source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
             endpoint_model=endpoint_model, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
             endpoint_concurrency=endpoint_concurrency,
@@ -240,7 +249,7 @@ MAX_UPLOAD_REPEATS = 20
 
 def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str, data: bytes,
                              suite: str | None = None, is_public: bool = True,
-                             enforce_quota: bool = False) -> Submission:
+                             enforce_quota: bool = False, created_by: int | None = None) -> Submission:
     """Validate an upload completely, then store it and queue its re-scoring in one go.
 
     Nothing is stored for an upload with any problem, nor for a team without quota left (checked
@@ -256,16 +265,17 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
     # After the file's check: a team out of quota still learns what is wrong with its file, and
     # fixes it while it waits (parsing is bounded by the upload's size limits either way).
     if enforce_quota and isinstance(model.team, Team):
-        quota_check(team=model.team)
+        quota_check(team=model.team, user_id=created_by)
     digest = hashlib.sha256(data).hexdigest()
     frozen = upload_settings(env, flow, subset=subset, overrides={"repeats": max(run.repeat for run in runs) + 1})
     frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
     relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
     with transaction.atomic():
-        entry = _model_write(model, enforce_quota=enforce_quota)
+        entry = _model_write(model, enforce_quota=enforce_quota, user_id=created_by)
         submission = Submission.objects.create(
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
-            source=Submission.Source.UPLOAD, settings=frozen.to_dict(), upload_path=str(relative), is_public=is_public,
+            created_by_id=created_by, source=Submission.Source.UPLOAD, settings=frozen.to_dict(),
+            upload_path=str(relative), is_public=is_public,
             rescoring=rescoring_label(env), upload_sha256=digest,
             missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
         Attempt.objects.bulk_create(
@@ -449,7 +459,8 @@ def submission_cancel(*, submission: Submission) -> Submission:
     return submission
 
 
-def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> Submission:
+def submission_rerun(*, submission: Submission, enforce_quota: bool = False,
+                     created_by: int | None = None) -> Submission:
     """A new submission with the same model, endpoint, board and frozen settings; the old one is kept."""
     if submission.source != Submission.Source.ENDPOINT:
         raise SubmissionError("only endpoint submissions can be re-run by the platform")
@@ -465,9 +476,10 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> 
     repeats = submission.evaluation_settings.repeats
     with transaction.atomic():
         if enforce_quota and not submission.is_baseline:
-            _quota_hold(submission.team)
+            _quota_hold(submission.team, user_id=created_by)
         rerun = Submission.objects.create(
-            team=submission.team, model=submission.model, environment=submission.environment, flow=submission.flow,
+            team=submission.team, created_by_id=created_by, model=submission.model,
+            environment=submission.environment, flow=submission.flow,
             subset=submission.subset, suite=submission.suite, source=submission.source,
             settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
             endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
@@ -478,11 +490,13 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False) -> 
     return rerun
 
 
-def submission_resume(*, submission: Submission, enforce_quota: bool = False) -> Submission:
+def submission_resume(*, submission: Submission, enforce_quota: bool = False,
+                      actor_id: int | None = None) -> Submission:
     """Queue again every attempt that did not produce a score (failed, cancelled or stuck waiting).
 
-    A finished submission queued again is new work for its team: with ``enforce_quota`` it needs
-    a free slot. One still waiting or running only has its stuck attempts sent again.
+    A finished submission queued again is new work for its team and for ``actor_id``, the user
+    resuming it: with ``enforce_quota`` it needs a free slot in both. One still waiting or running
+    only has its stuck attempts sent again.
     """
     with transaction.atomic():
         retry = submission.attempts.filter(status__in=[Attempt.Status.INFRA_FAILED, Attempt.Status.CANCELLED,
@@ -491,7 +505,7 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False) ->
         finished = Submission.objects.filter(id=submission.id).exclude(
             status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]).exists()
         if ids and finished and enforce_quota and not submission.is_baseline:
-            _quota_hold(submission.team, reviving=submission)
+            _quota_hold(submission.team, reviving=submission, user_id=actor_id)
         retry.update(status=Attempt.Status.PENDING, tries=0, error_kind="", error_message="", next_try_at=None)
         if ids:
             Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",

@@ -71,7 +71,7 @@ def submit(request: HttpRequest) -> HttpResponse:
                 flow=data["flow"], subset=data["subset"], endpoint_url=data["endpoint_url"],
                 endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 endpoint_concurrency=data["endpoint_concurrency"], settings=form.settings_values(),
-                is_public=data["public"], enforce_quota=True,
+                is_public=data["public"], enforce_quota=True, created_by=request.user.pk,
             )
         except SubmissionError as exc:
             form.add_error(None, str(exc))
@@ -106,7 +106,7 @@ def upload(request: HttpRequest) -> HttpResponse:
             submission = submission_create_upload(model=model_spec_from(team=team, data=data, blanks_unchanged=True),
                                                   env=data["env"], flow=data["flow"], subset=data["subset"],
                                                   data=upload_read(data["file"]), is_public=data["public"],
-                                                  enforce_quota=True)
+                                                  enforce_quota=True, created_by=request.user.pk)
         except UploadRejected as exc:
             problems = exc.problems
             form.add_error("file", f"{len(problems)} problem(s) in the file; nothing was stored")
@@ -168,14 +168,14 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
             messages.info(request, "Nothing to resume: no attempt is waiting for another try.")
             return redirect("submission-detail", submission_id=submission.id)
         try:
-            submission_resume(submission=submission, enforce_quota=True)
+            submission_resume(submission=submission, enforce_quota=True, actor_id=request.user.pk)
         except SubmissionError as exc:
             messages.error(request, str(exc))
         else:
             messages.info(request, "Unscored attempts queued again.")
     elif action == "rerun":
         try:
-            rerun = submission_rerun(submission=submission, enforce_quota=True)
+            rerun = submission_rerun(submission=submission, enforce_quota=True, created_by=request.user.pk)
         except SubmissionError as exc:
             messages.error(request, str(exc))
         else:

@@ -76,7 +76,7 @@ def _everything_seen(client: Client, submission: Submission, **headers) -> dict[
     texts = {}
     for name, response in seen.items():
         assert response.status_code == 200, (name, response.status_code)
-        body = b"".join(response.streaming_content) if response.streaming else response.content
+        body = response.getvalue()
         if name.endswith(".zip"):
             archive = zipfile.ZipFile(io.BytesIO(body))
             body = b"\n".join(archive.read(member) for member in archive.namelist() if not member.endswith(".png"))

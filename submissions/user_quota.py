@@ -1,0 +1,47 @@
+"""A user's own quota, across every team they belong to.
+
+A team's quota alone would let one person multiply it by making teams: every submission also
+counts against the user who started it (``Submission.created_by``), whichever team it is for, with
+per-user limits that default to a team's.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from submissions.models import Attempt, Submission
+
+ACTIVE = [Submission.Status.QUEUED, Submission.Status.RUNNING]
+
+
+def user_counted_submissions(user_id: int) -> QuerySet[Submission]:
+    """The user's submissions that count, by the team quota's rule: scored, or waiting or running."""
+    scored = Attempt.objects.filter(submission=OuterRef("pk"), status=Attempt.Status.SCORED)
+    return (Submission.objects.filter(created_by_id=user_id, is_baseline=False)
+            .annotate(has_score=Exists(scored)).filter(Q(has_score=True) | Q(status__in=ACTIVE)))
+
+
+def user_quota_refusal(user_id: int, *, excluding: Submission | None = None, now: datetime | None = None) -> str:
+    """Why the user may start no new work now, on any of their teams, or "" if they may."""
+    now = now or timezone.now()
+    counted = user_counted_submissions(user_id)
+    if excluding is not None:
+        counted = counted.exclude(id=excluding.id)
+    total = settings.MAGEBENCH_QUOTA_PER_USER_TOTAL
+    if counted.count() >= total:
+        return f"you have used your {total} submissions in total, across all your teams"
+    per_day = settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY
+    window = counted.filter(created_at__gt=now - timedelta(days=1))
+    if window.count() >= per_day:
+        oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
+        when = timezone.localtime(oldest + timedelta(days=1)).strftime("%Y-%m-%d %H:%M %Z") if oldest else "later"
+        return (f"you have used your {per_day} submissions of the last 24 hours, across all your teams; "
+                f"the next frees up at {when}")
+    concurrent = settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT
+    if counted.filter(status__in=ACTIVE).count() >= concurrent:
+        return (f"you already have {concurrent} submissions waiting or running, across all your teams; "
+                "wait for one to finish")
+    return ""
