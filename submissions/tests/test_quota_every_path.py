@@ -6,6 +6,7 @@ import html
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -72,7 +73,7 @@ def _answers_of_every_way_in(capsys, live_server, *, web: Client, team: Team, wr
              "subset": "mini"}
     page_form = {"team": str(team.id), **board}
     api = Client()
-    token = {"HTTP_AUTHORIZATION": f"Bearer {write_token}"}
+    token: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {write_token}"}
     answers: dict[str, str] = {}
 
     def on_page(path: str, response) -> None:
