@@ -153,9 +153,11 @@ def quota_check(*, team: Team, reviving: Submission | None = None, user_id: int 
     teams), is used up: the one check every way of submitting, re-running or resuming goes through.
     ``reviving`` is a finished submission about to be queued again: it needs room as if it were
     new, without counting twice if it counts already."""
-    refusal = quota_status(team, excluding=reviving).refusal()
+    status = quota_status(team, excluding=reviving)
+    refusal = status.refusal()
     if not refusal and user_id is not None:
-        refusal = user_quota_refusal(user_id, excluding=reviving)
+        limits = (status.total_limit, status.per_day_limit, status.concurrent_limit)
+        refusal = user_quota_refusal(user_id, team_limits=limits, excluding=reviving)
     if refusal:
         raise QuotaExceeded(f"quota reached: {refusal}")
 

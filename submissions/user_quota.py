@@ -2,7 +2,8 @@
 
 A team's quota alone would let one person multiply it by making teams: every submission also
 counts against the user who started it (``Submission.created_by``), whichever team it is for, with
-per-user limits that default to a team's.
+per-user limits that default to a team's. A team the operators granted more (its own quota) lets
+its members use that much there: the user's limit is never tighter than the team's it submits to.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from django.utils import timezone
 from submissions.models import Attempt, Submission
 
 ACTIVE = [Submission.Status.QUEUED, Submission.Status.RUNNING]
+#: A team's (total, per day, at once) limits.
+QuotaLimits = tuple[int, int, int]
 
 
 def user_counted_submissions(user_id: int) -> QuerySet[Submission]:
@@ -24,23 +27,25 @@ def user_counted_submissions(user_id: int) -> QuerySet[Submission]:
             .annotate(has_score=Exists(scored)).filter(Q(has_score=True) | Q(status__in=ACTIVE)))
 
 
-def user_quota_refusal(user_id: int, *, excluding: Submission | None = None, now: datetime | None = None) -> str:
-    """Why the user may start no new work now, on any of their teams, or "" if they may."""
+def user_quota_refusal(user_id: int, *, team_limits: QuotaLimits = (0, 0, 0), excluding: Submission | None = None,
+                       now: datetime | None = None) -> str:
+    """Why the user may start no new work now, on any of their teams, or "" if they may.
+    ``team_limits`` (total, per day, at once) are those of the team the work is for."""
     now = now or timezone.now()
     counted = user_counted_submissions(user_id)
     if excluding is not None:
         counted = counted.exclude(id=excluding.id)
-    total = settings.MAGEBENCH_QUOTA_PER_USER_TOTAL
+    total = max(settings.MAGEBENCH_QUOTA_PER_USER_TOTAL, team_limits[0])
     if counted.count() >= total:
         return f"you have used your {total} submissions in total, across all your teams"
-    per_day = settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY
+    per_day = max(settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY, team_limits[1])
     window = counted.filter(created_at__gt=now - timedelta(days=1))
     if window.count() >= per_day:
         oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
         when = timezone.localtime(oldest + timedelta(days=1)).strftime("%Y-%m-%d %H:%M %Z") if oldest else "later"
         return (f"you have used your {per_day} submissions of the last 24 hours, across all your teams; "
                 f"the next frees up at {when}")
-    concurrent = settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT
+    concurrent = max(settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT, team_limits[2])
     if counted.filter(status__in=ACTIVE).count() >= concurrent:
         return (f"you already have {concurrent} submissions waiting or running, across all your teams; "
                 "wait for one to finish")

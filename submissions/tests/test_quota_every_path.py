@@ -135,7 +135,7 @@ def test_a_user_s_new_team_brings_no_new_quota_every_way_in(capsys, live_server,
     """Work started in one team counts against its creator in every other team: a second team of the
     same user, with its own quota untouched, still refuses every way in once the user's is used."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT = 1
+    settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT = settings.MAGEBENCH_QUOTA_CONCURRENT = 1
     scenario = Scenario.objects.filter(environment_id="sokoban", suite="fixture", in_mini=True).order_by("key").first()
     first = ModelEntry.objects.create(team=lab.team, name="Vision-7B")
     waiting = _submission(lab.team, first, scenario, Submission.Status.QUEUED, Attempt.Status.PENDING)
@@ -158,7 +158,7 @@ def test_a_user_s_new_team_brings_no_new_quota_every_way_in(capsys, live_server,
 
 
 def test_one_user_s_submissions_count_against_them_in_every_team(lab, fixture_scenarios, settings):
-    settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY = 1
+    settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY = settings.MAGEBENCH_QUOTA_PER_DAY = 1
     second = team_create(user=lab.user, name="Lab again")
     for team in (lab.team, second):
         _, token = token_create(team=team, user=lab.user, name="cli", scope="write")
@@ -169,6 +169,16 @@ def test_one_user_s_submissions_count_against_them_in_every_team(lab, fixture_sc
             assert response.status_code == 201, response.content
             assert Submission.objects.get(id=response.json()["id"]).created_by == lab.user
     assert response.status_code == 429 and "across all your teams" in response.json()["message"]
+
+
+def test_a_team_granted_more_quota_lets_its_members_use_it_there(lab, fixture_scenarios, settings):
+    settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY = settings.MAGEBENCH_QUOTA_PER_DAY = 1
+    Team.objects.filter(id=lab.team.id).update(quota_per_day=3)
+    statuses = [Client().post(reverse("api-submission-create"), {
+        "model_name": "Vision-7B", "env": "sokoban", "flow": "global", "subset": "mini", "suite": "fixture",
+        "endpoint_url": UNUSED_ENDPOINT}, content_type="application/json", **lab.auth()).status_code
+        for _ in range(3)]
+    assert statuses[:2] == [201, 201]
 
 
 def test_resuming_a_submission_that_is_still_waiting_needs_no_free_slot(lab, used_up):
