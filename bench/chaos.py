@@ -499,7 +499,7 @@ def report(args: argparse.Namespace, record: Record, procs: Procs, chaos_seconds
              f"then the queue drained in {drained:.0f} s; load average at the end {os.getloadavg()[0]:.2f} "
              f"on {os.cpu_count()} cores (shared machine)",
              f"submissions made by team: {record.submitted}; refused by a terminated database connection "
-             f"(and made again later): {record.submit_failures}",
+             f"(the team got an error, nothing was stored): {record.submit_failures}",
              f"chaos events ({len(record.events)}): {counts}",
              "worker SIGTERM to gone (s): " + (", ".join(f"{s:.1f}" for s in stops) or "none")
              + (f"; max {max(stops):.1f}" if stops else ""),
