@@ -297,7 +297,9 @@ def _production_policy(**extra: str) -> dict[str, object]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "DATABASE_URL")}
     env = {**keep, "DJANGO_SETTINGS_MODULE": "config.settings.base", "MAGEBENCH_ENV": "production",
            "DJANGO_SECRET_KEY": "s" * 20 + "-a-production-secret-long-enough-for-the-checks-7c1e",
-           "FIELD_ENCRYPTION_KEY": "A" * 43 + "=", "DJANGO_ALLOWED_HOSTS": "example.org", **extra}
+           "FIELD_ENCRYPTION_KEY": "A" * 43 + "=", "DJANGO_ALLOWED_HOSTS": "example.org",
+           # Production sits behind a reverse proxy, and refuses to start without its count.
+           "MAGEBENCH_NUM_PROXIES": "1", **extra}
     script = ("import dataclasses, json, django; django.setup();"
               "from evaluators.browser import evaluation_policy;"
               "print(json.dumps(dataclasses.asdict(evaluation_policy())))")

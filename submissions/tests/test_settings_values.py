@@ -33,27 +33,48 @@ def test_the_filter_escapes_what_it_writes():
     assert rendered == "&lt;b&gt;: x&amp;y"
 
 
+def _settings_table(lab, submission: Submission) -> str:
+    page = lab.client.get(reverse("submission-detail", args=[submission.id])).content.decode()
+    table = page[page.index("<h3>Settings</h3>"):]
+    return table[:table.index("</table>")]
+
+
+def _row(name: str, shown: str) -> str:
+    return f'<tr><th>{name}</th><td class="setting-value"><code>{shown}</code></td></tr>'
+
+
 @pytest.mark.django_db
 def test_the_submission_page_shows_frozen_settings_without_reprs(lab):
+    model = ModelEntry.objects.create(team=lab.team, name="M")
+    submission = Submission.objects.create(
+        team=lab.team, model=model, environment=environment_ensure("sokoban"), flow="global", subset="full",
+        suite="handmade", status=Submission.Status.COMPLETED, source=Submission.Source.ENDPOINT,
+        endpoint_url="http://models.example/v1",
+        settings={"temperature": 0.1, "no_system_role": False, "observation_images": True, "seed": None,
+                  "options": {"render_mode": "rgb"}})
+    settings_table = _settings_table(lab, submission)
+    cells = {"no_system_role": "no", "observation_images": "yes", "seed": "—", "options": "render_mode: rgb",
+             "temperature": "0.1"}
+    for name, shown in cells.items():
+        assert _row(name, shown) in settings_table
+    assert "[&#x27;" not in settings_table and "{&#x27;" not in settings_table and ">True<" not in settings_table
+    assert "['" not in settings_table and "{'" not in settings_table and ">True<" not in settings_table
+
+
+@pytest.mark.django_db
+def test_an_uploads_page_shows_its_file_and_its_options_but_no_request_setting_that_never_applied(lab):
     model = ModelEntry.objects.create(team=lab.team, name="M")
     digest = "ab" * 32
     submission = Submission.objects.create(
         team=lab.team, model=model, environment=environment_ensure("sokoban"), flow="global", subset="full",
         suite="handmade", status=Submission.Status.INCOMPLETE, source=Submission.Source.UPLOAD,
-        settings={"temperature": 0.1, "no_system_role": False, "observation_images": True, "seed": None,
-                  "options": {"render_mode": "rgb"}},
+        settings={"temperature": 0.1, "no_system_role": False, "seed": None, "options": {"render_mode": "rgb"}},
         upload_sha256=digest, missing_scenarios=["3-Sokoban-v1", "4-Sokoban-v1"])
-    page = lab.client.get(reverse("submission-detail", args=[submission.id])).content.decode()
-    settings_table = page[page.index("<h3>Settings</h3>"):]
-    settings_table = settings_table[:settings_table.index("</table>")]
-    cells = {
-        "no_system_role": "no", "observation_images": "yes", "seed": "—", "options": "render_mode: rgb",
-        "upload_sha256": digest, "missing_scenarios": "3-Sokoban-v1, 4-Sokoban-v1", "temperature": "0.1",
-    }
-    for name, shown in cells.items():
-        assert f'<tr><th>{name}</th><td class="setting-value"><code>{shown}</code></td></tr>' in settings_table
-    assert "[&#x27;" not in settings_table and "{&#x27;" not in settings_table and ">True<" not in settings_table
-    assert "['" not in settings_table and "{'" not in settings_table and ">True<" not in settings_table
+    settings_table = _settings_table(lab, submission)
+    assert _row("upload_sha256", digest) in settings_table
+    assert _row("options", "render_mode: rgb") in settings_table and _row("seed", "—") in settings_table
+    assert "temperature" not in settings_table and "no_system_role" not in settings_table
+    assert "['" not in settings_table and "{'" not in settings_table
 
 
 def test_the_metric_cards_defaults_use_the_same_filter(client, db):
