@@ -13,8 +13,11 @@ def _shown_as(path: Path, data_dir: Path, name: str) -> str:
 
 
 def _worker_ready(sender: Any = None, **kwargs: Any) -> None:
+    from submissions.shutdown import remember_pool
     from submissions.workers import on_worker_ready
 
+    # The pool is remembered first, so a stop that comes at once still finds what to hand back.
+    remember_pool(str(sender.hostname), sender.controller)
     on_worker_ready(sender, **kwargs)
 
 

@@ -81,9 +81,6 @@ def on_worker_ready(sender: Any, **_: Any) -> None:
     concurrency = int(getattr(sender.controller, "concurrency", None) or 1)
     beat = _Beat(hostname, queues, concurrency)
     _beats[hostname] = beat
-    from submissions.shutdown import remember_pool
-
-    remember_pool(hostname, sender.controller)
     beat.thread.start()
 
 
