@@ -181,27 +181,13 @@
   const source = document.getElementById("analysis-charts");
   const charts = Array.from(document.querySelectorAll(".analysis-section .chart"));
   if (source && charts.length) {
-    let started = false;
-    const start = () => {
-      if (started) return;
-      started = true;
+    window.MageWhenNear(charts, () => {
       const data = fetch(source.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then((response) => (response.ok ? response.json() : null));
       Promise.all([window.MageLoadPlotly(source.dataset.plotly), data]).then(([loaded, analysis]) => {
         Plotly = loaded;
         if (Plotly && analysis) drawAnalysis(analysis);
       }).catch(() => {});
-    };
-    if ("IntersectionObserver" in window) {
-      const watcher = new IntersectionObserver((seen) => {
-        if (seen.some((entry) => entry.isIntersecting)) {
-          watcher.disconnect();
-          start();
-        }
-      }, { rootMargin: "300px 0px" });
-      charts.forEach((chart) => watcher.observe(chart));
-    } else {
-      start();
-    }
+    });
   }
 })();

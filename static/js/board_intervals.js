@@ -59,21 +59,7 @@
     }), { displayModeBar: false, responsive: true });
   }
 
-  let started = false;
-  const start = () => {
-    if (started) return;
-    started = true;
+  window.MageWhenNear([node], () => {
     window.MageLoadPlotly(node.dataset.plotly).then(draw).catch(() => {});
-  };
-  if ("IntersectionObserver" in window) {
-    const watcher = new IntersectionObserver((seen) => {
-      if (seen.some((entry) => entry.isIntersecting)) {
-        watcher.disconnect();
-        start();
-      }
-    }, { rootMargin: "300px 0px" });
-    watcher.observe(node);
-  } else {
-    start();
-  }
+  });
 })();

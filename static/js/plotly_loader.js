@@ -12,4 +12,25 @@
       document.head.appendChild(script);
     });
   };
+  // Calls start once, when the first of nodes comes within 300 px of the screen (at once where the
+  // browser cannot tell).
+  window.MageWhenNear = function (nodes, start) {
+    let started = false;
+    const once = () => {
+      if (started) return;
+      started = true;
+      start();
+    };
+    if (!("IntersectionObserver" in window)) {
+      once();
+      return;
+    }
+    const watcher = new IntersectionObserver((seen) => {
+      if (seen.some((entry) => entry.isIntersecting)) {
+        watcher.disconnect();
+        once();
+      }
+    }, { rootMargin: "300px 0px" });
+    nodes.forEach((node) => watcher.observe(node));
+  };
 })();
