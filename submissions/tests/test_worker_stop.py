@@ -73,8 +73,13 @@ def test_the_demo_stops_its_children_within_a_bounded_time(wait_for):
     body = (f"set -euo pipefail\n{cleanup}\nSTOP_WAIT=2\npids=()\n"
             "trap cleanup EXIT INT TERM\n"
             "sleep 300 & pids+=($!)\n"
-            # It says it is ready once it ignores SIGTERM.
-            "bash -c 'trap \"\" TERM; echo ready; exec sleep 300' & pids+=($!)\n"
+            # The child says it ignores SIGTERM through a file; the script says it is ready only once
+            # the child's pid is recorded, as the demo's children are long before a Ctrl-C.
+            "flag=$(mktemp)\n"
+            "bash -c 'trap \"\" TERM; echo on > \"$0\"; exec sleep 300' \"$flag\" & pids+=($!)\n"
+            "while [ ! -s \"$flag\" ]; do sleep 0.05; done\n"
+            "rm -f \"$flag\"\n"
+            "echo ready\n"
             "wait\n")
     process = subprocess.Popen(["bash", "-c", body], stdout=subprocess.PIPE, text=True, start_new_session=True)
     assert process.stdout is not None and process.stdout.readline().strip() == "ready"
