@@ -182,14 +182,7 @@ def password_reset_request_record(*, email: str, ip: str) -> bool:
     for scope, value, limit in counters:
         if not value:
             continue
-        key = login_key("fail", scope, value)
-        cache.add(key, 0, timeout=window)
-        try:
-            requests = cache.incr(key)
-        except ValueError:  # the window ended between add() and incr()
-            cache.set(key, 1, timeout=window)
-            requests = 1
-        allowed = allowed and requests <= limit
+        allowed = _counter_incr(login_key("fail", scope, value), window) <= limit and allowed
     return allowed
 
 
