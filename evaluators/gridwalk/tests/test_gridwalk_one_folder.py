@@ -59,6 +59,8 @@ def test_an_uploaded_route_file_runs_on_the_environments_queue_and_shows_its_rep
     # The queue is the plug-in's: the settings of a process that registers GridWalk list it.
     assert plugin.queue == "walk" and "walk" in declared_queues(gridwalk) and queue_for("gridwalk") == "walk"
     worker = celery_workers("walker", env={"MAGEBENCH_ENVIRONMENTS": ",".join(gridwalk)})
+    # The worker records itself from a thread started once it is ready: wait for the row, not the log line.
+    wait_for(lambda: LiveWorker.objects.filter(hostname=worker.name).exists(), 60, "the worker to record itself")
     assert "walk" in LiveWorker.objects.get(hostname=worker.name).queues
 
     # GridWalk's own upload format: a route file, its moves one per line (or comma-separated).
