@@ -318,8 +318,10 @@ class PageClock:
 
     kind: ClockKind = "real"
 
-    def __init__(self, page: Page) -> None:
+    def __init__(self, page: Page, *, settle: Callable[[], None] | None = None) -> None:
         self.page = page
+        #: Lets a navigation under way finish; called before a sleep on the wall clock.
+        self.settle = settle
         #: Why a virtual clock gave the page over to the wall clock (never set on the real clock).
         self.fallback: str | None = None
         #: Set when whatever the page does after a fallback is thrown away (it is rendered again):
@@ -337,6 +339,10 @@ class PageClock:
         return self.fallback
 
     def sleep(self, seconds: float) -> None:
+        # chromedriver's click returns once a navigation it started has loaded, so a sleep after a
+        # submit is the new document's time, however long the load took on a busy machine.
+        if self.settle is not None:
+            self.settle()
         self.page.wait_for_timeout(seconds * 1000)
 
 
@@ -353,9 +359,8 @@ class VirtualClock(PageClock):
     def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, *,
                  settle: Callable[[], None] | None = None,
                  expect_navigation: Callable[[], None] | None = None) -> None:
-        super().__init__(page)
+        super().__init__(page, settle=settle)
         self.context = context
-        self.settle = settle
         #: Called when the page starts leaving during an advance: its request is on its way.
         self.expect_navigation = expect_navigation
         self._loads = 0
@@ -484,4 +489,4 @@ def page_clock(kind: ClockKind, context: BrowserContext, page: Page, cdp: CDPSes
         raise ValueError(f"unknown clock {kind!r}; expected one of {', '.join(CLOCKS)}")
     if kind == "virtual":
         return VirtualClock(context, page, cdp, settle=settle, expect_navigation=expect_navigation)
-    return PageClock(page)
+    return PageClock(page, settle=settle)

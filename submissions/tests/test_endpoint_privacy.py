@@ -26,10 +26,12 @@ def published(lab, fixture_scenarios, baseline_endpoint):
     response = lab.client.post(reverse("api-submission-create"), {
         "model_name": "Oracle", "env": "sokoban", "flow": "online", "subset": "mini", "public": True,
         "suite": "fixture", "endpoint_url": server.url, "endpoint_model": ENDPOINT_MODEL,
-        "settings": {"repeats": 1}}, content_type="application/json", **lab.auth())
+        "settings": {"repeats": 1, "resolution": 256}}, content_type="application/json", **lab.auth())
     assert response.status_code == 201, response.content
     submission = Submission.objects.get(id=response.json()["id"])
-    attempts = list(submission.attempts.order_by("id"))
+    # Three attempts show everything a published page has (scored ones and a failed one), in seconds.
+    attempts = list(submission.attempts.order_by("id")[:3])
+    submission.attempts.exclude(id__in=[a.id for a in attempts]).delete()
     for attempt in attempts[:-1]:
         attempt_run(attempt_id=attempt.id)
     failed = attempts[-1]

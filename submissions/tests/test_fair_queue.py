@@ -49,7 +49,8 @@ def test_a_short_submission_created_after_a_long_one_finishes_first_as_its_eta_s
     warmup = _submit(server.url, "Warm-up lab", only=2)
     wait_for(lambda: _finished(warmup), 300, "the warm-up run to finish")
 
-    long = _submit(server.url, "Long lab", repeats=2)  # 20 attempts
+    # Eight attempts: the fair order lets the short run's two go between them, long before the last.
+    long = _submit(server.url, "Long lab", repeats=2, only=8)
     wait_for(lambda: long.attempts.filter(status=Attempt.Status.RUNNING).exists(), 120, "the long run to start")
     short = _submit(server.url, "Short lab", only=2)
     read_at = timezone.now()

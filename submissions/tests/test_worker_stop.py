@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,7 +35,8 @@ def test_a_worker_stopped_with_attempts_in_flight_exits_at_once_and_another_scor
     # Each model call takes 1.5 s: an attempt runs for far longer than the stop may take.
     with start_server(make_agent("oracle"), latency=Latency(1.5, spread=0.0)) as server:
         stopped = celery_workers("stopped", concurrency=3)
-        submission = _submission(server.url)
+        # Four small boards: two or three in flight when the stop comes, and a quick finish after it.
+        submission = _submission(server.url, only=4)
         wait_for(lambda: Attempt.objects.filter(submission=submission, worker=stopped.name, model_calls__gte=1,
                                                 status=Attempt.Status.RUNNING).count() >= 2, 120,
                  "the worker to be into two episodes at once")
@@ -81,12 +83,22 @@ def test_the_demo_stops_its_children_within_a_bounded_time(wait_for):
             "rm -f \"$flag\"\n"
             "echo ready\n"
             "wait\n")
-    process = subprocess.Popen(["bash", "-c", body], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    # The script starts as from a terminal: SIGINT delivered and handled by default. A test process may
+    # have it blocked or ignored, and bash can neither trap nor unblock what it inherits that way.
+    launcher = ("import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp('bash', ['bash', '-c', sys.argv[1]])")
+    process = subprocess.Popen([sys.executable, "-c", launcher, body], stdout=subprocess.PIPE, text=True,
+                               start_new_session=True)
     assert process.stdout is not None and process.stdout.readline().strip() == "ready"
     signalled = time.monotonic()
     process.send_signal(signal.SIGINT)
     try:
         process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        # What the script's signal state was, for whoever reads the failure.
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        raise AssertionError("the script outlived SIGINT: " + " ".join(
+            line for line in status.splitlines() if line.startswith(("State", "SigBlk", "SigIgn", "SigCgt"))))
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
