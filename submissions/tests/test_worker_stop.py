@@ -32,8 +32,8 @@ def _group_gone(pgid: int) -> bool:
 @pytest.mark.integration
 def test_a_worker_stopped_with_attempts_in_flight_exits_at_once_and_another_scores_each_once(
         fixture_scenarios, celery_workers, wait_for):
-    # Each model call takes 1.5 s: an attempt runs for far longer than the stop may take.
-    with start_server(make_agent("oracle"), latency=Latency(1.5, spread=0.0)) as server:
+    # Each model call takes 0.8 s: an attempt of a dozen moves runs for longer than the stop may take.
+    with start_server(make_agent("oracle"), latency=Latency(0.8, spread=0.0)) as server:
         stopped = celery_workers("stopped", concurrency=3)
         # Four small boards: two or three in flight when the stop comes, and a quick finish after it.
         submission = _submission(server.url, only=4)
