@@ -38,6 +38,7 @@ from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.selectors import (
     QueueItem,
+    QuotaStatus,
     attempt_artifact,
     attempt_trajectory,
     queue_item,
@@ -61,6 +62,7 @@ from submissions.services import (
     upload_check,
     upload_read,
 )
+from submissions.user_quota import user_quota_status
 
 
 class ErrorOutput(serializers.Serializer):
@@ -590,26 +592,32 @@ class MeApi(APIView):
 
     @extend_schema(responses={200: inline_serializer("Me", {
         "user": serializers.CharField(allow_null=True), "token_scope": serializers.CharField(allow_null=True),
-        "teams": TeamOutput(many=True)})})
+        "teams": TeamOutput(many=True),
+        "quota": serializers.DictField(allow_null=True, help_text=(
+            "The user's own quota across all their teams; a team granted more lifts it for that team"))})})
     def get(self, request) -> Response:
         """Who the credentials belong to.
 
-        The user, the token's scope (read or write) and each of the user's teams with its role and
-        submission quotas; anonymous callers get nulls and no teams.
+        The user, the token's scope (read or write), the user's own submission quota across all their
+        teams, and each of the user's teams with its role and quota; anonymous callers get nulls and no
+        teams. A submission must fit both the team's quota and the user's.
         """
         access = request_access(request)
         teams = []
         for team in Team.objects.filter(id__in=access.team_ids).order_by("name"):
-            q = quota_status(team)
             teams.append({"slug": team.slug, "name": team.name,
                           "role": "owner" if team.id in access.owner_team_ids else "member",
-                          "quota": {"per_day_left": q.per_day_left, "per_day_limit": q.per_day_limit,
-                                    "per_day_resets_at": q.per_day_resets_at, "total_left": q.total_left,
-                                    "total_limit": q.total_limit, "concurrent_left": q.concurrent_left,
-                                    "concurrent_limit": q.concurrent_limit}})
+                          "quota": _quota_fields(quota_status(team))})
         user = request.user if request.user.is_authenticated else None
         return Response({"user": user.get_username() if user else None,
-                         "token_scope": access.token.scope if access.token else None, "teams": teams})
+                         "token_scope": access.token.scope if access.token else None, "teams": teams,
+                         "quota": _quota_fields(user_quota_status(user.pk)) if user else None})
+
+
+def _quota_fields(q: QuotaStatus) -> dict[str, Any]:
+    return {"per_day_left": q.per_day_left, "per_day_limit": q.per_day_limit,
+            "per_day_resets_at": q.per_day_resets_at, "total_left": q.total_left, "total_limit": q.total_limit,
+            "concurrent_left": q.concurrent_left, "concurrent_limit": q.concurrent_limit}
 
 
 class QueueApi(APIView):

@@ -8,12 +8,16 @@ its members use that much there: the user's limit is never tighter than the team
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from submissions.models import Attempt, Submission
+
+if TYPE_CHECKING:
+    from submissions.selectors import QuotaStatus
 
 ACTIVE = [Submission.Status.QUEUED, Submission.Status.RUNNING]
 #: A team's (total, per day, at once) limits.
@@ -50,3 +54,20 @@ def user_quota_refusal(user_id: int, *, team_limits: QuotaLimits = (0, 0, 0), ex
         return (f"you already have {concurrent} submissions waiting or running, across all your teams; "
                 "wait for one to finish")
     return ""
+
+
+def user_quota_status(user_id: int, *, now: datetime | None = None) -> QuotaStatus:
+    """The user's own use across all their teams, against the per-user limits (a team granted more
+    lifts them for its own submissions, as :func:`user_quota_refusal` does)."""
+    from submissions.selectors import QuotaStatus  # the selectors read this module's counts
+
+    now = now or timezone.now()
+    counted = user_counted_submissions(user_id)
+    window = counted.filter(created_at__gt=now - timedelta(days=1))
+    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
+    return QuotaStatus(
+        per_day_limit=settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY, per_day_used=window.count(),
+        per_day_resets_at=oldest + timedelta(days=1) if oldest else None,
+        total_limit=settings.MAGEBENCH_QUOTA_PER_USER_TOTAL, total_used=counted.count(),
+        concurrent_limit=settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT,
+        concurrent_used=counted.filter(status__in=ACTIVE).count())

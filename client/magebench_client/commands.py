@@ -18,6 +18,7 @@ from magebench_client.output import (
     board_columns,
     check_lines,
     progress_line,
+    quota_text,
     size_text,
     status_lines,
     team_line,
@@ -108,6 +109,8 @@ def cmd_me(client: Client, args: argparse.Namespace) -> int:
     who = me.get("user") or "anonymous (no token)"
     scope = me.get("token_scope")
     print(f"user {who}" + (f" · token {'read-write' if scope == 'write' else 'read-only'}" if scope else ""))
+    if me.get("quota"):
+        print(quota_text("you, across all your teams", me["quota"]))
     if not me.get("teams"):
         print("no teams")
     for team in me.get("teams") or []:

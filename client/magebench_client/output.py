@@ -124,8 +124,11 @@ class StatusLine:
 # Summaries ---------------------------------------------------------------------------------------
 
 def team_line(team: dict[str, Any]) -> str:
-    q = team.get("quota") or {}
-    text = (f"{team['name']} ({team['slug']}), {team['role']}: {q.get('per_day_left')} of {q.get('per_day_limit')} "
+    return quota_text(f"{team['name']} ({team['slug']}), {team['role']}", team.get("quota") or {})
+
+
+def quota_text(whose: str, q: dict[str, Any]) -> str:
+    text = (f"{whose}: {q.get('per_day_left')} of {q.get('per_day_limit')} "
             f"submissions left today, {q.get('total_left')} of {q.get('total_limit')} in total, "
             f"{q.get('concurrent_left')} of {q.get('concurrent_limit')} at once")
     if q.get("per_day_resets_at"):

@@ -169,6 +169,13 @@ def test_one_user_s_submissions_count_against_them_in_every_team(lab, fixture_sc
             assert response.status_code == 201, response.content
             assert Submission.objects.get(id=response.json()["id"]).created_by == lab.user
     assert response.status_code == 429 and "across all your teams" in response.json()["message"]
+    # The user can read where they stand before trying: their own quota, beside each team's.
+    me = Client().get(reverse("api-me"), HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    assert me["quota"]["per_day_limit"] == 1 and me["quota"]["per_day_left"] == 0
+    assert me["quota"]["total_left"] == settings.MAGEBENCH_QUOTA_PER_USER_TOTAL - 1
+    # The token's team has its own day's submission left: the user's quota is what refuses.
+    assert [(team["name"], team["quota"]["per_day_left"]) for team in me["teams"]] == [("Lab again", 1)]
+    assert Client().get(reverse("api-me")).json()["quota"] is None  # nobody signed in: no quota
 
 
 def test_a_team_granted_more_quota_lets_its_members_use_it_there(lab, fixture_scenarios, settings):

@@ -98,7 +98,7 @@ def test_the_demo_stops_its_children_within_a_bounded_time(wait_for):
         # What the script's signal state was, for whoever reads the failure.
         status = Path(f"/proc/{process.pid}/status").read_text()
         raise AssertionError("the script outlived SIGINT: " + " ".join(
-            line for line in status.splitlines() if line.startswith(("State", "SigBlk", "SigIgn", "SigCgt"))))
+            line for line in status.splitlines() if line.startswith(("State", "SigBlk", "SigIgn", "SigCgt")))) from None
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
