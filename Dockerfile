@@ -1,16 +1,28 @@
 # The platform image: the same install script the tests use (scripts/setup), so what CI tests is
 # what runs. Run the web process, or a worker with: celery -A config worker
-FROM python:3.11-slim-bookworm
+#
+# Built with BuildKit (DOCKER_BUILDKIT=1). BASE is the official Python image; where no registry is
+# reachable, docker/build-base makes a Debian bookworm one (--build-arg BASE=magebench-base:bookworm).
+# Behind a TLS-inspecting proxy, pass its CA bundle as a build secret; it is read by pip during the
+# install and kept in no layer:  --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt
+ARG BASE=python:3.11-slim-bookworm
+FROM ${BASE}
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 MAGEBENCH_ENV=production MAGEBENCH_DATA_DIR=/data
 WORKDIR /app
 COPY requirements/ requirements/
 COPY scripts/setup scripts/setup
 COPY client/ client/
-RUN scripts/setup && rm -rf /var/lib/apt/lists/*
+# pip's cache is a BuildKit cache mount: the gfootball wheel (minutes to build) outlives a change to
+# the requirements, and is in no layer. The build runs without the host's pip configuration.
+RUN --mount=type=secret,id=ca,required=false \
+    --mount=type=cache,target=/root/.cache/pip \
+    if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca REQUESTS_CA_BUNDLE=/run/secrets/ca; fi; \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 scripts/setup && rm -rf /var/lib/apt/lists/*
 COPY . .
 ENV PATH=/app/.venv/bin:$PATH
+# Production settings refuse to load without their secrets and the proxy count: build-only values.
 RUN DJANGO_SECRET_KEY=build-only FIELD_ENCRYPTION_KEY=YnVpbGQtb25seS1idWlsZC1vbmx5LWJ1aWxkLW9ubHk= \
-    DJANGO_ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput
+    DJANGO_ALLOWED_HOSTS=localhost MAGEBENCH_NUM_PROXIES=1 python manage.py collectstatic --noinput --verbosity 0
 EXPOSE 8000
 # gunicorn caps the request line and the header fields, but has no cap on the body: the reverse
 # proxy in front caps it (nginx: client_max_body_size 51m, i.e. MAGEBENCH_UPLOAD_MAX_BYTES plus the
