@@ -11,7 +11,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 MAGEBENCH_ENV=production MAGEBE
 WORKDIR /app
 COPY requirements/ requirements/
 COPY scripts/setup scripts/setup
-COPY client/ client/
+# scripts/setup installs the client editable: its metadata and package folder are enough here, and a
+# change to the client's code (COPY . . below brings it) does not run the install again.
+COPY client/pyproject.toml client/pyproject.toml
+COPY client/magebench_client/__init__.py client/magebench_client/__init__.py
 # pip's cache is a BuildKit cache mount: the gfootball wheel (minutes to build) outlives a change to
 # the requirements, and is in no layer. The build runs without the host's pip configuration.
 RUN --mount=type=secret,id=ca,required=false \
