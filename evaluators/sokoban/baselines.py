@@ -7,6 +7,7 @@ Like every baseline, they read only what a model reads: the request's texts and 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import random
 import threading
@@ -71,6 +72,9 @@ class SokobanPlanner:
         self.max_states = max_states
         self.cache_size = cache_size
         self._cache: OrderedDict[str, Plan] = OrderedDict()
+        #: Boards read from frames, by the frame's pixels: the same board drawn again (every attempt of
+        #: a level starts from the same frame) is not read again; reading costs tens of milliseconds.
+        self._readings: OrderedDict[bytes, str] = OrderedDict()
         self._lock = threading.Lock()
 
     def plan(self, image: Image.Image) -> Plan | None:
@@ -99,7 +103,18 @@ class SokobanPlanner:
             return self._reader(image)
         from evaluators.sokoban.vision import read_grid
 
-        return read_grid(image)
+        key = hashlib.blake2b(f"{image.mode} {image.size}".encode() + image.tobytes(), digest_size=20).digest()
+        with self._lock:
+            known = self._readings.get(key)
+            if known is not None:
+                self._readings.move_to_end(key)
+                return known
+        grid = read_grid(image)
+        with self._lock:
+            self._readings[key] = grid
+            while len(self._readings) > self.cache_size:
+                self._readings.popitem(last=False)
+        return grid
 
     def _solve(self, level: Level, grid: str) -> Plan:
         from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable, solve_grid

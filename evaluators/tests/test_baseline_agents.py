@@ -326,6 +326,28 @@ def test_the_sokoban_planner_treats_an_unreadable_board_as_no_board() -> None:
     assert planner.plan(Image.new("RGB", (1, 1))) is None
 
 
+def test_the_sokoban_planner_reads_a_frame_it_has_seen_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaluators.sokoban import vision
+
+    reads: list[tuple[int, int]] = []
+    grids = {(8, 8): "#####\n#@$.#\n#####", (9, 8): "#####\n#.$@#\n#####"}
+
+    def read_grid(image: Image.Image) -> str:
+        reads.append(image.size)
+        return grids[image.size]
+
+    monkeypatch.setattr(vision, "read_grid", read_grid)
+    planner = SokobanPlanner()
+    first = planner.plan(Image.new("RGB", (8, 8), "white"))
+    again = planner.plan(Image.new("RGB", (8, 8), "white"))  # another object, the same pixels
+    other = planner.plan(Image.new("RGB", (9, 8), "white"))
+    assert first == again and first is not None and first.actions == ("Right",)
+    assert other is not None and other.actions == ("Left",)
+    assert reads == [(8, 8), (9, 8)]
+    planner.plan(Image.new("RGB", (8, 8), "black"))  # one pixel value differs: read again
+    assert len(reads) == 3
+
+
 # --------------------------------------------------------------------------------------------
 # The server
 # --------------------------------------------------------------------------------------------
