@@ -28,15 +28,47 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 FIXTURE_RESOURCES = ROOT / "fixtures" / "magebench" / "resources"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-file-durations", action="store_true",
+                     help="write each test file's time to config/test-durations.json (the order scripts/test "
+                          "starts files in)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test that restarts a service every test process shares would break the tests running
-    beside it: among parallel processes it is skipped, and scripts/test runs it on its own."""
+    """Files start slowest first (config/test_file_order.py). A test that restarts a service every
+    test process shares would break the tests running beside it: among parallel processes it is
+    skipped, and scripts/test runs it on its own."""
+    from config.test_file_order import recorded_durations, slowest_files_first
+
+    items[:] = slowest_files_first(items, recorded_durations())
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     alone = pytest.mark.skip(reason="restarts a shared service: run without -n (scripts/test runs it alone)")
     for item in items:
         if item.get_closest_marker("machine"):
             item.add_marker(alone)
+
+
+#: Set when this run records each file's time (--record-file-durations), in the process that reports.
+_recorder: Any = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _recorder
+    if config.getoption("--record-file-durations") and not os.environ.get("PYTEST_XDIST_WORKER"):
+        from config.test_file_order import DurationRecorder
+
+        _recorder = DurationRecorder()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _recorder is not None:
+        _recorder.add(report.nodeid, report.duration)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _recorder is not None and _recorder.seconds:
+        _recorder.write()
 
 
 def _schema_digest() -> str:
