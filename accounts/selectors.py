@@ -13,6 +13,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as AuthUser
 from django.core.cache import cache
 from django.db.models import Count
+from django.http import Http404
 
 from accounts.models import ApiToken, Membership, Team
 
@@ -96,6 +97,13 @@ def request_access(request: Any) -> Access:
 def can_view_submission(access: Access, submission: Submission) -> bool:
     """Public (or baseline) submissions are for everyone; a private one for its team and staff."""
     return submission.is_public or submission.is_baseline or access.is_staff or submission.team_id in access.team_ids
+
+
+def viewable_or_404(access: Access, submission: Submission) -> Submission:
+    """The submission if the visitor may see it; a private one is a 404 to outsiders, as if absent."""
+    if not can_view_submission(access, submission):
+        raise Http404("no such submission")
+    return submission
 
 
 def can_manage_submission(access: Access, submission: Submission) -> bool:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from accounts.selectors import can_manage_submission, can_publish_submission, can_view_submission, request_access
+from accounts.selectors import can_manage_submission, can_publish_submission, request_access, viewable_or_404
 from catalogue.prompt_sets import prompt_set_get
 from evaluators.base import get_plugin
 from leaderboard.selectors import Headline, submission_headline
@@ -72,8 +72,7 @@ def _queue_item_for(submission: Submission, marks: list[tuple[str, str]]) -> Que
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     access = request_access(request)
     submission = get_object_or_404(Submission.objects.select_related("model", "team", "environment"), id=submission_id)
-    if not can_view_submission(access, submission):
-        raise Http404("no such submission")  # a private one is a 404 to outsiders, as if absent
+    viewable_or_404(access, submission)
     attempts = list(submission_attempts(submission))
     marks = [] if can_see_endpoint(access, submission) else endpoint_marks(submission)
     for attempt in attempts:  # shown, never saved: outside the team the endpoint is struck out

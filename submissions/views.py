@@ -17,12 +17,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from accounts.selectors import (
-    Access,
     can_manage_submission,
     can_publish_submission,
     can_view_submission,
     request_access,
     user_teams,
+    viewable_or_404,
 )
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
@@ -137,17 +137,10 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, "submissions/queue.html", {"items": items, "loads": loads})
 
 
-def _viewable(access: Access, submission: Submission) -> Submission:
-    """The submission if the visitor may see it; a private one is a 404 to outsiders, as if absent."""
-    if not can_view_submission(access, submission):
-        raise Http404("no such submission")
-    return submission
-
-
 @require_POST
 def submission_action(request: HttpRequest, submission_id: int, action: str) -> HttpResponse:
     access = request_access(request)
-    submission = _viewable(access, get_object_or_404(Submission, id=submission_id))
+    submission = viewable_or_404(access, get_object_or_404(Submission, id=submission_id))
     check = can_publish_submission if action == "publish" else can_manage_submission
     allowed = check(access, submission)
     if not allowed:
@@ -238,7 +231,7 @@ def _replay_read(attempt: Attempt) -> tuple[dict[str, Any] | None, ReplayPanel |
 def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission__model", "scenario"), id=attempt_id)
     access = request_access(request)
-    _viewable(access, attempt.submission)
+    viewable_or_404(access, attempt.submission)
     trajectory, panel = _replay_parts(attempt)
     # Shown, never saved: outside the team the endpoint is struck out of what the page quotes.
     trajectory = for_viewer(trajectory, access, attempt.submission)
@@ -249,7 +242,7 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
 def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileResponse:
     attempt = get_object_or_404(Attempt.objects.select_related("submission"), id=attempt_id)
-    _viewable(request_access(request), attempt.submission)
+    viewable_or_404(request_access(request), attempt.submission)
     path = attempt_frame_path(attempt, name)
     if path is None:
         raise Http404("no such frame")
@@ -263,7 +256,7 @@ def attempt_frame(request: HttpRequest, attempt_id: int, name: str) -> FileRespo
 def attempt_trace(request: HttpRequest, attempt_id: int) -> FileResponse:
     """The Playwright trace of the generated page's evaluation (open it with `playwright show-trace`)."""
     attempt = get_object_or_404(Attempt.objects.select_related("submission"), id=attempt_id)
-    _viewable(request_access(request), attempt.submission)
+    viewable_or_404(request_access(request), attempt.submission)
     path = attempt_trace_path(attempt)
     if path is None:
         raise Http404("this attempt has no trace")
