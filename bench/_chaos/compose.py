@@ -1,0 +1,278 @@
+"""The chaos bench on the compose stack (docker-compose.yml), with real restarts.
+
+The images are built by ``scripts/compose-check`` (``MAGEBENCH_CHECK_IMAGES_ONLY=1``: the same
+images and compose files as its check), the stack runs as its own project (``magebench-chaos``) with
+``compose.chaos.yml`` on top, the web process on 127.0.0.1:18000 and nothing else published. Teams
+submit through the API with a token each, as a browser behind the reverse proxy would
+(X-Forwarded-Proto, X-Forwarded-For); their endpoints run on every light worker's loopback. The
+events are Docker's: ``docker kill -s KILL`` of a worker container (started again 2 s later),
+``docker stop`` of one (its stop time measured; started again), FLUSHALL of Redis then a restart of
+its container, a restart of the PostgreSQL container and one of the web container. The stored side
+is checked inside the web container (``python -m bench._chaos.outcome``). The stack, its network and
+its volumes are removed at the end, whatever happened; the images are kept.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from bench._chaos.agents import UPLOADER
+from bench._chaos.record import FINISHED, Checks, Record, refused_results
+from bench._chaos.stack import Refused, log
+from bench._chaos.traffic import TEAMS, wait_web
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = "magebench-chaos"
+PORT = 18000
+#: The teams' endpoints on each light worker's loopback: this port and the next ones (agents.PLANS).
+AGENT_PORT = 18201
+OVERRIDE = Path(__file__).with_name("compose.chaos.yml")
+EVENTS = ("worker_kill", "worker_stop", "redis_restart", "db_restart", "web_restart")
+WORKER_SERVICES = ("worker-light", "worker-browser", "worker-engine")
+
+TOKENS_SCRIPT = """
+import json
+from django.contrib.auth import get_user_model
+from accounts.services import team_create, token_create
+tokens = {}
+for i, name in enumerate(%r):
+    user = get_user_model().objects.create_user(f"chaos{i}", f"chaos{i}@example.com", %r)
+    team = team_create(user=user, name=name)
+    tokens[name] = token_create(team=team, user=user, name="chaos", scope="write")[1]
+print(json.dumps(tokens))
+"""
+
+
+def _docker() -> str:
+    """DOCKER, else Debian's client (scripts/docker-engine installs it), else the one on PATH."""
+    for candidate in (os.environ.get("DOCKER"), "/usr/bin/docker", "docker"):
+        if candidate and shutil.which(candidate):
+            return str(shutil.which(candidate))
+    raise SystemExit("no docker client")
+
+
+def _compose_command(docker: str) -> list[str]:
+    if os.environ.get("COMPOSE"):
+        return shlex.split(os.environ["COMPOSE"])
+    if subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0:
+        return [docker, "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    raise SystemExit("no compose: install the docker compose plug-in or docker-compose")
+
+
+class ComposeStack:
+    kinds: tuple[str, ...] = EVENTS
+    site = f"http://127.0.0.1:{PORT}"
+    #: The reverse proxy's part (see scripts/compose-check).
+    headers = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "127.0.0.1"}
+
+    def __init__(self, light_workers: int) -> None:
+        self.light_workers = light_workers
+        self.description = (f"compose stack (project {PROJECT}): PostgreSQL, Redis, gunicorn, {light_workers} light "
+                            "worker container(s), the browser and engine pools, beat")
+        self.docker = _docker()
+        self.compose_cmd = _compose_command(self.docker)
+        self.files: list[str] = []
+        self.env = dict(os.environ)
+        self.stop_seconds: list[float] = []
+        self.tokens: dict[str, str] = {}
+        self.upload = b""
+        self.logs = Path()
+        self.up = False
+
+    # --- docker and compose ---------------------------------------------------------------------
+    def run(self, *argv: str, check: bool = True, timeout: float = 600) -> str:
+        done = subprocess.run(argv, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv[:6])}... exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+        return done.stdout
+
+    def compose(self, *args: str, check: bool = True, timeout: float = 600) -> str:
+        return self.run(*self.compose_cmd, "-p", PROJECT, *self.files, *args, check=check, timeout=timeout)
+
+    def containers(self, *services: str) -> list[str]:
+        names: list[str] = []
+        for service in services:
+            names += self.run(self.docker, "ps", "-a", "--filter", f"label=com.docker.compose.project={PROJECT}",
+                              "--filter", f"label=com.docker.compose.service={service}",
+                              "--format", "{{.Names}}").split()
+        return sorted(names)
+
+    def one(self, service: str) -> str:
+        return self.containers(service)[0]
+
+    def manage(self, service: str, *args: str, timeout: float = 600) -> str:
+        return self.run(self.docker, "exec", self.one(service), "python", "manage.py", *args, timeout=timeout)
+
+    # --- the run --------------------------------------------------------------------------------
+    def prepare(self, workdir: Path) -> None:
+        """The images (scripts/compose-check builds them), and Django in this process for the upload."""
+        self.logs = workdir / "logs"
+        self.logs.mkdir(exist_ok=True)
+        log("building the images (scripts/compose-check, images only)")
+        out = self._build_images()
+        for line in out.splitlines():
+            if line.startswith("compose files:"):
+                self.files = line.split(":", 1)[1].split()
+        if not self.files:
+            raise SystemExit(f"scripts/compose-check named no compose files:\n{out[-3000:]}")
+        self.files += ["-f", str(OVERRIDE.relative_to(ROOT))]
+        os.environ.update({"DJANGO_SETTINGS_MODULE": "config.settings.base", "MAGEBENCH_DATA_DIR": str(workdir),
+                           "DATABASE_URL": f"sqlite:///{workdir / 'unused.sqlite3'}"})
+        import django
+
+        django.setup()
+
+    def _build_images(self) -> str:
+        env = {**self.env, "MAGEBENCH_CHECK_IMAGES_ONLY": "1"}
+        done = subprocess.run([str(ROOT / "scripts" / "compose-check")], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=3600)
+        (self.logs / "images.log").write_text(done.stdout + done.stderr)
+        if done.returncode != 0:
+            raise SystemExit(f"the images did not build:\n{(done.stdout + done.stderr)[-3000:]}")
+        return done.stdout
+
+    def start(self, workdir: Path, upload: bytes) -> None:
+        self.upload = upload
+        self.env.update({
+            "DJANGO_SECRET_KEY": base64.b64encode(os.urandom(48)).decode(),
+            "FIELD_ENCRYPTION_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "MAGEBENCH_NUM_PROXIES": "1",
+            "MAGEBENCH_WEB_PUBLISH": f"127.0.0.1:{PORT}"})
+        self.compose("down", "-v", "--remove-orphans", check=False)  # what an interrupted run left
+        self.up = True
+        started = time.monotonic()
+        log("starting the stack")
+        self.compose("up", "-d", "--no-build", "--scale", f"worker-light={self.light_workers}")
+        if not wait_web(self, 600):
+            raise SystemExit(f"the site did not answer on {self.site}/ within 600 s")
+        log(f"the site answers after {time.monotonic() - started:.0f} s; importing the Sokoban scenarios")
+        self.manage("web", "import_magebench", "fixtures/magebench", "--suite", "fixture", "--env", "sokoban")
+        password = base64.b64encode(os.urandom(18)).decode()
+        out = self.manage("web", "shell", "--verbosity", "0", "-c", TOKENS_SCRIPT % (TEAMS, password))
+        self.tokens = json.loads(out.strip().splitlines()[-1])
+        for name in self.containers("worker-light"):
+            self.start_agents(name)
+        log(f"stack ready after {time.monotonic() - started:.0f} s")
+
+    def start_agents(self, container: str) -> None:
+        """The teams' endpoints on the container's loopback; they end with it."""
+        self.run(self.docker, "exec", "-d", "-e", "MAGEBENCH_ENV=development", "-e", "MAGEBENCH_DATA_DIR=/tmp/agent",
+                 container, "sh", "-c", f"python -m bench._chaos.agents --port {AGENT_PORT} >/tmp/agents.log 2>&1")
+
+    def request(self, method: str, path: str, team: str, **kwargs: Any) -> Any:
+        import requests
+
+        headers = {**self.headers, "Authorization": f"Bearer {self.tokens[team]}"}
+        return requests.request(method, f"{self.site}{path}", headers=headers, timeout=60, **kwargs)
+
+    def submit(self, team: str, rng: random.Random) -> None:
+        import requests
+
+        board = {"model_name": f"{team} model {rng.randrange(3)}", "env": "sokoban", "flow": "online",
+                 "subset": "mini", "suite": "fixture", "public": True}
+        try:
+            if team == UPLOADER:
+                response = self.request("POST", "/api/v1/uploads/", team, data={**board, "public": "true"},
+                                        files={"file": ("oracle-runs.zip", self.upload, "application/zip")})
+            else:
+                port = AGENT_PORT + TEAMS.index(team)
+                response = self.request("POST", "/api/v1/submissions/", team, json={
+                    **board, "endpoint_url": f"http://127.0.0.1:{port}/v1",
+                    "settings": {"repeats": 1, "resolution": 256}})
+        except requests.RequestException as exc:
+            raise Refused(f"no answer: {exc.__class__.__name__}") from None
+        if response.status_code != 201:
+            raise Refused(f"HTTP {response.status_code}: {response.text[:200]}")
+
+    def event(self, kind: str, rng: random.Random, record: Record, started: float) -> str:
+        if kind in ("worker_kill", "worker_stop"):
+            container = rng.choice(self.containers(*WORKER_SERVICES))
+            if kind == "worker_kill":
+                self.run(self.docker, "kill", "-s", "KILL", container)
+                time.sleep(2)
+                what = f"{container} SIGKILLed (docker kill), started again"
+            else:
+                at = time.monotonic()
+                self.run(self.docker, "stop", "-t", "60", container, timeout=120)
+                took = time.monotonic() - at
+                self.stop_seconds.append(took)
+                what = f"{container} SIGTERMed (docker stop), gone after {took:.1f}s, started again"
+            self.run(self.docker, "start", container)
+            if "worker-light" in container:
+                self.start_agents(container)
+            return what
+        if kind == "redis_restart":
+            redis = self.one("redis")
+            self.run(self.docker, "exec", redis, "redis-cli", "FLUSHALL")
+            self.run(self.docker, "restart", redis)
+            self.wait("redis", redis, "redis-cli", "ping")
+            return "Redis emptied (FLUSHALL), its container restarted"
+        if kind == "db_restart":
+            postgres = self.one("postgres")
+            down = time.monotonic() - started
+            self.run(self.docker, "restart", "-t", "30", postgres, timeout=120)
+            self.wait("PostgreSQL", postgres, "pg_isready", "-U", "magebench")
+            up = time.monotonic() - started
+            record.db_down.append((down, up))
+            return f"PostgreSQL container restarted, answering again after {up - down:.1f}s"
+        web = self.one("web")
+        down = time.monotonic() - started
+        self.run(self.docker, "restart", web, timeout=120)
+        wait_web(self, 120)
+        up = time.monotonic() - started
+        record.web_down.append((down, up))
+        return f"web container restarted, answering again after {up - down:.1f}s"
+
+    def wait(self, what: str, container: str, *probe: str, limit: float = 120) -> None:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if subprocess.run([self.docker, "exec", container, *probe], capture_output=True).returncode == 0:
+                return
+            time.sleep(0.5)
+        log(f"{what} did not answer within {limit:.0f} s")
+
+    def active_count(self) -> int:
+        """Submissions not over yet, from the API's list (every bench submission is public)."""
+        import requests
+
+        try:
+            response = self.request("GET", "/api/v1/submissions/?limit=200", TEAMS[0])
+            rows = response.json()
+        except (requests.RequestException, ValueError):
+            return -1  # not known now: the drain goes on
+        return sum(1 for row in rows if row.get("status") not in FINISHED)
+
+    def outcome(self, record: Record) -> tuple[Checks, list[str]]:
+        out = self.run(self.docker, "exec", self.one("web"), "python", "-m", "bench._chaos.outcome", timeout=900)
+        stored = json.loads(out.strip().splitlines()[-1])
+        checks = Checks()
+        for ok, text in stored["checks"]:
+            checks.check(ok, text)
+        figures = list(stored["figures"])
+        logs = []
+        for name in self.containers(*WORKER_SERVICES):
+            done = subprocess.run([self.docker, "logs", name], capture_output=True, text=True, errors="replace",
+                                  timeout=300)
+            logs.append(done.stdout + done.stderr)
+        figures.append(f"second results refused by the try guard (worker logs): {refused_results(logs)}")
+        return checks, figures
+
+    def stop(self) -> None:
+        if not self.up:
+            return
+        with (self.logs / "compose.log").open("w") as out:
+            subprocess.run([*self.compose_cmd, "-p", PROJECT, *self.files, "logs", "--no-color"], cwd=ROOT,
+                           env=self.env, stdout=out, stderr=subprocess.STDOUT, timeout=300)
+        self.compose("down", "-v", "--remove-orphans", check=False, timeout=600)
+        self.up = False
+        log(f"stack torn down; its logs: {self.logs / 'compose.log'}")
