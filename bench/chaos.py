@@ -24,9 +24,11 @@ Two stacks (``--stack``), with the same teams, submitter, checks and report (``b
   served on each light worker's loopback. The events are real: ``docker kill -s KILL`` of a worker
   container (started again), ``docker stop`` of one (its stop time measured; started again),
   FLUSHALL of Redis then a restart of its container, a restart of the PostgreSQL container and of
-  the web container. The stored side is checked inside the web container. The stack is torn down
-  (volumes included) at the end, also on failure or interrupt. Latest run:
-  ``bench/reports/chaos-compose.txt``.
+  the web container. Workers have Docker's ``restart: unless-stopped``: one that exits on its own
+  (a Celery worker can, when Redis restarts under it) is started again, and the report counts those
+  restarts. The stored side is checked inside the web container. The stack is torn down (volumes
+  included) at the end, also on failure or interrupt; a run takes about 3 minutes more than
+  --minutes. Latest run: ``bench/reports/chaos-compose.txt``.
 
 Teams (each its own baseline endpoint on Sokoban Online, mini, one repeat; every answer waits a
 seeded lognormal draw of mean 0.3 s; ``bench/_chaos/agents.py``): Steady (the oracle), Flaky (the

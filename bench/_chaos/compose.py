@@ -32,7 +32,8 @@ from bench._chaos.traffic import TEAMS, wait_web
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "magebench-chaos"
 PORT = 18000
-#: The teams' endpoints on each light worker's loopback: this port and the next ones (agents.PLANS).
+#: The teams' endpoints on each light worker's loopback: this port and the next ones (agents.PLANS;
+#: compose.chaos.yml starts them).
 AGENT_PORT = 18201
 OVERRIDE = Path(__file__).with_name("compose.chaos.yml")
 EVENTS = ("worker_kill", "worker_stop", "redis_restart", "db_restart", "web_restart")
@@ -160,14 +161,7 @@ class ComposeStack:
         password = base64.b64encode(os.urandom(18)).decode()
         out = self.manage("web", "shell", "--verbosity", "0", "-c", TOKENS_SCRIPT % (TEAMS, password))
         self.tokens = json.loads(out.strip().splitlines()[-1])
-        for name in self.containers("worker-light"):
-            self.start_agents(name)
         log(f"stack ready after {time.monotonic() - started:.0f} s")
-
-    def start_agents(self, container: str) -> None:
-        """The teams' endpoints on the container's loopback; they end with it."""
-        self.run(self.docker, "exec", "-d", "-e", "MAGEBENCH_ENV=development", "-e", "MAGEBENCH_DATA_DIR=/tmp/agent",
-                 container, "sh", "-c", f"python -m bench._chaos.agents --port {AGENT_PORT} >/tmp/agents.log 2>&1")
 
     def request(self, method: str, path: str, team: str, **kwargs: Any) -> Any:
         import requests
@@ -208,8 +202,6 @@ class ComposeStack:
                 self.stop_seconds.append(took)
                 what = f"{container} SIGTERMed (docker stop), gone after {took:.1f}s, started again"
             self.run(self.docker, "start", container)
-            if "worker-light" in container:
-                self.start_agents(container)
             return what
         if kind == "redis_restart":
             redis = self.one("redis")
@@ -265,6 +257,10 @@ class ComposeStack:
                                   timeout=300)
             logs.append(done.stdout + done.stderr)
         figures.append(f"second results refused by the try guard (worker logs): {refused_results(logs)}")
+        restarts = {name.removeprefix(f"{PROJECT}_"): self.run(self.docker, "inspect", "-f", "{{.RestartCount}}",
+                                                               name).strip()
+                    for name in self.containers(*WORKER_SERVICES)}
+        figures.append(f"worker containers that exited on their own and were started again by Docker: {restarts}")
         return checks, figures
 
     def stop(self) -> None:
