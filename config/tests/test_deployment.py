@@ -44,6 +44,10 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
     assert {task["task"] for task in settings.CELERY_BEAT_SCHEDULE.values()} == {"submissions.watchdog"}
     assert {"postgres", "redis", "web", "migrate"} <= set(services)
     assert "--appendonly" in services["redis"]["command"]  # queued messages survive a Redis restart
+    # Every long-running service comes back after exiting on its own; only the one-off migration does not.
+    assert {name: service.get("restart") for name, service in services.items() if name != "migrate"} == dict.fromkeys(
+        set(services) - {"migrate"}, "unless-stopped")
+    assert services["migrate"]["restart"] == "no"
 
 
 def test_every_variable_the_compose_file_sets_is_read_by_the_settings():
