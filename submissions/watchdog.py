@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from collections import defaultdict
+from datetime import datetime, timedelta
 
 from django.conf import settings as django_settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from submissions.models import Attempt, Submission
@@ -74,12 +76,47 @@ def broker_lost_messages() -> bool:
         client.close()
 
 
+def attempts_resend_idle_turns(*, idle_after_seconds: float) -> int:
+    """Send again the turns of queues whose attempts wait while no one runs any of them.
+
+    A worker killed while it held messages (taken ahead, or kept for a later retry) takes those
+    turns with it until the broker hands them out again, an hour later. On a queue a live worker
+    reads, with nothing of it running and every attempt due on it sent longer ago than
+    ``idle_after_seconds``, no message can be left: a free worker would have run one long since.
+    Each of those attempts gets a message again (an extra one finds nothing to do).
+    """
+    from submissions.selectors import queue_for
+    from submissions.workers import live_workers
+
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=idle_after_seconds)
+    active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+    due = active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING]).filter(
+        Q(next_try_at__isnull=True) | Q(next_try_at__lte=now))
+    waiting: dict[str, list[tuple[int, datetime | None]]] = defaultdict(list)
+    for attempt_id, env, queued_at in due.values_list("id", "submission__environment_id", "queued_at"):
+        waiting[queue_for(env)].append((attempt_id, queued_at))
+    if not waiting:
+        return 0
+    running = {queue_for(env) for env in active.filter(status=Attempt.Status.RUNNING)
+               .values_list("submission__environment_id", flat=True).distinct()}
+    read = {queue for worker in live_workers() for queue in worker.queues}
+    idle = [attempt_id for queue, attempts in waiting.items() if queue in read and queue not in running
+            and all(queued_at is not None and queued_at < cutoff for _, queued_at in attempts)
+            for attempt_id, _ in attempts]
+    if idle:
+        logger.warning("%d attempt(s) wait on queues no one is running: sending their turns again", len(idle))
+        attempts_enqueue_on_commit(idle)
+    return len(idle)
+
+
 def watchdog_run() -> dict[str, int]:
     """One round of the watchdog (Celery beat runs it every MAGEBENCH_WATCHDOG_EVERY_SECONDS)."""
     lost = broker_lost_messages()
     if lost:
         logger.warning("the broker holds none of our messages (restarted empty?): sending every waiting attempt again")
+    stalled_after = django_settings.MAGEBENCH_STALLED_AFTER_SECONDS
     with transaction.atomic():
-        counts = attempts_requeue_stalled(stalled_after_seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS,
-                                          include_waiting=lost)
-    return {**counts, "broker_emptied": int(lost)}
+        counts = attempts_requeue_stalled(stalled_after_seconds=stalled_after, include_waiting=lost)
+        resent = 0 if lost else attempts_resend_idle_turns(idle_after_seconds=stalled_after)
+    return {**counts, "broker_emptied": int(lost), "idle_resent": resent}

@@ -26,9 +26,10 @@ from django.utils import timezone
 from accounts.services import team_get_or_create
 from conftest import broker_at
 from submissions.engine import attempt_run
-from submissions.models import Attempt, Submission, SubmissionResult
+from submissions.models import Attempt, LiveWorker, Submission, SubmissionResult
 from submissions.services import model_entry_upsert, submission_create_endpoint
 from submissions.watchdog import BROKER_MARKER_KEY, attempts_requeue_stalled, watchdog_run
+from submissions.workers import worker_seen
 
 pytestmark = pytest.mark.integration
 
@@ -228,7 +229,7 @@ def test_an_unreachable_broker_keeps_new_attempts_waiting_until_the_watchdog_sen
     client.delete("light")
     assert watchdog_run()["queued"] == 0  # a moment's grace for a send still on its way
     submission.attempts.update(created_at=timezone.now() - timedelta(minutes=5))
-    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 2, "broker_emptied": 0}
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 2, "broker_emptied": 0, "idle_resent": 0}
     assert client.llen("light") == 2
     assert all(a.queued_at is not None for a in submission.attempts.all())
     client.delete("light")
@@ -244,11 +245,37 @@ def test_the_watchdog_sends_every_waiting_attempt_again_when_the_broker_comes_ba
     client.set(BROKER_MARKER_KEY, "up")
     assert watchdog_run()["broker_emptied"] == 0 and client.llen("light") == 0
     client.delete(BROKER_MARKER_KEY)  # what a restart without persistence leaves
-    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 3, "broker_emptied": 1}
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 3, "broker_emptied": 1, "idle_resent": 0}
     assert client.llen("light") == 3
     assert watchdog_run()["broker_emptied"] == 0  # the marker is back: no second round of copies
     client.delete("light")
     assert submission.attempts.filter(status=Attempt.Status.PENDING).count() == 3
+
+
+def test_the_watchdog_sends_again_the_turns_a_killed_worker_took_once_their_queue_stands_idle(
+        fixture_scenarios, transactional_db, settings):
+    import redis
+
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.set(BROKER_MARKER_KEY, "up")  # the broker itself was not emptied
+    submission = _submit("http://127.0.0.1:9/v1", only=3)
+    client.delete("light")  # the messages went with a worker killed while it held them
+    worker_seen(hostname="light@elsewhere", queues=["light"], concurrency=2)
+    attempts = submission.attempts.order_by("id")
+    assert watchdog_run()["idle_resent"] == 0  # just sent: a free worker may be about to take them
+    long_ago = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS + 1)
+    attempts.update(queued_at=long_ago)
+    first = attempts.first()
+    Attempt.objects.filter(id=first.id).update(status=Attempt.Status.RUNNING, heartbeat_at=timezone.now())
+    assert watchdog_run()["idle_resent"] == 0  # one runs: its worker takes the next turn when it is done
+    Attempt.objects.filter(id=first.id).update(status=Attempt.Status.PENDING, heartbeat_at=None)
+    LiveWorker.objects.all().delete()
+    assert watchdog_run()["idle_resent"] == 0  # no worker reads the queue: copies would only pile up
+    worker_seen(hostname="light@elsewhere", queues=["light"], concurrency=2)
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 0, "broker_emptied": 0, "idle_resent": 3}
+    assert client.llen("light") == 3 and all(a.queued_at > long_ago for a in attempts)
+    assert watchdog_run()["idle_resent"] == 0  # sent again just now: no second round of copies
+    client.delete("light")
 
 
 # --- the database ----------------------------------------------------------------------------------
