@@ -575,22 +575,31 @@ def counted_submissions(team: Team) -> QuerySet[Submission]:
 
 def quota_status(team: Team, *, now: datetime | None = None, excluding: Submission | None = None) -> QuotaStatus:
     """The team's quota use, leaving out ``excluding`` (a submission about to be counted again)."""
-    now = now or timezone.now()
     counted = counted_submissions(team)
     if excluding is not None:
         counted = counted.exclude(id=excluding.id)
-    window = counted.filter(created_at__gt=now - timedelta(days=1))
-    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
-    return QuotaStatus(
+    return quota_of(
+        counted, now=now,
         per_day_limit=team.quota_per_day if team.quota_per_day is not None else settings.MAGEBENCH_QUOTA_PER_DAY,
-        per_day_used=window.count(),
-        per_day_resets_at=oldest + timedelta(days=1) if oldest else None,
         total_limit=team.quota_total if team.quota_total is not None else settings.MAGEBENCH_QUOTA_TOTAL,
-        total_used=counted.count(),
         concurrent_limit=(team.quota_concurrent if team.quota_concurrent is not None
                           else settings.MAGEBENCH_QUOTA_CONCURRENT),
         concurrent_used=Submission.objects.filter(team=team, is_baseline=False, status__in=[
             Submission.Status.QUEUED, Submission.Status.RUNNING]).count(),
+    )
+
+
+def quota_of(counted: QuerySet[Submission], *, now: datetime | None, per_day_limit: int, total_limit: int,
+             concurrent_limit: int, concurrent_used: int) -> QuotaStatus:
+    """The use of ``counted`` (the submissions a quota counts) against its limits."""
+    now = now or timezone.now()
+    window = counted.filter(created_at__gt=now - timedelta(days=1))
+    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
+    return QuotaStatus(
+        per_day_limit=per_day_limit, per_day_used=window.count(),
+        per_day_resets_at=oldest + timedelta(days=1) if oldest else None,
+        total_limit=total_limit, total_used=counted.count(),
+        concurrent_limit=concurrent_limit, concurrent_used=concurrent_used,
     )
 
 

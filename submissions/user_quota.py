@@ -59,15 +59,10 @@ def user_quota_refusal(user_id: int, *, team_limits: QuotaLimits = (0, 0, 0), ex
 def user_quota_status(user_id: int, *, now: datetime | None = None) -> QuotaStatus:
     """The user's own use across all their teams, against the per-user limits (a team granted more
     lifts them for its own submissions, as :func:`user_quota_refusal` does)."""
-    from submissions.selectors import QuotaStatus  # the selectors read this module's counts
+    from submissions.selectors import quota_of  # the selectors read this module's counts
 
-    now = now or timezone.now()
     counted = user_counted_submissions(user_id)
-    window = counted.filter(created_at__gt=now - timedelta(days=1))
-    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
-    return QuotaStatus(
-        per_day_limit=settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY, per_day_used=window.count(),
-        per_day_resets_at=oldest + timedelta(days=1) if oldest else None,
-        total_limit=settings.MAGEBENCH_QUOTA_PER_USER_TOTAL, total_used=counted.count(),
-        concurrent_limit=settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT,
-        concurrent_used=counted.filter(status__in=ACTIVE).count())
+    return quota_of(counted, now=now, per_day_limit=settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY,
+                    total_limit=settings.MAGEBENCH_QUOTA_PER_USER_TOTAL,
+                    concurrent_limit=settings.MAGEBENCH_QUOTA_PER_USER_CONCURRENT,
+                    concurrent_used=counted.filter(status__in=ACTIVE).count())

@@ -7,13 +7,17 @@ from datetime import datetime, timedelta
 
 from django.conf import settings as django_settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from submissions.models import Attempt, Submission
 from submissions.services import attempts_enqueue_on_commit, submission_refresh_status
 
 logger = logging.getLogger(__name__)
+
+
+def _of_active_submissions() -> QuerySet[Attempt]:
+    return Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
 
 
 def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: bool = True) -> dict[str, int]:
@@ -27,7 +31,7 @@ def attempts_requeue_stalled(*, stalled_after_seconds: float, include_waiting: b
     """
     now = timezone.now()
     cutoff = now - timedelta(seconds=stalled_after_seconds)
-    active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+    active = _of_active_submissions()
     stalled = active.filter(status=Attempt.Status.RUNNING, heartbeat_at__lt=cutoff)
     max_tries = django_settings.MAGEBENCH_INFRA_MAX_TRIES
     given_up = list(stalled.filter(tries__gte=max_tries).values_list("id", "submission_id"))
@@ -90,7 +94,7 @@ def attempts_resend_idle_turns(*, idle_after_seconds: float) -> int:
 
     now = timezone.now()
     cutoff = now - timedelta(seconds=idle_after_seconds)
-    active = Attempt.objects.filter(submission__status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])
+    active = _of_active_submissions()
     due = active.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING]).filter(
         Q(next_try_at__isnull=True) | Q(next_try_at__lte=now))
     waiting: dict[str, list[tuple[int, datetime | None]]] = defaultdict(list)
