@@ -36,14 +36,13 @@ from evaluators.trajectory import REPLAY_PAGE, document_page
 from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
+from submissions.quotas import QuotaStatus, quota_status
 from submissions.selectors import (
     QueueItem,
-    QuotaStatus,
     attempt_artifact,
     attempt_trajectory,
     queue_item,
     queue_seen_by,
-    quota_status,
     submission_progress,
     visible_entries,
 )

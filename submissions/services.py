@@ -33,8 +33,9 @@ from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
+from submissions.quotas import quota_status
 from submissions.rescoring import recorded_run, rescoring_label, upload_settings
-from submissions.selectors import attempt_outcomes, queue_for, quota_status
+from submissions.selectors import attempt_outcomes, queue_for
 from submissions.uploads import UploadedRun, UploadError, UploadLimits, parse_upload
 from submissions.user_quota import user_quota_refusal
 

@@ -7,7 +7,8 @@ from django.shortcuts import get_object_or_404, render
 from accounts.forms import MemberForm, TokenForm
 from accounts.models import Team
 from accounts.selectors import user_role
-from submissions.selectors import quota_status, team_submissions
+from submissions.quotas import quota_status
+from submissions.selectors import team_submissions
 
 
 def team(request: HttpRequest, slug: str) -> HttpResponse:

@@ -8,16 +8,13 @@ its members use that much there: the user's limit is never tighter than the team
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from submissions.models import Attempt, Submission
-
-if TYPE_CHECKING:
-    from submissions.selectors import QuotaStatus
+from submissions.quotas import QuotaStatus, quota_of
 
 ACTIVE = [Submission.Status.QUEUED, Submission.Status.RUNNING]
 #: A team's (total, per day, at once) limits.
@@ -59,8 +56,6 @@ def user_quota_refusal(user_id: int, *, team_limits: QuotaLimits = (0, 0, 0), ex
 def user_quota_status(user_id: int, *, now: datetime | None = None) -> QuotaStatus:
     """The user's own use across all their teams, against the per-user limits (a team granted more
     lifts them for its own submissions, as :func:`user_quota_refusal` does)."""
-    from submissions.selectors import quota_of  # the selectors read this module's counts
-
     counted = user_counted_submissions(user_id)
     return quota_of(counted, now=now, per_day_limit=settings.MAGEBENCH_QUOTA_PER_USER_PER_DAY,
                     total_limit=settings.MAGEBENCH_QUOTA_PER_USER_TOTAL,

@@ -29,6 +29,7 @@ from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
 from submissions.endpoint_privacy import for_viewer
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
+from submissions.quotas import quota_status
 from submissions.selectors import (
     attempt_artifact,
     attempt_frame_path,
@@ -36,7 +37,6 @@ from submissions.selectors import (
     attempt_trajectory,
     queue_loads,
     queue_seen_by,
-    quota_status,
     submission_progress,
     trajectory_dir,
 )

@@ -15,7 +15,7 @@ from accounts.selectors import token_authenticate
 from accounts.services import AccountError, member_add, team_create, token_create, token_revoke
 from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission
-from submissions.selectors import quota_status
+from submissions.quotas import quota_status
 
 pytestmark = pytest.mark.django_db
 

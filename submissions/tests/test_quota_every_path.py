@@ -18,7 +18,7 @@ from catalogue.models import Scenario
 from magebench_client import cli
 from magebench_client.commands import EXIT_REFUSED
 from submissions.models import Attempt, ModelEntry, Submission
-from submissions.selectors import quota_status
+from submissions.quotas import quota_status
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 

@@ -18,7 +18,7 @@ from evaluators.base import all_plugins
 from magebench_client import cli
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, ModelEntry, Submission
-from submissions.selectors import quota_status
+from submissions.quotas import quota_status
 
 pytestmark = pytest.mark.django_db
 
