@@ -180,6 +180,25 @@ def empty_cache() -> None:
     cache.clear()
 
 
+@pytest.fixture(scope="module")
+def module_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[Any]:
+    """One transaction around a whole module, for data its tests share: a module-scoped fixture
+    builds it once (inside ``with module_db.unblock():``), every test sees it and rolls back to
+    its own savepoint, and it is rolled back after the module's last test. Only for tests in
+    transactions (plain ``django_db``): a ``transaction=True`` test would commit or flush it."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+    try:
+        yield django_db_blocker
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
 @pytest.fixture
 def fixture_scenarios(db):
     """The project's own Sokoban levels, imported like an official resources/ directory."""

@@ -27,6 +27,8 @@ from submissions.services import model_entry_upsert, submission_create_endpoint
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
 SECRET = "sk-local-endpoint-secret-31337"
+#: One repeat of small frames: these tests read what the client prints, not the pictures.
+SMALL_RUN = ("--setting", "repeats=1", "--setting", "resolution=256")
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -50,7 +52,7 @@ def site(live_server, lab) -> list[str]:
 def oracle_submission(capsys, site, fixture_scenarios, baseline_endpoint) -> int:
     code, out, err = run(capsys, *site, "submit-endpoint", "--model", "CLI oracle", "--env", "sokoban",
                          "--flow", "global", "--subset", "mini", "--suite", "fixture", "--public",
-                         "--endpoint", baseline_endpoint("oracle").url, "--setting", "repeats=1")
+                         "--endpoint", baseline_endpoint("oracle").url, *SMALL_RUN)
     assert code == 0, err
     return int(out.strip())
 
@@ -73,7 +75,7 @@ def test_follow_ends_with_the_score_its_confidence_interval_and_rank_as_the_boar
         capsys, site, oracle_submission, baseline_endpoint, client):
     code, out, err = run(capsys, *site, "submit-endpoint", "--model", "Idle", "--env", "sokoban", "--flow", "global",
                          "--subset", "mini", "--suite", "fixture", "--endpoint", baseline_endpoint("idle").url,
-                         "--setting", "repeats=1")
+                         *SMALL_RUN)
     assert code == 0, err
     idle = int(out.strip())
     run_attempts(oracle_submission)
@@ -112,7 +114,7 @@ def test_follow_shows_an_endpoint_error_once_and_still_ends_completed(capsys, si
     endpoint = baseline_endpoint("oracle", fault="500", first_n=2)
     code, out, err = run(capsys, *site, "submit-endpoint", "--model", "Flaky", "--env", "sokoban", "--flow", "global",
                          "--subset", "mini", "--suite", "fixture", "--endpoint", endpoint.url,
-                         "--setting", "repeats=1")
+                         *SMALL_RUN)
     assert code == 0, err
     submission_id = int(out.strip())
     attempt_ids = list(Attempt.objects.filter(submission_id=submission_id).values_list("id", flat=True))
@@ -309,7 +311,7 @@ def test_an_unreachable_address_from_the_environment_names_the_variable(capsys, 
 def test_an_unknown_setting_is_refused_with_the_list_of_valid_ones(capsys, site, fixture_scenarios):
     code, out, err = run(capsys, *site, "submit-endpoint", "--model", "M", "--env", "sokoban", "--flow", "global",
                          "--subset", "mini", "--suite", "fixture", "--endpoint", "http://127.0.0.1:9/v1",
-                         "--setting", "repeats=1", "--setting", "foo=1")
+                         *SMALL_RUN, "--setting", "foo=1")
 
     assert code == 2 and out == ""
     listed = re.search(r"unknown setting 'foo'; the settings are (.+)", err)
@@ -349,7 +351,7 @@ def test_the_api_key_comes_from_the_environment_and_never_reaches_argv_or_output
     endpoint = baseline_endpoint("oracle", api_key=SECRET)
     argv = [*site, "submit-endpoint", "--model", "Keyed", "--env", "sokoban", "--flow", "global", "--subset", "mini",
             "--suite", "fixture", "--endpoint", endpoint.url, "--api-key-env", "ENDPOINT_KEY",
-            "--setting", "repeats=1"]
+            *SMALL_RUN]
 
     code, out, err = run(capsys, *argv)
     assert code == 0, err
