@@ -3,6 +3,7 @@ upload outputs (a bad file first), follow the re-scoring and publish the result.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from conftest import ROOT
 from submissions.engine import attempt_run
@@ -54,7 +55,9 @@ def test_a_new_team_signs_up_uploads_outputs_and_publishes_them(live_server, sit
     assert not submission.is_public and "private" in page.locator("main").inner_text()
     for attempt_id in submission.attempts.values_list("id", flat=True):
         attempt_run(attempt_id=attempt_id)
-    page.reload()
+    # While the submission runs its page refreshes itself every 5 s, and a reload of ours could meet that
+    # refresh and be aborted: wait for the refresh that shows it finished (it then stops refreshing).
+    expect(page.locator('meta[http-equiv="refresh"]')).to_have_count(0, timeout=120_000)
     assert "re-scored" in page.locator("main").inner_text()
     page.get_by_role("button", name="Publish it").click()
     page.get_by_role("button", name="Yes, publish it").click()  # publishing asks first

@@ -150,7 +150,9 @@ def test_the_same_sleep_in_real_time_shows_the_page_the_same_two_seconds(rendere
     assert seen["elapsed"] >= 2000 and seen["dateElapsed"] >= 1999
     assert 1900 <= seen["timer1900"] and seen["frames"] >= 60
     assert seen["bar"] >= 190 and seen["grow"] >= 190  # a real transition starts at the next frame
-    assert seen["short"] == 100 and seen["shortEnded"] >= 1000
+    # A transition's clock is the frame's: its start is stamped when the frame began, which on a busy
+    # machine can be a few milliseconds before the click handler read performance.now().
+    assert seen["short"] == 100 and seen["shortEnded"] >= 1000 - 50
 
 
 def test_a_click_a_half_second_sleep_and_a_click_stay_two_single_clicks(renderer: PageRenderer, tmp_path: Path):

@@ -39,6 +39,10 @@ def test_a_real_worker_on_sqlite_and_the_file_broker_completes_a_submission(tmp_
     try:
         out = manage("submit_endpoint", "--team", "Lab", "--model", "Oracle", "--env", "sokoban", "--flow",
                      "global", "--subset", "mini", "--url", server.url, "--repeats", "1", "--wait")
+    except subprocess.TimeoutExpired as stuck:
+        worker_log.flush()
+        pytest.fail(f"the submission did not finish: {(stuck.stdout or b'')[-300:]!r}\nworker log:\n"
+                    + (tmp_path / "worker.log").read_text()[-4000:])
     finally:
         # A warm shutdown first; a machine too busy for it to end in time gets the group killed, so
         # no worker outlives the test.
