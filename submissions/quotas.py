@@ -61,8 +61,13 @@ def counted_submissions(team: Team) -> QuerySet[Submission]:
     reasons, or it was cancelled before any was scored) does not count: only the platform's or the
     endpoint's failure, or a withdrawal, left it empty. Baselines are the platform's own runs.
     """
+    return counting(Submission.objects.filter(team=team))
+
+
+def counting(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
+    """Those of ``submissions`` a quota counts: not baselines, and scored or waiting or running."""
     scored = Attempt.objects.filter(submission=OuterRef("pk"), status=Attempt.Status.SCORED)
-    return (Submission.objects.filter(team=team, is_baseline=False)
+    return (submissions.filter(is_baseline=False)
             .annotate(has_score=Exists(scored))
             .filter(Q(has_score=True) | Q(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING])))
 

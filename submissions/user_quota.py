@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from submissions.models import Attempt, Submission
-from submissions.quotas import QuotaStatus, quota_of
+from submissions.models import Submission
+from submissions.quotas import QuotaStatus, counting, quota_of
 
 ACTIVE = [Submission.Status.QUEUED, Submission.Status.RUNNING]
 #: A team's (total, per day, at once) limits.
@@ -23,9 +23,7 @@ QuotaLimits = tuple[int, int, int]
 
 def user_counted_submissions(user_id: int) -> QuerySet[Submission]:
     """The user's submissions that count, by the team quota's rule: scored, or waiting or running."""
-    scored = Attempt.objects.filter(submission=OuterRef("pk"), status=Attempt.Status.SCORED)
-    return (Submission.objects.filter(created_by_id=user_id, is_baseline=False)
-            .annotate(has_score=Exists(scored)).filter(Q(has_score=True) | Q(status__in=ACTIVE)))
+    return counting(Submission.objects.filter(created_by_id=user_id))
 
 
 def user_quota_refusal(user_id: int, *, team_limits: QuotaLimits = (0, 0, 0), excluding: Submission | None = None,
