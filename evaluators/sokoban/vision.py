@@ -117,11 +117,19 @@ def _sprite_vectors(tile: int) -> np.ndarray:
 def _distances(image: Image.Image, rows: int, cols: int, tile: int) -> np.ndarray:
     resample = Image.Resampling.LANCZOS if tile == TILE else Image.Resampling.BOX
     array = np.asarray(image.resize((cols * tile, rows * tile), resample), dtype=np.float32)
-    tiles = _tiles(array, rows, cols, tile)  # (r, c, n)
-    sprites = _sprite_vectors(tile)  # (7, n)
-    # Mean squared difference between every tile and every sprite.
-    diff = tiles[:, :, None, :] - sprites[None, None, :, :]
-    return np.mean(diff * diff, axis=-1)
+    tiles = _tiles(array, rows, cols, tile).astype(np.float64)  # (r, c, n)
+    sprites, sprite_norms = _sprite_terms(tile)  # (7, n), (7,)
+    # Mean squared difference between every tile and every sprite, as |t|² - 2 t·s + |s|²: one matrix
+    # product instead of an (r, c, 7, n) array of differences. In float64 the sums of squares (at most
+    # n * 255², about 5e7) are exact, so the expansion loses nothing to cancellation.
+    squared = np.einsum("rcn,rcn->rc", tiles, tiles)[:, :, None] - 2.0 * (tiles @ sprites.T) + sprite_norms
+    return (np.maximum(squared, 0.0) / tiles.shape[-1]).astype(np.float32)
+
+
+@lru_cache(maxsize=4)
+def _sprite_terms(tile: int) -> tuple[np.ndarray, np.ndarray]:
+    sprites = _sprite_vectors(tile).astype(np.float64)
+    return sprites, np.einsum("kn,kn->k", sprites, sprites)
 
 
 def _render_labels(labels: np.ndarray) -> Image.Image:
