@@ -282,7 +282,10 @@ class PageRenderer:
             try:
                 context.set_default_timeout(self.extract_timeout * 1000)
                 if trace:
-                    context.tracing.start(screenshots=True, snapshots=True)
+                    # DOM snapshots only: the trace viewer re-renders each action's page from them, and
+                    # the replay has each state's screenshot. A screencast film strip cost about a
+                    # sixth of an attempt's CPU (Chromium encodes a JPEG for every painted frame).
+                    context.tracing.start(screenshots=False, snapshots=True)
                 return LivePage(self, context, page_dir, clock)
             except BaseException:
                 with contextlib.suppress(PlaywrightError):
