@@ -10,6 +10,7 @@ used (the official environment ignores it too).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from PIL import Image
@@ -41,5 +42,14 @@ def _page_image(page_dir: Path, target: str, resolution: int) -> Image.Image | N
     path = (page_dir / relative).resolve()
     if root not in path.parents or not path.is_file():
         return None
+    stat = path.stat()
+    return _resized(str(path), stat.st_mtime_ns, stat.st_size, resolution)
+
+
+@lru_cache(maxsize=32)
+def _resized(path: str, mtime_ns: int, size: int, resolution: int) -> Image.Image:
+    """One decoding and resize per screenshot file, version and resolution: every attempt of a page
+    sends the same images (the file's time and size key a changed file anew). The image is shared
+    and never changed in place, so its PNG encoding is shared too (``png_bytes``)."""
     with Image.open(path) as image:
         return resize_longest_side(image.convert("RGB"), resolution)
