@@ -1,5 +1,5 @@
-"""Load: fifty teams' submissions arrive at once through the API; real workers on the local Redis and
-PostgreSQL run them against five local baseline endpoints.
+"""Load: fifty teams' submissions (three levels each) arrive at once through the API; real workers on
+the local Redis and PostgreSQL run them against five local baseline endpoints.
 
 What must hold under load: every request is answered (no 5xx, no lost submission), every attempt
 ends exactly once (one try, one score, one trajectory), no team server is sent more requests at once
@@ -15,6 +15,7 @@ import pytest
 import requests
 from django.conf import settings as django_settings
 
+from catalogue.models import Scenario
 from submissions.models import Attempt, Submission, SubmissionResult
 
 pytestmark = pytest.mark.integration
@@ -22,12 +23,17 @@ pytestmark = pytest.mark.integration
 SUBMISSIONS = 50
 ENDPOINTS = 5
 PER_ENDPOINT_LIMIT = 2
+#: Levels per submission: 150 attempts keep four pool processes and every endpoint's limit contended,
+#: at less than a third of the fixture set's 500 (the load is the submissions, not the boards).
+LEVELS = 3
 
 
 def test_fifty_concurrent_submissions_each_end_every_attempt_exactly_once(
         live_server, lab, fixture_scenarios, baseline_endpoint, celery_workers, wait_for):
     lab.team.quota_per_day = lab.team.quota_total = lab.team.quota_concurrent = 10 * SUBMISSIONS
     lab.team.save()
+    mini = Scenario.objects.filter(environment_id="sokoban", suite="fixture", in_mini=True)
+    mini.exclude(id__in=list(mini.order_by("key").values_list("id", flat=True)[:LEVELS])).update(in_mini=False)
     # Each request stalls a little, so attempts overlap and the endpoint limit is really contended.
     servers = [baseline_endpoint("oracle", fault="timeout", delay=0.05) for _ in range(ENDPOINTS)]
     worker_env = {"MAGEBENCH_ENDPOINT_CONCURRENCY": str(PER_ENDPOINT_LIMIT),
@@ -51,6 +57,7 @@ def test_fifty_concurrent_submissions_each_end_every_attempt_exactly_once(
     ids = [r.json()["id"] for r in responses]
     assert len(set(ids)) == SUBMISSIONS
     per_submission = responses[0].json()["attempts"]
+    assert per_submission == LEVELS
 
     wait_for(lambda: not Submission.objects.filter(id__in=ids, status__in=[Submission.Status.QUEUED,
                                                                            Submission.Status.RUNNING]).exists(),
