@@ -207,9 +207,9 @@ def fixture_scenarios(db):
     return scenarios_import(path=FIXTURE_RESOURCES, suite="fixture", verify=False)
 
 
-@pytest.fixture
-def baseline_endpoint() -> Iterator[Callable[..., object]]:
-    """Start a baseline agent (optionally faulty) on a free local port; stopped after the test."""
+@contextmanager
+def baseline_servers() -> Iterator[Callable[..., object]]:
+    """Starts baseline agents (optionally faulty) on free local ports; stops them all on the way out."""
     from evaluators.baselines.agents import make_agent
     from evaluators.baselines.server import Fault, start_server
 
@@ -222,9 +222,18 @@ def baseline_endpoint() -> Iterator[Callable[..., object]]:
         servers.append(server)
         return server
 
-    yield start
-    for server in servers:
-        server.stop()
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@pytest.fixture
+def baseline_endpoint() -> Iterator[Callable[..., object]]:
+    """Start a baseline agent (optionally faulty) on a free local port; stopped after the test."""
+    with baseline_servers() as start:
+        yield start
 
 
 @dataclass
