@@ -10,11 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluators.base import ImportedScenario, ResourceError
 from evaluators.resources import read_listed_files
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evaluators.sokoban.solver import Solution
 
 #: Verifying an official upper bound must not stall an import on one hard level.
 VERIFY_BUDGET_SECONDS = 60.0
@@ -23,7 +27,7 @@ _NAME = re.compile(r"^(?P<id>\d+)-Sokoban-(?P<variant>[\w.-]+)$")
 
 def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedScenario]:
     from evaluators.sokoban.levels import load_pickled_env, scenario_data_from_env
-    from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable, solve_grid
+    from evaluators.sokoban.solver import SolverBudgetExceeded, Unsolvable
 
     folder, all_names, mini_names = read_listed_files(resources, "Sokoban", ".pkl", "levels")
     bounds: dict[str, Any] = {}
@@ -49,7 +53,7 @@ def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedSc
         solution = None
         if verify or bound is None:
             try:
-                solution = solve_grid(data["grid"], time_budget=VERIFY_BUDGET_SECONDS)
+                solution = _optimal(data["grid"])
             except SolverBudgetExceeded:
                 warnings.append(f"{name}: upper bound not verified (solver budget of {VERIFY_BUDGET_SECONDS:.0f}s)")
             except Unsolvable:
@@ -77,3 +81,13 @@ def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedSc
             content_hash=digest.hexdigest(), resource_file=pkl, warnings=warnings,
         ))
     return found
+
+
+@lru_cache(maxsize=1024)
+def _optimal(grid: str) -> Solution:
+    """The level's move-optimal solution, searched for once per process: a grid's solution never
+    changes, and importing a checkout again verifies the same levels. A search that fails (no
+    solution, or out of budget) raises and is not kept."""
+    from evaluators.sokoban.solver import solve_grid
+
+    return solve_grid(grid, time_budget=VERIFY_BUDGET_SECONDS)
