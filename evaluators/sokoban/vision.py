@@ -120,8 +120,8 @@ def _distances(image: Image.Image, rows: int, cols: int, tile: int) -> np.ndarra
     tiles = _tiles(array, rows, cols, tile).astype(np.float64)  # (r, c, n)
     sprites, sprite_norms = _sprite_terms(tile)  # (7, n), (7,)
     # Mean squared difference between every tile and every sprite, as |t|² - 2 t·s + |s|²: one matrix
-    # product instead of an (r, c, 7, n) array of differences. In float64 the sums of squares (at most
-    # n * 255², about 5e7) are exact, so the expansion loses nothing to cancellation.
+    # product instead of an (r, c, 7, n) array of differences. In float64 the rounding of sums up to
+    # n * 255² (about 5e7) stays far below 1e-6, so the expansion loses nothing measurable to cancellation.
     squared = np.einsum("rcn,rcn->rc", tiles, tiles)[:, :, None] - 2.0 * (tiles @ sprites.T) + sprite_norms
     return (np.maximum(squared, 0.0) / tiles.shape[-1]).astype(np.float32)
 
