@@ -199,12 +199,17 @@ def module_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[Any]:
             outer.__exit__(None, None, None)
 
 
-@pytest.fixture
-def fixture_scenarios(db):
-    """The project's own Sokoban levels, imported like an official resources/ directory."""
+def import_fixture_scenarios() -> Any:
+    """Imports the project's own scenarios, like an official resources/ directory, as suite "fixture"."""
     from catalogue.services import scenarios_import
 
     return scenarios_import(path=FIXTURE_RESOURCES, suite="fixture", verify=False)
+
+
+@pytest.fixture
+def fixture_scenarios(db):
+    """The project's own Sokoban levels, imported like an official resources/ directory."""
+    return import_fixture_scenarios()
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from accounts.models import Team
-from conftest import FIXTURE_RESOURCES, baseline_servers
+from conftest import baseline_servers, import_fixture_scenarios
 from leaderboard.tests.site_pages import play_site
 from submissions.models import Submission
 
@@ -28,13 +28,11 @@ def played_rows(django_db_setup: Any, django_db_blocker: Any,
     empty, as a transactional test expects it. The runs' files stay in the data directory."""
     from django.core.management import call_command
 
-    from catalogue.services import scenarios_import
-
     rows = tmp_path_factory.mktemp("played") / "played.json"
     with django_db_blocker.unblock():
         try:
             with baseline_servers() as endpoint:
-                scenarios_import(path=FIXTURE_RESOURCES, suite="fixture", verify=False)
+                import_fixture_scenarios()
                 played = play_site(endpoint)
             call_command("dumpdata", exclude=_NOT_PLAYED, output=str(rows), verbosity=0)
         finally:

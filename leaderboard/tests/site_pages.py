@@ -25,6 +25,9 @@ USERNAME = "ada"
 PASSWORD = "a long passphrase 7"
 TEAM = "Ada Lab"
 
+#: A phone's screen, as the layout tests open pages on it (CSS pixels).
+PHONE = {"width": 390, "height": 844}
+
 BOARDS = [("sokoban", "global"), ("sokoban", "online"), ("webui", "global"), ("webui", "online"),
           ("football", "online")]
 

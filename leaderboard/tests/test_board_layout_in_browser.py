@@ -13,12 +13,12 @@ from accounts.models import Team
 from catalogue.models import Scenario
 from evaluators.base import all_plugins
 from leaderboard.tests.board_entries import Entries, board_entries
+from leaderboard.tests.site_pages import PHONE
 from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import submission_result_rebuild
 
 pytestmark = pytest.mark.integration
 
-PHONE = {"width": 390, "height": 844}
 WIDE = {"width": 1440, "height": 900}
 #: Every board the demo fills: each environment's flows, mini and full, on the fixture suite.
 BOARDS = [(plugin.slug, flow, subset) for plugin in all_plugins() for flow in plugin.flows

@@ -13,12 +13,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from leaderboard.tests.site_pages import visit_site_pages
+from leaderboard.tests.site_pages import PHONE, visit_site_pages
 from submissions.models import Attempt
 
 pytestmark = pytest.mark.integration
-
-PHONE = {"width": 390, "height": 844}
 
 # The page's width against the window's; when the page is wider, the outermost elements sticking out on
 # the right, leaving out those inside a box that clips or scrolls them (a table in its scrolling wrapper).

@@ -11,7 +11,8 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from accounts.models import Team
-from leaderboard.tests.test_board_layout_in_browser import PHONE, WIDE, _finished
+from leaderboard.tests.site_pages import PHONE
+from leaderboard.tests.test_board_layout_in_browser import WIDE, _finished
 
 pytestmark = pytest.mark.integration
 

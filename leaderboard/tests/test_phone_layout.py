@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.tests.site_pages import run_submission
+from leaderboard.tests.site_pages import PHONE, run_submission
 
 pytestmark = pytest.mark.integration
-
-PHONE = {"width": 390, "height": 844}
 
 # Relative luminance (0 black … 1 white) of an element's computed colour property.
 LUMINANCE_JS = """([selector, property]) => {
