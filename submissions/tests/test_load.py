@@ -24,7 +24,7 @@ SUBMISSIONS = 50
 ENDPOINTS = 5
 PER_ENDPOINT_LIMIT = 2
 #: Levels per submission: 150 attempts keep four pool processes and every endpoint's limit contended,
-#: at less than a third of the fixture set's 500 (the load is the submissions, not the boards).
+#: at less than a third of the 500 that the ten mini levels would give (the load is the submissions).
 LEVELS = 3
 
 
