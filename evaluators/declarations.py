@@ -261,6 +261,16 @@ class Episode(abc.ABC):
         """Frames produced since the last call that the replay should keep (default: none)."""
         return ()
 
+    def stop_observing(self) -> None:  # noqa: B027 (optional: most episodes render what they are asked)
+        """No later frame reaches the model (the Global flow, once its one reply is in): an episode
+        may stop rendering its observation images from here on; ``replay_frame`` gives the replay's."""
+
+    def replay_frame(self, result: StepResult) -> Image.Image | None:
+        """The frame the replay keeps for a step whose frame the model is not shown (default: the
+        step's observation image). An environment whose own frame shows the same in fewer pixels
+        (Sokoban's 16 px tiles, which the replay page scales up unsmoothed) keeps that instead."""
+        return result.observation.image
+
     def save_artifacts(self, directory: Path) -> dict[str, Any]:
         """Write environment-specific replay material beside the trajectory; return its index."""
         return {}

@@ -294,11 +294,12 @@ def run_global(plugin: EnvironmentPlugin, episode: Episode, model: ChatModel, se
     assert parsed is not None
     if not parsed.ok:
         session.diagnostics.observe_failed_decision()
+    episode.stop_observing()
     for action in parsed.actions:
         if episode.done:
             break
         result = episode.step(action)
-        _record_step(session, episode, action, result, call_index, result.observation.image)
+        _record_step(session, episode, action, result, call_index, episode.replay_frame(result))
         session.diagnostics.observe_action(str(action), bool(result.info.get("changed", True)))
     session.tick()
     return _finish(episode, session, "no_action" if not parsed.ok else None)

@@ -247,6 +247,32 @@ def test_the_runner_records_every_frame_call_and_step(tmp_path):
     assert image_refs == [{"type": "image_ref", "frame": trajectory["steps"][0]["frame"]}]
 
 
+@pytest.mark.parametrize("flow", ["global", "online"])
+def test_a_step_frame_no_model_sees_is_kept_at_gym_sokobans_own_size_and_a_seen_one_as_sent(tmp_path, flow):
+    import json
+
+    reply = "### Actions\nLeft, Right" if flow == "global" else "# action\nRight"
+    settings = effective_settings("sokoban", flow, {"resolution": 240})
+    plugin = get_plugin("sokoban")
+    episode = plugin.new_episode(SPEC, settings)
+    runner = run_global if flow == "global" else run_online
+    recorder = TrajectoryRecorder(tmp_path)
+    runner(plugin, episode, Scripted(reply, reply), settings, recorder)
+    recorder.finish({})
+    trajectory = json.loads((tmp_path / "trajectory.json").read_text())
+    with Image.open(tmp_path / trajectory["initial_frame"]) as initial:
+        assert initial.size == (240, 144)  # the board of 5 by 3 tiles, as the model was sent it
+    frames = [tmp_path / step["frame"] for step in trajectory["steps"]]
+    assert len(frames) == (2 if flow == "global" else 1)
+    with Image.open(frames[-1]) as last:
+        if flow == "global":
+            # 16 px tiles, the same board as the solved room rendered by gym-sokoban
+            assert last.size == (80, 48)
+            assert last.convert("RGB").tobytes() == episode.render_native().tobytes()
+        else:
+            assert last.size == (240, 144)
+
+
 def test_images_beyond_max_image_are_replaced_by_the_prompt_sets_note(tmp_path):
     from evaluators.agents.flows import _observation_parts
     from evaluators.base import Observation
