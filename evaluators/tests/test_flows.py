@@ -10,6 +10,7 @@ from evaluators.agents.flows import _trim_memory, run_global, run_online
 from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.messages import Completion, image_part
 from evaluators.runner import effective_settings
+from evaluators.sokoban.env import SokobanEpisode
 from evaluators.trajectory import TrajectoryRecorder
 
 ONE_PUSH = "#####\n#@$.#\n#####"
@@ -255,6 +256,7 @@ def test_a_step_frame_no_model_sees_is_kept_at_gym_sokobans_own_size_and_a_seen_
     settings = effective_settings("sokoban", flow, {"resolution": 240})
     plugin = get_plugin("sokoban")
     episode = plugin.new_episode(SPEC, settings)
+    assert isinstance(episode, SokobanEpisode)
     runner = run_global if flow == "global" else run_online
     recorder = TrajectoryRecorder(tmp_path)
     runner(plugin, episode, Scripted(reply, reply), settings, recorder)
