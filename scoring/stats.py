@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 
 @dataclass(frozen=True)
@@ -63,6 +62,8 @@ def bootstrap_ci(means: Sequence[float] | np.ndarray, *, resamples: int = BOOTST
     values = np.asarray(list(means), dtype=float)
     if len(values) < 2:
         return None
+    from scipy import stats as scipy_stats  # imported here: scipy.stats takes half a second to import
+
     result = scipy_stats.bootstrap((values,), np.mean, n_resamples=resamples, confidence_level=confidence,
                                    method="percentile", random_state=np.random.default_rng(seed))
     # The quantiles are read from scipy's resampled means with numpy's default interpolation, as
@@ -96,6 +97,8 @@ def paired_test(leader: Mapping[Any, float], other: Mapping[Any, float]) -> Pair
         return PairedTest(len(shared), difference, None)
     if np.allclose(a, b):
         return PairedTest(len(shared), difference, 1.0)  # identical scores: the test is undefined, and tied
+    from scipy import stats as scipy_stats  # imported here, as in bootstrap_ci
+
     result = scipy_stats.ttest_rel(a, b)
     p_value = float(result.pvalue)
     return PairedTest(len(shared), difference, None if math.isnan(p_value) else p_value)
