@@ -1,6 +1,7 @@
 """The Global and Online flows with scripted replies on a one-push level (R_ub = 10.9)."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -228,8 +229,6 @@ def test_online_memory_keeps_the_last_exchanges_and_only_the_newest_image():
 
 
 def test_the_runner_records_every_frame_call_and_step(tmp_path):
-    import json
-
     from evaluators.runner import run_attempt
 
     settings = effective_settings("sokoban", "online", {"resolution": 80})
@@ -250,8 +249,6 @@ def test_the_runner_records_every_frame_call_and_step(tmp_path):
 
 @pytest.mark.parametrize("flow", ["global", "online"])
 def test_a_step_frame_no_model_sees_is_kept_at_gym_sokobans_own_size_and_a_seen_one_as_sent(tmp_path, flow):
-    import json
-
     reply = "### Actions\nLeft, Right" if flow == "global" else "# action\nRight"
     settings = effective_settings("sokoban", flow, {"resolution": 240})
     plugin = get_plugin("sokoban")
