@@ -198,8 +198,7 @@ def redis_server(tmp_path) -> Iterator[RedisServer]:
 def test_a_redis_restart_mid_run_loses_no_queued_attempt(fixture_scenarios, baseline_endpoint, celery_workers,
                                                           redis_server, wait_for):
     server = baseline_endpoint("oracle", fault="timeout", delay=0.2)
-    celery_workers("w", concurrency=1, beat=True, broker=redis_server.url,
-                   env=FAST_WATCHDOG)
+    celery_workers("w", concurrency=1, beat=True, broker=redis_server.url, env=FAST_WATCHDOG)
     with broker_at(redis_server.url):
         submission = _submit(server.url, only=4)
         wait_for(lambda: submission.attempts.filter(status=Attempt.Status.RUNNING).exists(), 60, "a first attempt")
@@ -301,8 +300,7 @@ def test_a_postgresql_restart_mid_run_loses_nothing_and_runs_nothing_twice(
         pytest.skip("needs the machine's own PostgreSQL cluster (pg_ctlcluster) to restart it")
     server = baseline_endpoint("oracle", fault="timeout", delay=0.2)
     # A stall limit longer than the outage: the restart must not look like a dead worker.
-    celery_workers("w", concurrency=2, beat=True, env={**FAST_WATCHDOG,
-                                                         "MAGEBENCH_STALLED_AFTER_SECONDS": "60"})
+    celery_workers("w", concurrency=2, beat=True, env={**FAST_WATCHDOG, "MAGEBENCH_STALLED_AFTER_SECONDS": "60"})
     submission = _submit(server.url, only=5)
     wait_for(lambda: submission.attempts.filter(status=Attempt.Status.RUNNING, model_calls__gte=1).exists(), 60,
              "attempts to be running")
