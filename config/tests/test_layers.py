@@ -9,6 +9,7 @@ functions count: they run all the same, only later.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,9 +63,23 @@ def _dotted(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, root: Path = ROOT) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+Import = tuple[int, str, tuple[str, ...]]
+
+
+def _imports(path: Path, root: Path = ROOT) -> tuple[Import, ...]:
     """(line, module, names imported from it) of every import that runs, at module level or inside
     functions; relative imports as the absolute module they name."""
+    # Several tests read every module of the project: each file is parsed once per version of it.
+    stat = path.stat()
+    return _imports_of_version(path, root, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _imports_of_version(path: Path, root: Path, _mtime_ns: int, _size: int) -> tuple[Import, ...]:
+    return tuple(_parsed_imports(path, root))
+
+
+def _parsed_imports(path: Path, root: Path) -> Iterator[Import]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _dotted(path, root) if path.name == "__init__.py" else _dotted(path, root).rpartition(".")[0]
     skipped: set[int] = set()

@@ -6,7 +6,7 @@ import re
 import pytest
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
 
 COLLECTED = {
     "STORAGES": {"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -16,13 +16,21 @@ COLLECTED = {
 }
 
 
+@pytest.fixture(scope="module")
+def collected_once(tmp_path_factory):
+    """One collection for the module's tests, which only read it: compressing every file costs seconds."""
+    root = tmp_path_factory.mktemp("collected") / "static"
+    with override_settings(**COLLECTED, STATIC_ROOT=root):
+        call_command("collectstatic", interactive=False, verbosity=0)
+    return root
+
+
 @pytest.fixture
-def collected(settings, tmp_path):
+def collected(settings, collected_once):
     for name, value in COLLECTED.items():
         setattr(settings, name, value)
-    settings.STATIC_ROOT = tmp_path / "static"
-    call_command("collectstatic", interactive=False, verbosity=0)
-    return settings.STATIC_ROOT
+    settings.STATIC_ROOT = collected_once
+    return collected_once
 
 
 def test_plotly_is_served_gzipped_under_its_hashed_name_with_a_long_immutable_cache_header(collected, settings):
