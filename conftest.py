@@ -49,6 +49,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(alone)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """scripts/test starts the parallel run while the tests that restart a shared service still run:
+    its processes start and collect meanwhile, and no test runs before the file it names exists."""
+    after = os.environ.get("MAGEBENCH_TESTS_START_AFTER")
+    if not after or os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the workers take tests only from the process that waits
+    while not os.path.exists(after):
+        time.sleep(0.2)
+
+
 #: Set when this run records each file's time (--record-file-durations), in the process that reports.
 _recorder: Any = None
 
