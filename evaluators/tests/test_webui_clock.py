@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
-from evaluators.webui.clock import ClockKind
+from evaluators.webui.clock import CLOCKS, ClockKind
 from evaluators.webui.live_page import NAVIGATION_START_GRACE_SECONDS
 from evaluators.webui.render import PageRenderer
 from evaluators.webui.selenium_compat import load_actions
 
 pytestmark = pytest.mark.integration
 
-CLOCKS: tuple[ClockKind, ClockKind] = ("virtual", "real")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from evaluators.tests.webui_pages import aes, reply_folder
 from evaluators.webui.baselines import page_files
-from evaluators.webui.clock import ClockKind
+from evaluators.webui.clock import CLOCKS
 from evaluators.webui.render import PageRenderer
 from evaluators.webui.results import RenderResult
 from evaluators.webui.selenium_compat import load_actions
@@ -19,7 +19,6 @@ pytestmark = pytest.mark.integration
 
 PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
 ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
-CLOCKS: tuple[ClockKind, ClockKind] = ("virtual", "real")
 
 
 @pytest.fixture(scope="module")
