@@ -35,29 +35,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files start slowest first (config/test_file_order.py). A test that restarts a service every
-    test process shares would break the tests running beside it: among parallel processes it is
-    skipped, and scripts/test runs it on its own."""
+    """Files start slowest first (config/test_file_order.py)."""
     from config.test_file_order import recorded_durations, slowest_files_first
 
     items[:] = slowest_files_first(items, recorded_durations())
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    alone = pytest.mark.skip(reason="restarts a shared service: run without -n (scripts/test runs it alone)")
-    for item in items:
-        if item.get_closest_marker("machine"):
-            item.add_marker(alone)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """scripts/test starts the parallel run while the tests that restart a shared service still run:
-    its processes start and collect meanwhile, and no test runs before the file it names exists."""
-    after = os.environ.get("MAGEBENCH_TESTS_START_AFTER")
-    if not after or os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # the workers take tests only from the process that waits
-    while not os.path.exists(after):
-        time.sleep(0.2)
 
 
 #: Set when this run records each file's time (--record-file-durations), in the process that reports.

@@ -1,5 +1,6 @@
 """Fault tolerance on real processes: workers killed mid-episode, Redis and PostgreSQL restarted
-mid-run, a paused worker coming back after its attempt was handed on, a broker that cannot be reached.
+mid-run (servers of the test's own, so the tests running beside it are not touched), a paused worker
+coming back after its attempt was handed on, a broker that cannot be reached.
 
 Each test checks the same promise: every attempt ends exactly once, no episode is scored twice and
 no chat-completions request is made for nothing (the endpoint's request count equals the calls the
@@ -7,10 +8,12 @@ recorded tries made).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -281,23 +284,91 @@ def test_the_watchdog_sends_again_the_turns_a_killed_worker_took_once_their_queu
 # --- the database ----------------------------------------------------------------------------------
 
 
-def _local_cluster() -> tuple[str, str] | None:
-    """(version, name) of the local PostgreSQL cluster the tests use, when it can be restarted here."""
-    host = connection.settings_dict.get("HOST") or ""
-    if connection.vendor != "postgresql" or host not in {"127.0.0.1", "localhost", ""}:
-        return None
-    if shutil.which("pg_ctlcluster") is None or not Path("/etc/postgresql").is_dir():
-        return None
-    versions = sorted(os.listdir("/etc/postgresql"))
-    return (versions[-1], "main") if versions else None
+def _postgresql_programs() -> Path | None:
+    """The folder of PostgreSQL's server programs (initdb, pg_ctl), the newest installed."""
+    for folder in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda f: int(f.parent.name), reverse=True):
+        if (folder / "initdb").is_file():
+            return folder
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
 
 
-@pytest.mark.machine
+class PostgresServer:
+    """A PostgreSQL server of the test's own on a free port, so the test can restart it without
+    touching the one the other test processes share. The server refuses to run as root: as root its
+    programs run as the `postgres` user, which owns the folder."""
+
+    def __init__(self, programs: Path) -> None:
+        self.programs = programs
+        self.port = _free_port()
+        self.folder = Path(tempfile.mkdtemp(prefix="magebench-postgres-"))
+        self.as_root = os.geteuid() == 0
+        if self.as_root:
+            shutil.chown(self.folder, "postgres")
+
+    def _run(self, program: str, *arguments: str, **options: Any) -> subprocess.CompletedProcess:
+        command = [str(self.programs / program), *arguments]
+        if self.as_root:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        return subprocess.run(command, check=True, timeout=120, capture_output=True, **options)
+
+    def _pg_ctl(self, action: str, *arguments: str) -> None:
+        # fsync off: what is tested is the server going away and coming back, not the disk
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run("pg_ctl", action, "-D", str(self.folder / "data"), "-l", str(self.folder / "log"), "-w",
+                  "-o", options, *arguments)
+
+    def start(self) -> None:
+        self._run("initdb", "-D", str(self.folder / "data"), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                  "--no-sync")
+        self._pg_ctl("start")
+
+    def copy_database(self, source: dict[str, Any]) -> None:
+        """Create the database ``source`` names here, with everything in it."""
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", source["NAME"])
+        dump = subprocess.run(
+            [str(self.programs / "pg_dump"), "--no-owner", "-h", source["HOST"] or "127.0.0.1",
+             "-p", str(source["PORT"] or 5432), "-U", source["USER"] or "postgres", source["NAME"]],
+            check=True, timeout=120, capture_output=True)
+        self._run("psql", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
+                  "-d", source["NAME"], input=dump.stdout)
+
+    def restart(self) -> None:
+        self._pg_ctl("restart", "-m", "fast")
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.SubprocessError):
+            self._pg_ctl("stop", "-m", "immediate")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture
+def database_on_its_own_server(transactional_db) -> Iterator[PostgresServer]:
+    """Moves the test's database (this process's and its workers') to a copy on a server of its own."""
+    if connection.vendor != "postgresql":
+        pytest.skip("restarts a PostgreSQL server")
+    programs = _postgresql_programs()
+    if programs is None:
+        pytest.fail("PostgreSQL's server programs (initdb, pg_ctl) are not installed")
+    server = PostgresServer(programs)
+    try:
+        server.start()
+        server.copy_database(connection.settings_dict)
+        shared = {key: connection.settings_dict[key] for key in ("HOST", "PORT", "USER")}
+        connection.close()
+        # Every connection of this process reads this dict, and the workers get their URL from it.
+        connection.settings_dict.update(HOST="127.0.0.1", PORT=str(server.port), USER="postgres")
+        try:
+            yield server
+        finally:
+            connection.close()
+            connection.settings_dict.update(shared)
+    finally:
+        server.stop()
+
+
 def test_a_postgresql_restart_mid_run_loses_nothing_and_runs_nothing_twice(
-        fixture_scenarios, baseline_endpoint, celery_workers, wait_for):
-    cluster = _local_cluster()
-    if cluster is None:
-        pytest.skip("needs the machine's own PostgreSQL cluster (pg_ctlcluster) to restart it")
+        database_on_its_own_server, fixture_scenarios, baseline_endpoint, celery_workers, wait_for):
     server = baseline_endpoint("oracle", fault="timeout", delay=0.2)
     # A stall limit longer than the outage: the restart must not look like a dead worker.
     celery_workers("w", concurrency=2, beat=True, env={**FAST_WATCHDOG, "MAGEBENCH_STALLED_AFTER_SECONDS": "60"})
@@ -305,12 +376,7 @@ def test_a_postgresql_restart_mid_run_loses_nothing_and_runs_nothing_twice(
     wait_for(lambda: submission.attempts.filter(status=Attempt.Status.RUNNING, model_calls__gte=1).exists(), 60,
              "attempts to be running")
     connection.close()
-    try:
-        subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "restart", "-m", "fast"],
-                       check=True, timeout=120)
-    finally:  # whatever happened, leave the machine's database running for the tests after this one
-        if subprocess.run(["pg_isready", "-h", "127.0.0.1", "-q"]).returncode != 0:
-            subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "start"], timeout=120)
+    database_on_its_own_server.restart()
     wait_for(lambda: _finished(submission), 240, "the submission to finish after the restart")
     attempts = _assert_each_attempt_ended_once(submission, server)
     assert [a.tries for a in attempts] == [1] * len(attempts)
