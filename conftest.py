@@ -45,8 +45,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 _recorder: Any = None
 
 
+def _live_server_queues_connections_like_gunicorn() -> None:
+    """The site's test server (``live_server``) listens with Django's queue of 10 connections waiting
+    to be accepted; fifty clients at once overflowed it on a loaded machine, and one had its connection
+    reset. gunicorn, which serves the site in production, queues 2048 (its default backlog)."""
+    from django.core.servers.basehttp import ThreadedWSGIServer
+    from django.test.testcases import LiveServerThread
+
+    class QueueingServer(ThreadedWSGIServer):
+        request_queue_size = 2048
+
+    LiveServerThread.server_class = QueueingServer
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global _recorder
+    _live_server_queues_connections_like_gunicorn()
     if config.getoption("--record-file-durations") and not os.environ.get("PYTEST_XDIST_WORKER"):
         from config.test_file_order import DurationRecorder
 
