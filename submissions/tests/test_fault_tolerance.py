@@ -286,7 +286,8 @@ def test_the_watchdog_sends_again_the_turns_a_killed_worker_took_once_their_queu
 
 def _postgresql_programs() -> Path | None:
     """The folder of PostgreSQL's server programs (initdb, pg_ctl), the newest installed."""
-    for folder in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda f: int(f.parent.name), reverse=True):
+    folders = [f for f in Path("/usr/lib/postgresql").glob("*/bin") if f.parent.name.replace(".", "").isdigit()]
+    for folder in sorted(folders, key=lambda f: [int(n) for n in f.parent.name.split(".")], reverse=True):
         if (folder / "initdb").is_file():
             return folder
     found = shutil.which("initdb")
