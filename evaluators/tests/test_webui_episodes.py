@@ -12,12 +12,11 @@ from evaluators.baselines.server import start_server
 from evaluators.endpoints.client import ChatClient
 from evaluators.endpoints.messages import Completion
 from evaluators.runner import effective_settings, run_attempt
+from evaluators.tests.webui_pages import ALL_PAGES, PAGES
 from evaluators.webui.baselines import page_files
 
 pytestmark = pytest.mark.integration
 
-PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
-ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
 
 
 class Scripted:

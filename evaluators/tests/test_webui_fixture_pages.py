@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evaluators.tests.webui_pages import aes, reply_folder
+from evaluators.tests.webui_pages import ALL_PAGES, PAGES, aes, reply_folder
 from evaluators.webui.baselines import page_files
 from evaluators.webui.clock import CLOCKS
 from evaluators.webui.render import PageRenderer
@@ -17,8 +17,6 @@ from evaluators.webui.selenium_compat import load_actions
 
 pytestmark = pytest.mark.integration
 
-PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
-ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
 
 
 @pytest.fixture(scope="module")

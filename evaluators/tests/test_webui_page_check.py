@@ -10,11 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from evaluators.tests.webui_pages import PAGES
 from evaluators.webui.elements import Element, PageState
 from evaluators.webui.page_check import PageCheck, assess, missing_references, summary_lines, url_valued_targets
 from evaluators.webui.results import RenderedState, RenderResult
-
-FIXTURE_PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "magebench" / "resources" / "WebUI"
 
 
 def target(xpath: str, rect: tuple[float, float, float, float], *, filter_by: str = "has_text",
@@ -133,7 +132,7 @@ SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'
 @pytest.fixture
 def resources(tmp_path: Path) -> Path:
     root = tmp_path / "resources"
-    shutil.copytree(FIXTURE_PAGES / "step-counter", root / "WebUI" / "step-counter")
+    shutil.copytree(PAGES / "step-counter", root / "WebUI" / "step-counter")
     write_page(root, "broken action", BUTTON, element_id="missing")
     write_page(root, "no weight", '<button id="go">Go</button><p data-filter-by="text" data-evalby="text" '
                                   'style="display:none">hidden</p>')

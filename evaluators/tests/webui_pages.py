@@ -5,10 +5,15 @@ import shutil
 from pathlib import Path
 from typing import cast
 
+from conftest import FIXTURE_RESOURCES
 from evaluators.webui.aes import score_page
 from evaluators.webui.elements import PageState
 from evaluators.webui.parsing import FILENAMES, CodeKind
 from evaluators.webui.results import RenderResult
+
+#: The project's own WebUI fixture pages, one folder each.
+PAGES = FIXTURE_RESOURCES / "WebUI"
+ALL_PAGES = sorted(p.name for p in PAGES.iterdir() if (p / "index.html").exists())
 
 
 def reply_folder(page: Path, files: dict[str, str], into: Path) -> Path:
