@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evaluators.agents.requests import non_official_settings
 from evaluators.declarations import OptionValue, SettingOption
+from evaluators.endpoints.profile import (
+    ProfileError,
+    read_extra_body,
+    read_omit_parameters,
+    read_token_limit_parameter,
+)
 from evaluators.registry import all_plugins, get_plugin
 
 if TYPE_CHECKING:
@@ -44,11 +50,13 @@ class _Rule:
     high: float | None = None
     #: Set by the platform itself (the prompt version, an engine seed for benches), never by a submitter.
     platform_only: bool = False
+    #: Reads a value whose form is more than a type and a range (raises ValueError naming the setting).
+    reader: Callable[[Any], Any] | None = None
 
 
 def _rule(kind: type, low: float | None = None, high: float | None = None, *,
-          platform_only: bool = False) -> dict[str, _Rule]:
-    return {"rule": _Rule(kind, low, high, platform_only)}
+          platform_only: bool = False, reader: Callable[[Any], Any] | None = None) -> dict[str, _Rule]:
+    return {"rule": _Rule(kind, low, high, platform_only, reader)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,6 +80,13 @@ class EvaluationSettings:
     parse_retries: int = field(default=0, metadata=_rule(int, 0, 5))
     #: The official ``--model_no_system`` variant: the rules become the first part of the first user message.
     no_system_role: bool = field(default=False, metadata=_rule(bool))
+    #: The request profile (``evaluators.endpoints.profile``): the name the completion-token limit is
+    #: sent under, the sampling parameters left out, and a JSON object merged into every body. The
+    #: defaults are the official requests; reasoning models need the others.
+    token_limit_parameter: str = field(default="max_tokens", metadata=_rule(str, reader=read_token_limit_parameter))
+    omit_parameters: str = field(default="", metadata=_rule(str, reader=read_omit_parameters))
+    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False,
+                                          metadata=_rule(dict, reader=read_extra_body))
     #: Label every image's data URL with its real type (image/png). Officially PNG bytes go out
     #: labelled image/jpeg; a server that trusts the label may decode them differently.
     png_image_label: bool = field(default=False, metadata=_rule(bool))
@@ -185,6 +200,11 @@ def validated_values(raw: Mapping[str, Any], plugin: EnvironmentPlugin | None = 
 
 
 def _read(name: str, value: Any, rule: _Rule, *, ranges: bool) -> Any:
+    if rule.reader is not None:
+        try:
+            return rule.reader(value)
+        except ProfileError as exc:
+            raise SettingsError(str(exc)) from None
     if rule.kind is bool:
         return _boolean(name, value)
     if rule.kind is str:

@@ -65,4 +65,5 @@ def endpoint_client(submission: Submission) -> ChatClient:
         backoff=settings.MAGEBENCH_ENDPOINT_BACKOFF,
         policy=endpoint_policy(trusted=submission.endpoint_trusted),
         max_response_bytes=settings.MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES,
+        max_retry_after=settings.MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER,
     )

@@ -28,6 +28,7 @@ from evaluators.base import ScenarioSpec
 from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
+from submissions.breaker import breaker_record_failure, breaker_reset, endpoint_hold
 from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.rescoring import replay_recorded, self_report
@@ -40,8 +41,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-#: Errors that retrying cannot fix: fail the attempt at once with the reason.
-NON_RETRYABLE = {"auth_error", "invalid_request"}
 #: A restarting database: look again soon, then every few seconds (for MAGEBENCH_DB_OUTAGE_SECONDS).
 DATABASE_BACKOFF = Backoff(first=0.5, cap=5.0)
 
@@ -53,6 +52,10 @@ class Superseded(Cancelled):
 
 class WorkerStopping(Cancelled):
     """This worker is stopping (SIGTERM, Ctrl-C): the attempt goes back to the queue, unscored."""
+
+
+class Paused(Cancelled):
+    """The submission was paused (its breaker tripped): the attempt goes back to wait, unscored."""
 
 
 def _owned(attempt: Attempt) -> QuerySet[Attempt]:
@@ -76,15 +79,16 @@ class _Heartbeat:
         try:
             beat = _owned(self.attempt).update(heartbeat_at=timezone.now(), steps=progress.get("steps", 0),
                                                model_calls=progress.get("model_calls", 0))
-            cancelled = Submission.objects.filter(id=self.attempt.submission_id,
-                                                  status=Submission.Status.CANCELLED).exists()
+            status = Submission.objects.filter(id=self.attempt.submission_id).values_list("status", flat=True).first()
         except (OperationalError, InterfaceError) as exc:
             # The database is restarting: keep playing, the next beat or the final write reconnects.
             logger.warning("attempt %s: heartbeat skipped, database unavailable: %s", self.attempt.id, exc)
             _reconnect()
             return
-        if cancelled:
+        if status == Submission.Status.CANCELLED:
             raise Cancelled()
+        if status == Submission.Status.PAUSED:
+            raise Paused()
         if beat == 0:
             raise Superseded()
 
@@ -322,8 +326,8 @@ def _attempt_play(attempt: Attempt) -> float | None:
                 model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
                 prompts=prompts,
             )
-    except WorkerStopping:
-        _hand_back(attempt)
+    except (WorkerStopping, Paused) as stop:
+        _hand_back(attempt, stopping=isinstance(stop, WorkerStopping))
         return None
     except Superseded:
         logger.warning("attempt %s try %s: another worker has taken it over; dropping this try's result",
@@ -338,7 +342,8 @@ def _attempt_play(attempt: Attempt) -> float | None:
         return _with_database(partial(_attempt_infra_failure, attempt, exc, relative, elapsed),
                               what=f"attempt {attempt.id}")
     diagnostics = result.diagnostics
-    elapsed = time.monotonic() - started
+    # The board's seconds are the model's and the environment's, not the platform's retries and waits.
+    elapsed = max(0.0, time.monotonic() - started - result.platform_wait_seconds)
 
     def record() -> None:
         written = _owned(attempt).update(
@@ -346,7 +351,8 @@ def _attempt_play(attempt: Attempt) -> float | None:
             model_calls=result.model_calls, invalid_action=diagnostics.invalid_action,
             repeating_action=diagnostics.repeating_action, parse_errors=diagnostics.parse_errors,
             details={**result.details, "diagnostics": diagnostics.as_dict(), **result.extra,
-                     "endpoint_retries": result.endpoint_retries,
+                     "endpoint_retries": result.endpoint_retries, "replies_cut": result.replies_cut,
+                     "refusals": result.refusals, "platform_wait_seconds": result.platform_wait_seconds,
                      **self_report(submission.environment_id, attempt.recorded or {}, result.score)},
             error_kind="", error_message="", prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens, trajectory_path=str(relative),
@@ -359,16 +365,21 @@ def _attempt_play(attempt: Attempt) -> float | None:
                            attempt.id, attempt.tries)
 
     _write_then_refresh(attempt, record)
+    _with_database(partial(breaker_reset, submission_id=attempt.submission_id),
+                   what=f"submission {attempt.submission_id}")
     return None
 
 
-def _hand_back(attempt: Attempt) -> None:
-    """Give a stopped try's attempt back to the queue; it keeps its try count, so this try can write no more."""
+def _hand_back(attempt: Attempt, *, stopping: bool = True) -> None:
+    """Give a stopped try's attempt back to the queue; it keeps its try count, so this try can write no more.
+    A paused submission's attempt waits for the resume, which queues it again."""
+    marks = {"error_kind": STOPPED_KIND, "error_message": STOPPED_MESSAGE} if stopping else {}
+
     def write() -> int:
         return _owned(attempt).update(status=Attempt.Status.RETRYING, next_try_at=None, heartbeat_at=timezone.now(),
-                                      error_kind=STOPPED_KIND, error_message=STOPPED_MESSAGE)
+                                      **marks)
 
-    if _with_database(write, what=f"attempt {attempt.id}"):
+    if _with_database(write, what=f"attempt {attempt.id}") and stopping:
         logger.warning("attempt %s try %s: the worker is stopping; queued again", attempt.id, attempt.tries)
         attempts_enqueue([attempt.id])
 
@@ -387,8 +398,11 @@ def _landed(attempt: Attempt, status: str) -> bool:
 def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, elapsed: float) -> float | None:
     kind = getattr(exc, "kind", "configuration_error")
     message = str(exc)[:2000]
-    give_up = kind in NON_RETRYABLE or attempt.tries >= django_settings.MAGEBENCH_INFRA_MAX_TRIES
-    delay = Backoff(first=django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS).delay(attempt.tries)
+    permanent = isinstance(exc, InfraError) and exc.permanent
+    give_up = permanent or attempt.tries >= django_settings.MAGEBENCH_INFRA_MAX_TRIES
+    server_wait = exc.retry_after if isinstance(exc, InfraError) and exc.retry_after else 0.0
+    # The server's wait, when it named one, over the platform's own: asking earlier is refused again.
+    delay = max(Backoff(first=django_settings.MAGEBENCH_INFRA_RETRY_BASE_SECONDS).delay(attempt.tries), server_wait)
     fields: dict[str, Any] = {
         "error_kind": kind, "error_message": message, "trajectory_path": str(relative),
         "duration_seconds": elapsed, "heartbeat_at": timezone.now(),
@@ -401,5 +415,9 @@ def _attempt_infra_failure(attempt: Attempt, exc: Exception, relative: Path, ela
         return None  # another worker has this attempt now; its outcome is that worker's to record
     logger.warning("attempt %s: %s (%s), try %s%s", attempt.id, kind, message, attempt.tries,
                    "; giving up" if give_up else f"; retrying in {delay:.1f}s")
+    if server_wait and not give_up:
+        endpoint_hold(submission_id=attempt.submission_id, seconds=server_wait)
+    if isinstance(exc, InfraError):
+        breaker_record_failure(submission_id=attempt.submission_id, attempt_id=attempt.id, error=exc)
     submission_refresh_status(submission_id=attempt.submission_id)
     return None if give_up else delay

@@ -57,6 +57,9 @@ class Submission(models.Model):
         COMPLETED = "completed"
         INCOMPLETE = "incomplete"
         CANCELLED = "cancelled"
+        #: Stopped by the platform: one failure ended tries of several attempts in a row (a spent
+        #: quota, a wrong key, an endpoint that is down). No request goes out until it is resumed.
+        PAUSED = "paused"
 
     class Source(models.TextChoices):
         ENDPOINT = "endpoint"
@@ -98,6 +101,13 @@ class Submission(models.Model):
     missing_scenarios = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     status_reason = models.TextField(blank=True)
+    #: The failure that ended the latest tries in a row (``InfraError.cause_key``) and the attempts
+    #: whose tries it ended since anything else happened: the breaker pauses the submission once
+    #: these are MAGEBENCH_BREAKER_ATTEMPTS.
+    breaker_cause = models.CharField(max_length=64, blank=True)
+    breaker_attempts = models.JSONField(default=list, blank=True)
+    #: No attempt starts before this: the endpoint asked (Retry-After) to be left alone until then.
+    calls_resume_at = models.DateTimeField(null=True, blank=True)
     is_baseline = models.BooleanField(default=False)
     #: Checked by the maintainers (set in the admin); boards can show verified entries only.
     verified = models.BooleanField(default=False, db_index=True)

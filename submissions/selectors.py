@@ -296,10 +296,12 @@ ACTIVE_SUBMISSIONS = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 
 
 def due_attempts(now: datetime) -> Q:
-    """Attempts a worker may start now: pending ones, and retrying ones whose wait is over."""
-    return (Q(status=Attempt.Status.PENDING)
-            | Q(status=Attempt.Status.RETRYING, next_try_at__isnull=True)
-            | Q(status=Attempt.Status.RETRYING, next_try_at__lte=now))
+    """Attempts a worker may start now: pending ones, and retrying ones whose wait is over, of
+    submissions whose endpoint has not asked to be left alone until later."""
+    waiting = (Q(status=Attempt.Status.PENDING)
+               | Q(status=Attempt.Status.RETRYING, next_try_at__isnull=True)
+               | Q(status=Attempt.Status.RETRYING, next_try_at__lte=now))
+    return waiting & (Q(submission__calls_resume_at__isnull=True) | Q(submission__calls_resume_at__lte=now))
 
 
 @dataclass

@@ -18,7 +18,7 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from accounts.models import Team
@@ -412,9 +412,7 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
                 finished = live.update(status=Submission.Status.INCOMPLETE, finished_at=timezone.now(),
                                        status_reason=f"the upload has no run for {len(missing)} scenario(s): {shown}")
             elif counts["failed"] or counts["cancelled"]:
-                kinds = (Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
-                         .values("error_kind").annotate(n=Count("id")).order_by("-n"))
-                reason = "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}" for row in kinds)
+                reason = _failure_reason(submission_id)
                 finished = live.update(status=Submission.Status.INCOMPLETE,
                                        status_reason=reason or "attempts were cancelled", finished_at=timezone.now())
             else:
@@ -422,6 +420,15 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
             if finished:
                 submission_result_rebuild(submission_id=submission_id)
     return Submission.objects.get(id=submission_id)
+
+
+def _failure_reason(submission_id: int) -> str:
+    """Why attempts failed, a line per kind with the cause of one of them in its own words
+    ("2 attempt(s) failed: quota_exhausted — Too Many Requests: OpenAI: insufficient_quota — …")."""
+    failed = Attempt.objects.filter(submission_id=submission_id, status=Attempt.Status.INFRA_FAILED)
+    kinds = failed.values("error_kind").annotate(n=Count("id"), example=Max("error_message")).order_by("-n")
+    return "; ".join(f"{row['n']} attempt(s) failed: {row['error_kind']}"
+                     + (f" — {row['example'][:300]}" if row["example"] else "") for row in kinds)
 
 
 def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
@@ -511,8 +518,10 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False,
             _quota_hold(submission.team, reviving=submission, user_id=actor_id)
         retry.update(status=Attempt.Status.PENDING, tries=0, error_kind="", error_message="", next_try_at=None)
         if ids:
+            # A paused submission's breaker starts counting again: the team says the cause is fixed.
             Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",
-                                                               finished_at=None)
+                                                               finished_at=None, breaker_cause="",
+                                                               breaker_attempts=[], calls_resume_at=None)
             attempts_enqueue_on_commit(ids)
             if finished:
                 # It leaves its board until it finishes again.

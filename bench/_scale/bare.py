@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.endpoints.profile import OFFICIAL_PROFILE, RequestProfile
+
 
 class DirectModel:
     """The ChatModel protocol answered by a baseline agent in this process: no HTTP, JSON or retries."""
@@ -18,7 +20,8 @@ class DirectModel:
         self.agent = agent
 
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                 top_p: float | None = None, frequency_penalty: float | None = None) -> Any:
+                 top_p: float | None = None, frequency_penalty: float | None = None,
+                 profile: RequestProfile = OFFICIAL_PROFILE) -> Any:
         from evaluators.endpoints.messages import Completion
 
         started = time.perf_counter()

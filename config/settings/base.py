@@ -396,6 +396,11 @@ MAGEBENCH_INFRA_RETRY_BASE_SECONDS = env_float("MAGEBENCH_INFRA_RETRY_BASE_SECON
 MAGEBENCH_ENDPOINT_TIMEOUT = env_float("MAGEBENCH_ENDPOINT_TIMEOUT", 120.0)
 MAGEBENCH_ENDPOINT_MAX_RETRIES = env_int("MAGEBENCH_ENDPOINT_MAX_RETRIES", 3)
 MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
+# The longest Retry-After honoured (seconds): a shorter one is waited out, a worker freed meanwhile
+# when it is long, and no request goes to that endpoint before it ends; a longer one pauses.
+MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER = env_float("MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER", 600.0)
+# A submission pauses (no more requests) once one failure has ended tries of this many attempts in a row.
+MAGEBENCH_BREAKER_ATTEMPTS = env_int("MAGEBENCH_BREAKER_ATTEMPTS", 3)
 # Attempts calling one endpoint at once, however many workers run (0: no limit), so the platform
 # never floods a team's server; an attempt finding no room waits this long and looks again.
 MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 8)

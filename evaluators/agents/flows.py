@@ -30,6 +30,7 @@ from evaluators.agents.replay import RepliesExhausted
 from evaluators.agents.requests import image_media_type, merge_same_role
 from evaluators.declarations import FLOW_GLOBAL, FLOW_ONLINE, Episode, Observation, PromptSet
 from evaluators.endpoints.messages import image_part
+from evaluators.endpoints.profile import OFFICIAL_PROFILE, RequestProfile, profile_of
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
 
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 
 class ChatModel(Protocol):
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                 top_p: float | None = None, frequency_penalty: float | None = None) -> Any: ...
+                 top_p: float | None = None, frequency_penalty: float | None = None,
+                 profile: RequestProfile = OFFICIAL_PROFILE) -> Any: ...
 
 
 class Cancelled(Exception):
@@ -64,6 +66,13 @@ class FlowResult:
     #: Requests the endpoint client sent again after a transient failure (a timeout, a 5xx): the
     #: endpoint saw ``model_calls + endpoint_retries`` requests for this attempt.
     endpoint_retries: int = 0
+    #: The endpoint's own account of its replies: how many stopped at the token limit
+    #: (``finish_reason`` "length"), how many it refused (a refusal, or "content_filter").
+    replies_cut: int = 0
+    refusals: int = 0
+    #: Seconds spent on failed requests and the waits between them: the platform's time, which the
+    #: model's seconds per scenario leave out.
+    platform_wait_seconds: float = 0.0
 
 
 @dataclass
@@ -105,10 +114,14 @@ class _Session:
                  progress: ProgressCallback | None, plugin: EnvironmentPlugin | None = None) -> None:
         self.model = model
         self.settings = settings
+        self.profile = profile_of(settings)
         self.recorder = recorder
         self.progress = progress
         self.calls = 0
         self.endpoint_retries = 0
+        self.replies_cut = 0
+        self.refusals = 0
+        self.waited = 0.0
         self.tokens = TokenTally()
         self.diagnostics = DiagnosticsTracker(
             vocabulary=frozenset(plugin.ACTIONS) if plugin else frozenset(),
@@ -129,6 +142,7 @@ class _Session:
                 max_tokens=self.settings.max_tokens,
                 top_p=self.settings.top_p,
                 frequency_penalty=self.settings.frequency_penalty,
+                profile=self.profile,
             )
         except RepliesExhausted:
             self.model_exhausted = True
@@ -138,14 +152,30 @@ class _Session:
         self.endpoint_retries += max(0, int(getattr(completion, "attempts", 1)) - 1)
         self.tokens.add(completion.prompt_tokens, completion.completion_tokens)
         text = completion.text if isinstance(completion.text, str) else ""
+        waited = float(getattr(completion, "waited", 0.0) or 0.0)
+        self.waited += waited
         index = self.recorder.record_call({
             "messages": _redact_images(messages, images),
             "reply": text,
-            "latency": round(time.monotonic() - started, 4),
+            "latency": round(time.monotonic() - started - waited, 4),
             "usage": {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens},
+            **self._reply_facts(completion, waited),
         })
         self.tick()
         return text, index
+
+    def _reply_facts(self, completion: Any, waited: float) -> dict[str, Any]:
+        """What the endpoint said about its reply besides the text, counted for the attempt; only the
+        facts it gave are recorded."""
+        finish = getattr(completion, "finish_reason", None)
+        refusal = getattr(completion, "refusal", None)
+        self.replies_cut += finish == "length"
+        self.refusals += bool(refusal) or finish == "content_filter"
+        facts = {"finish_reason": finish, "refusal": refusal,
+                 "reasoning_chars": getattr(completion, "reasoning_chars", None),
+                 "reasoning_tokens": getattr(completion, "reasoning_tokens", None),
+                 "platform_wait": round(waited, 4) if waited else None}
+        return {name: value for name, value in facts.items() if value is not None}
 
     def call_for_retry(self, messages: list[dict[str, Any]], images: dict[int, str], *,
                        answered: bool) -> tuple[str, int] | None:
@@ -391,6 +421,9 @@ def _finish(episode: Episode, session: _Session, outcome: str | None) -> FlowRes
         steps=session.steps,
         model_calls=session.calls,
         endpoint_retries=session.endpoint_retries,
+        replies_cut=session.replies_cut,
+        refusals=session.refusals,
+        platform_wait_seconds=round(session.waited, 4),
         outcome=outcome,
         details=details,
         diagnostics=session.diagnostics,

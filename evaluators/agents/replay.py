@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaluators.endpoints.messages import Completion
+from evaluators.endpoints.profile import OFFICIAL_PROFILE, RequestProfile
 
 
 class RepliesExhausted(Exception):
@@ -29,7 +30,8 @@ class RecordedModel:
         self.used = 0
 
     def complete(self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int,
-                 top_p: float | None = None, frequency_penalty: float | None = None) -> Completion:
+                 top_p: float | None = None, frequency_penalty: float | None = None,
+                 profile: RequestProfile = OFFICIAL_PROFILE) -> Completion:
         if self.used >= len(self.replies):
             raise RepliesExhausted(f"all {len(self.replies)} recorded replies were used")
         text = self.replies[self.used]

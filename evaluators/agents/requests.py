@@ -16,7 +16,8 @@ from evaluators.registry import all_plugins
 
 #: Settings of every environment under which a submission is not scored the official way, with
 #: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).
-OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "png_image_label": False}
+OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "png_image_label": False,
+                                   "token_limit_parameter": "max_tokens", "omit_parameters": "", "extra_body": {}}
 
 #: The media type the official flows write in every image's data URL, although the bytes are PNG.
 OFFICIAL_IMAGE_LABEL = "image/jpeg"
@@ -44,6 +45,11 @@ REQUEST_NOTES = (
     "The model id is the submission's; left blank, it is the first model the endpoint lists at /models, as the "
     "official client calls it. The list is read once per attempt, where the official client reads it before every "
     "request (the same id unless the server changes its list during an attempt).",
+    "Request profile (labelled variants, off by default): token_limit_parameter=max_completion_tokens sends the "
+    "completion-token limit under that name, omit_parameters leaves temperature, top_p or frequency_penalty out, "
+    "extra_body merges a JSON object into every request (e.g. reasoning_effort). OpenAI's reasoning models refuse "
+    "the official requests with 400 and can be run only so; the official harness cannot run them at all, so no "
+    "official figure exists to compare with.",
     "The official client retries a failed request 3 times whatever the failure; here only transient failures "
     "(time-outs, 5xx, 429, refused connections) are retried, and an attempt whose endpoint never answered is "
     "re-queued rather than scored 0.",

@@ -277,7 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
                 headers={"Retry-After": f"{fault.retry_after:g}"},
             )
         elif fault.mode == "garbage":
-            self._send_raw(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+            # A body cut short by a dropped proxy connection: worth asking again, unlike an HTML page.
+            self._send_raw(200, b'{"id": "chatcmpl-cut", "object": "chat.completion", "choi', "application/json")
         elif fault.mode == "rambling":
             self._answer(body, RAMBLING_REPLY)
         elif fault.mode == "empty_choices":

@@ -22,7 +22,8 @@ from evaluators.endpoints.address import AddressPolicy
 from evaluators.endpoints.credentials import display_url
 from evaluators.endpoints.errors import INVALID_RESPONSE, InfraError
 from evaluators.endpoints.messages import Completion, Message, completion_from
-from evaluators.endpoints.transport import MAX_RESPONSE_BYTES, Transport
+from evaluators.endpoints.profile import OFFICIAL_PROFILE, RequestProfile
+from evaluators.endpoints.transport import MAX_RESPONSE_BYTES, MAX_RETRY_AFTER, Transport
 from evaluators.retry import Backoff, call_with_retries
 
 logger = logging.getLogger(__name__)
@@ -70,8 +71,11 @@ class ChatClient:
     kind (so at most ``1 + max_retries`` requests). ``timeout`` is one deadline for each request as
     a whole: resolving, connecting, sending, the headers and the body. ``policy`` says which
     addresses may be connected to (:data:`LOCAL_POLICY` when None); ``max_response_bytes`` caps
-    a response body. ``sleep`` and ``rng`` exist so the waits can be observed or removed; they
-    default to real time and an unseeded generator.
+    a response body. A server's Retry-After is waited out here up to ``max_backoff`` seconds; a
+    longer one, up to ``max_retry_after``, ends the call with the error carrying the wait, for the
+    caller to come back then without holding anything meanwhile; a longer one still is refused as
+    permanent. ``sleep`` and ``rng`` exist so the waits can be observed or removed; they default to
+    real time and an unseeded generator.
     """
 
     def __init__(
@@ -86,6 +90,7 @@ class ChatClient:
         max_backoff: float = 30.0,
         policy: AddressPolicy | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        max_retry_after: float = MAX_RETRY_AFTER,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
@@ -109,6 +114,7 @@ class ChatClient:
             timeout=float(timeout),
             policy=policy if policy is not None else LOCAL_POLICY,
             max_response_bytes=int(max_response_bytes),
+            max_retry_after=float(max_retry_after),
         )
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
@@ -150,24 +156,22 @@ class ChatClient:
         max_tokens: int,
         top_p: float | None = None,
         frequency_penalty: float | None = None,
+        profile: RequestProfile = OFFICIAL_PROFILE,
         extra: Mapping[str, Any] | None = None,
     ) -> Completion:
         """Send one chat-completions request, retrying transient failures.
 
         ``top_p`` and ``frequency_penalty`` are left out of the request when None (the server's
-        default then applies). Raises :class:`InfraError` (with ``attempts`` set) when no answer
-        could be obtained.
+        default then applies); ``profile`` says under which name the token limit goes, which
+        sampling parameters are left out and what is merged into the body. Raises
+        :class:`InfraError` (with ``attempts`` set) when no answer could be obtained.
         """
         payload: dict[str, Any] = {
             "model": self.model or self.listed_model(),
             "messages": list(messages),
-            "temperature": temperature,
-            "max_tokens": max_tokens,
+            **profile.body(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
+                           frequency_penalty=frequency_penalty),
         }
-        if top_p is not None:
-            payload["top_p"] = top_p
-        if frequency_penalty is not None:
-            payload["frequency_penalty"] = frequency_penalty
         if extra:
             if extra.get("stream"):
                 raise ValueError("streaming responses are not supported by this client")
@@ -180,8 +184,11 @@ class ChatClient:
             latency = time.monotonic() - started
             return completion_from(data, latency, self._transport.clean)
 
+        began = time.monotonic()
         completion, attempts = self._with_retries(attempt)
-        return dataclasses.replace(completion, attempts=attempts)
+        # Failed requests and the waits between them: the platform's time, not the model's.
+        waited = max(0.0, time.monotonic() - began - completion.latency) if attempts > 1 else 0.0
+        return dataclasses.replace(completion, attempts=attempts, waited=round(waited, 4))
 
     def listed_model(self) -> str:
         """The first model the endpoint lists at ``/models``: the model the official client calls when
@@ -236,7 +243,7 @@ class ChatClient:
         try:
             result = call_with_retries(
                 counted,
-                retry_if=lambda error: isinstance(error, InfraError) and error.retryable,
+                retry_if=self._retry_here,
                 backoff=self._backoff,
                 max_tries=total,
                 wait_for=self._server_wait,
@@ -249,9 +256,16 @@ class ChatClient:
             raise
         return result, made
 
+    def _retry_here(self, error: Exception) -> bool:
+        """Whether to ask again from this call: a transient failure whose wait, if the server named
+        one, is short enough to spend holding the caller."""
+        if not isinstance(error, InfraError) or not error.retryable:
+            return False
+        return error.retry_after is None or error.retry_after <= self.max_backoff
+
     def _server_wait(self, error: Exception, failures: int) -> float | None:
         if isinstance(error, InfraError) and error.retry_after is not None:
-            # The server said when; guessing shorter gets another 429, longer wastes time.
-            return min(max(error.retry_after, 0.0), self.max_backoff)
+            # The server said when; asking sooner gets another refusal, and counts against the team.
+            return max(error.retry_after, 0.0)
         return None
 

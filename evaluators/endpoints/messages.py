@@ -30,7 +30,11 @@ class Completion:
     """One answered request. ``text`` is ``""`` when the model answered with nothing.
 
     ``latency`` is the duration of the request that succeeded (seconds), not counting earlier
-    failed attempts or the waits between them; ``attempts`` counts every request made.
+    failed attempts or the waits between them, which ``waited`` counts; ``attempts`` counts every
+    request made. ``refusal`` is a refusal the model gave instead of content (OpenAI's
+    ``message.refusal``); ``reasoning_chars`` the length of reasoning text the endpoint returned
+    beside the content (``reasoning_content``, ``reasoning``) and ``reasoning_tokens`` what it
+    billed for reasoning (``usage.completion_tokens_details.reasoning_tokens``), when it said.
     """
 
     text: str
@@ -40,6 +44,10 @@ class Completion:
     attempts: int
     finish_reason: str | None
     model: str | None = None
+    waited: float = 0.0
+    refusal: str | None = None
+    reasoning_chars: int | None = None
+    reasoning_tokens: int | None = None
 
 
 def completion_from(data: Any, latency: float, clean: Callable[[str], str]) -> Completion:
@@ -65,6 +73,10 @@ def completion_from(data: Any, latency: float, clean: Callable[[str], str]) -> C
         usage = {}
     finish_reason = choice.get("finish_reason")
     model = data.get("model")
+    refusal = message.get("refusal")
+    reasoning = [message.get(name) for name in ("reasoning_content", "reasoning")]
+    reasoning_texts = [text for text in reasoning if isinstance(text, str)]
+    details = usage.get("completion_tokens_details")
     return Completion(
         text=text,
         prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
@@ -73,6 +85,9 @@ def completion_from(data: Any, latency: float, clean: Callable[[str], str]) -> C
         attempts=1,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         model=model if isinstance(model, str) else None,
+        refusal=clean(refusal) if isinstance(refusal, str) and refusal else None,
+        reasoning_chars=sum(map(len, reasoning_texts)) if reasoning_texts else None,
+        reasoning_tokens=_int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
     )
 
 

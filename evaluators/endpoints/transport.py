@@ -29,12 +29,15 @@ from evaluators.endpoints.errors import (
     ENDPOINT_UNREACHABLE,
     INVALID_REQUEST,
     INVALID_RESPONSE,
+    NOT_CHAT_API,
+    QUOTA_EXHAUSTED,
     RATE_LIMITED,
     REQUEST_TIMEOUT,
     SERVER_ERROR,
     InfraError,
 )
-from evaluators.endpoints.messages import error_text
+from evaluators.endpoints.profile import fixing_setting
+from evaluators.endpoints.providers import ProviderError, is_quota_exhausted, read_provider_error
 
 #: A chat completion is a few kilobytes; anything this large is not one, and reading it all would
 #: only let a broken endpoint exhaust the worker's memory.
@@ -42,6 +45,8 @@ MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 #: An endpoint's own error message is kept to this many characters: enough to say what went wrong,
 #: too few to carry a page of someone else's data into the attempt's public record.
 _REASON_CHARS = 120
+#: The longest Retry-After the platform honours by default (seconds); MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER.
+MAX_RETRY_AFTER = 600.0
 _REDACTED = "[redacted]"
 #: Any run of this many characters of the API key is hidden, so an endpoint echoing a prefix of it
 #: ("Incorrect API key provided: sk-abc123…") does not publish that either.
@@ -54,10 +59,11 @@ class Transport:
     connections only to addresses ``policy`` allows, bodies of at most ``max_response_bytes``."""
 
     def __init__(self, api_key: str | None, *, timeout: float, policy: AddressPolicy,
-                 max_response_bytes: int) -> None:
+                 max_response_bytes: int, max_retry_after: float = MAX_RETRY_AFTER) -> None:
         # Kept private and out of any repr.
         self._api_key = api_key
         self.timeout = timeout
+        self.max_retry_after = max_retry_after
         self.policy = policy
         self.max_response_bytes = max_response_bytes
         self._session = guarded_session()
@@ -168,17 +174,7 @@ class Transport:
         status = response.status_code
         retry_after = _parse_retry_after(response.headers.get("Retry-After"))
         if not 200 <= status < 300:
-            # The reason phrase is the standard one: the server's own may say anything.
-            phrase = _status_phrase(status)
-            if 300 <= status < 400:
-                location = self.clean(display_url(response.headers.get("Location", "?")))
-                explanation = (f"the endpoint redirects to {location}; redirects are not followed, "
-                               "configure that URL instead")
-            else:
-                explanation = self._error_reason(raw) or "the endpoint gave no error message"
-            raise InfraError(
-                _kind_for_status(status), f"{phrase}: {explanation}", status, retry_after=retry_after
-            )
+            raise self._refusal(response, raw, retry_after)
         try:
             # json.loads detects UTF-8/16/32 itself, which is all RFC 8259 allows.
             return json.loads(raw)
@@ -186,20 +182,55 @@ class Transport:
             pass
         # Raised out here: the decoding error keeps the whole body, which may echo the key.
         content_type = self.clean(response.headers.get("Content-Type", "none"), limit=40)
+        media = content_type.split(";")[0].strip().lower()
+        if media in ("text/html", "application/xhtml+xml", "text/event-stream"):
+            # A page or a stream answering a JSON request will answer so every time: a sign-in
+            # page, a dashboard, a server streaming by default. Asking again only costs the team.
+            what = "an event stream (streaming was not asked for)" if media == "text/event-stream" else "an HTML page"
+            raise InfraError(NOT_CHAT_API, f"the endpoint answered with {what}, not a chat completion "
+                                           f"({len(raw)} bytes, content type {content_type}); check the URL "
+                                           "points at an OpenAI-compatible API", status)
         raise InfraError(
             INVALID_RESPONSE,
             f"the response body is not JSON ({len(raw)} bytes, content type {content_type})",
             status,
         )
 
-    def _error_reason(self, raw: bytes) -> str:
-        """The endpoint's own short explanation (OpenAI's ``error.message``), cleaned; else ""."""
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            return ""
-        return self.clean(error_text(data.get("error") if isinstance(data, dict) else None)
-                          or (error_text(data) if isinstance(data, dict) else ""))
+    def _refusal(self, response: requests.Response, raw: bytes, retry_after: float | None) -> InfraError:
+        """The InfraError for a non-2xx answer: its kind, and the provider's words and code."""
+        status = response.status_code
+        # The reason phrase is the standard one: the server's own may say anything.
+        phrase = _status_phrase(status)
+        if 300 <= status < 400:
+            location = self.clean(display_url(response.headers.get("Location", "?")))
+            return InfraError(_kind_for_status(status), f"{phrase}: the endpoint redirects to {location}; redirects "
+                                                        "are not followed, configure that URL instead", status)
+        error = read_provider_error(raw, response.headers)
+        kind = _kind_for_status(status)
+        if is_quota_exhausted(status, error, retry_after, self.max_retry_after):
+            kind = QUOTA_EXHAUSTED
+        wait = error.retry_delay if retry_after is None else retry_after
+        # A wait longer than the platform honours cannot be honoured without asking early.
+        too_long = kind == RATE_LIMITED and wait is not None and wait > self.max_retry_after
+        explanation = self._explain(error, status) or "the endpoint gave no error message"
+        if too_long:
+            explanation += f" (it asks to wait {wait:.0f}s, longer than the {self.max_retry_after:.0f}s allowed)"
+        return InfraError(kind, f"{phrase}: {explanation}", status, retry_after=wait, code=self.clean(error.code, 40),
+                          permanent=True if too_long else None)
+
+    def _explain(self, error: ProviderError, status: int) -> str:
+        """``Provider: code — message``, cleaned, with the profile setting that fixes a refused
+        parameter when one would."""
+        message = self.clean(error.message)
+        code = self.clean(error.code, limit=40)
+        text = " — ".join(part for part in (code if code and code not in message else "", message) if part)
+        if text and error.provider:
+            text = f"{error.provider}: {text}"
+        if 400 <= status < 500 and status not in (401, 403, 408, 429):
+            fix = fixing_setting(error.param, error.message)
+            if fix:
+                text += f" — set {fix} in the submission's request settings"
+        return text
 
     def clean(self, text: str, limit: int = _REASON_CHARS) -> str:
         """Foreign text made fit to store and show: one line, no markup, no secrets, short."""

@@ -268,6 +268,8 @@ def test_the_error_kinds_are_the_documented_constants() -> None:
         "server_error",
         "invalid_response",
         "invalid_request",
+        "quota_exhausted",
+        "not_chat_api",
     }
     assert RETRYABLE_KINDS == {ENDPOINT_UNREACHABLE, REQUEST_TIMEOUT, RATE_LIMITED, SERVER_ERROR, INVALID_RESPONSE}
     with pytest.raises(ValueError):
@@ -403,14 +405,18 @@ def test_a_retry_after_header_sets_the_wait_instead_of_the_backoff() -> None:
     assert slept == [0.4, 0.4]
 
 
-def test_a_retry_after_of_zero_retries_at_once_and_the_header_is_capped_by_max_backoff() -> None:
+def test_a_retry_after_of_zero_retries_at_once_and_a_long_one_is_handed_to_the_caller_unasked() -> None:
     slept, sleep = _recording_sleep()
     with start_server(IdleAgent(), fault=Fault("429", first_n=1, retry_after=0)) as server:
         _complete(ChatClient(server.url, "m", backoff=10.0, sleep=sleep))
     assert slept == []
+    # Longer than the client may hold its caller: no early request, the wait goes up with the error.
     with start_server(IdleAgent(), fault=Fault("429", first_n=1, retry_after=120)) as server:
-        _complete(ChatClient(server.url, "m", backoff=10.0, max_backoff=0.5, sleep=sleep))
-    assert slept == [0.5]
+        with pytest.raises(InfraError) as caught:
+            _complete(ChatClient(server.url, "m", backoff=10.0, max_backoff=0.5, sleep=sleep))
+        assert server.chat_requests == 1
+    assert slept == []
+    assert caught.value.kind == RATE_LIMITED and caught.value.retry_after == 120 and caught.value.retryable
 
 
 def test_a_retry_after_header_is_really_waited_for() -> None:
@@ -426,15 +432,15 @@ def test_a_retry_after_http_date_is_understood() -> None:
     soon = email.utils.formatdate(time.time() + 60, usegmt=True)
     # A date in the past means "now"; it must not turn into a negative or absurd delay.
     answers = [
-        (503, b"busy", {"Retry-After": soon}),
         (503, b"busy", {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}),
-        (200, _chat("ok"), {}),
+        (503, b"busy", {"Retry-After": soon}),
     ]
     with ScriptedServer(answers) as server:
         client = ChatClient(server.url, "m", backoff=10.0, max_backoff=0.5, sleep=sleep)
-        completion = _complete(client)
-    assert completion.text == "ok" and completion.attempts == 3
-    assert slept == [0.5]
+        with pytest.raises(InfraError) as caught:
+            _complete(client)
+    assert slept == [] and caught.value.attempts == 2
+    assert caught.value.retry_after is not None and 55 <= caught.value.retry_after <= 60
 
 
 def test_the_backoff_grows_exponentially_with_jitter_up_to_the_cap() -> None:

@@ -10,6 +10,7 @@ from PIL import Image
 from evaluators.agents.flows import _trim_memory, run_global, run_online
 from evaluators.base import ScenarioSpec, get_plugin
 from evaluators.endpoints.messages import Completion, image_part
+from evaluators.endpoints.profile import OFFICIAL_PROFILE
 from evaluators.runner import effective_settings
 from evaluators.sokoban.env import SokobanEpisode
 from evaluators.trajectory import TrajectoryRecorder
@@ -165,7 +166,9 @@ def test_every_request_carries_the_official_sampling_settings(tmp_path, flow, ma
     model = Scripted("### Actions\nRight" if flow == "global" else "# action\nRight")
     _run(flow, model, tmp_path)
     assert model.sampling == [{"temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0,
-                               "max_tokens": max_tokens}]
+                               "max_tokens": max_tokens, "profile": OFFICIAL_PROFILE}]
+    body = model.sampling[0]["profile"].body(temperature=0.1, max_tokens=max_tokens, top_p=0.95, frequency_penalty=1.0)
+    assert body == {"temperature": 0.1, "top_p": 0.95, "frequency_penalty": 1.0, "max_tokens": max_tokens}
 
 
 @pytest.mark.parametrize("env, flow, max_tokens", [("sokoban", "global", 1000), ("sokoban", "online", 300),

@@ -120,6 +120,7 @@ def test_it_retries_endpoint_failures_and_never_scores_them(fixture_scenarios, b
 def test_an_unreachable_endpoint_leaves_the_submission_incomplete_with_the_reason(fixture_scenarios, settings):
     settings.MAGEBENCH_INFRA_MAX_TRIES = 1
     settings.MAGEBENCH_ENDPOINT_MAX_RETRIES = 0
+    settings.MAGEBENCH_BREAKER_ATTEMPTS = 1000  # every attempt runs out its tries; the breaker's own tests pause
     submission = _submit(f"http://127.0.0.1:{_closed_port()}/v1")
     _run_all(submission)
     submission.refresh_from_db()
