@@ -38,9 +38,9 @@ from config.env import env_float  # noqa: E402
 from config.settings.base import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-MAGEBENCH_INFRA_RETRY_BASE_SECONDS = 0.2
+MAGEBENCH_INFRA_RETRY_BASE_SECONDS = env_float("MAGEBENCH_INFRA_RETRY_BASE_SECONDS", 0.2)
 # Long: a baseline agent's reply slowed by a busy machine must not be cut off and retried (a retry
 # the test's own run never picks up leaves its submission unfinished); a test of a timeout sets a
 # short one itself.
 MAGEBENCH_ENDPOINT_TIMEOUT = env_float("MAGEBENCH_ENDPOINT_TIMEOUT", 60.0)
-MAGEBENCH_ENDPOINT_BACKOFF = 0.05
+MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 0.05)

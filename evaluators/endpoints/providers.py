@@ -61,8 +61,9 @@ def read_provider_error(raw: bytes, headers: Mapping[str, str]) -> ProviderError
     error = data.get("error")
     body = error if isinstance(error, dict) else data
     message = _first_text(error if error is not None else data) or _first_text(data)
-    code = _text(body.get("code")) or _text(body.get("type")) or _text(body.get("status")) or _text(
-        data.get("error_type"))
+    # A numeric code only repeats the HTTP status; a named one (OpenAI's, Google's status) says more.
+    named = [_text(body.get("code")), _text(body.get("type")), _text(body.get("status")), _text(data.get("error_type"))]
+    code = next((each for each in named if each and not each.isdigit()), "")
     errors = data.get("errors")
     if not code and isinstance(errors, list) and errors and isinstance(errors[0], dict):
         code = _text(errors[0].get("code"))

@@ -4,7 +4,11 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
+
+#: One answer: the status, the body (bytes, or a dict or list sent as JSON) and the headers.
+Answer = tuple[int, Any, dict[str, str]]
 
 
 class ScriptedServer:
@@ -12,10 +16,12 @@ class ScriptedServer:
 
     The last answer repeats; ``reason`` replaces the status line's standard phrase. A body given as
     a dict is sent as JSON; ``{auth}`` in a bytes body is replaced by the request's Authorization
-    header, to play an endpoint that echoes it.
+    header, to play an endpoint that echoes it. ``answers`` may instead be a function of the
+    recorded request, for a server whose answer depends on what it was asked.
     """
 
-    def __init__(self, answers: list[tuple[int, Any, dict[str, str]]], *, reason: str | None = None) -> None:
+    def __init__(self, answers: list[tuple[int, Any, dict[str, str]]] | Callable[[dict[str, Any]], Answer], *,
+                 reason: str | None = None) -> None:
         self.answers = answers
         self.requests: list[dict[str, Any]] = []
         script = self
@@ -37,8 +43,11 @@ class ScriptedServer:
                         "json": json.loads(raw) if raw else None,
                     }
                 )
-                index = min(len(script.requests), len(script.answers)) - 1
-                status, body, headers = script.answers[index]
+                if callable(script.answers):
+                    status, body, headers = script.answers(script.requests[-1])
+                else:
+                    index = min(len(script.requests), len(script.answers)) - 1
+                    status, body, headers = script.answers[index]
                 if isinstance(body, (dict, list)):
                     data = json.dumps(body).encode()
                 else:
