@@ -7,7 +7,6 @@ Anthropic's ``{"type": "error", "error": {type, message}}`` and Gemini's list of
 """
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable
@@ -78,12 +77,14 @@ LLAMA_CPP_UNAVAILABLE = {"error": {"code": 503, "message": "Loading model", "typ
 OLLAMA_NOT_FOUND = {"error": {"message": "model \"gpt-x\" not found, try pulling it first", "type": "api_error",
                               "param": None, "code": None}}
 SIGN_IN_PAGE = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body><form>...</form></body></html>"
-NGINX_503 = (b"<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center>"
-             b"<h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>")
+NGINX_503 = (b"<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n"
+             b"<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n"
+             b"</body>\r\n</html>")
 
 
-def chat_completion(text: str, *, model: str = "double", finish_reason: str = "stop", reasoning_tokens: int | None = None,
-                    refusal: str | None = None, reasoning_content: str | None = None) -> dict[str, Any]:
+def chat_completion(text: str, *, model: str = "double", finish_reason: str = "stop",
+                    reasoning_tokens: int | None = None, refusal: str | None = None,
+                    reasoning_content: str | None = None) -> dict[str, Any]:
     """A chat completion as OpenAI's reference documents it."""
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": refusal}
     if reasoning_content is not None:
@@ -124,10 +125,3 @@ def reasoning_model(agent: BaselineAgent) -> Callable[[dict[str, Any]], Answer]:
 
     return answer
 
-
-def body_of(request: dict[str, Any]) -> dict[str, Any]:
-    return dict(request.get("json") or {})
-
-
-def as_bytes(value: Any) -> bytes:
-    return value if isinstance(value, bytes) else json.dumps(value).encode()

@@ -17,7 +17,7 @@ from evaluators.endpoints import (
     InfraError,
     text_part,
 )
-from evaluators.endpoints.profile import RequestProfile
+from evaluators.endpoints.profile import OFFICIAL_PROFILE, RequestProfile
 from evaluators.tests import provider_doubles as doubles
 from evaluators.tests.scripted_server import ScriptedServer
 
@@ -34,9 +34,9 @@ def _client(server: ScriptedServer, slept: list[float], **overrides: Any) -> Cha
     return ChatClient(server.url, "model-x", "sk-team-key-0123456789", **options)
 
 
-def _ask(client: ChatClient, profile: RequestProfile | None = None) -> Any:
-    extra = {"profile": profile} if profile is not None else {}
-    return client.complete(MESSAGES, temperature=0.1, max_tokens=300, top_p=0.95, frequency_penalty=1.0, **extra)
+def _ask(client: ChatClient, profile: RequestProfile = OFFICIAL_PROFILE) -> Any:
+    return client.complete(MESSAGES, temperature=0.1, max_tokens=300, top_p=0.95, frequency_penalty=1.0,
+                           profile=profile)
 
 
 def _fails(answers: Any, **overrides: Any) -> tuple[InfraError, ScriptedServer, list[float]]:

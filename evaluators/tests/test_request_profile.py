@@ -46,7 +46,8 @@ def test_omitted_parameters_are_read_from_text_or_a_list_in_one_order() -> None:
 
 
 @pytest.mark.parametrize("values, said", [
-    ({"token_limit_parameter": "max_new_tokens"}, "token_limit_parameter must be one of max_tokens, max_completion_tokens"),
+    ({"token_limit_parameter": "max_new_tokens"},
+     "token_limit_parameter must be one of max_tokens, max_completion_tokens"),
     ({"omit_parameters": "temperature,seed"}, "'seed' cannot be left out"),
     ({"extra_body": "{not json"}, "extra_body must be a JSON object"),
     ({"extra_body": "[1, 2]"}, "extra_body must be a JSON object"),

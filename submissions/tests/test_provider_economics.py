@@ -51,7 +51,8 @@ def test_a_reasoning_model_scores_the_sokoban_mini_set_with_its_request_profile(
     assert len(attempts) == _mini_levels()
     assert all(a.status == Attempt.Status.SCORED and a.score == pytest.approx(100.0) for a in attempts)
     sent = [request["json"] for request in server.requests if request["path"].endswith("/chat/completions")]
-    assert sent and all(set(body) == {"model", "messages", "max_completion_tokens", "reasoning_effort"} for body in sent)
+    keys = {"model", "messages", "max_completion_tokens", "reasoning_effort"}
+    assert sent and all(set(body) == keys for body in sent)
     assert submission.evaluation_settings.variant_names() == ["extra_body", "omit_parameters", "token_limit_parameter"]
 
 
@@ -97,7 +98,8 @@ def test_a_spent_quota_pauses_the_submission_within_twenty_requests_and_resuming
 def test_an_endpoint_that_always_answers_503_pauses_within_fifty_requests(
         fixture_scenarios, celery_workers, wait_for):
     # The production retry timing: three retries a request from 2 s, a try again after 30 s.
-    celery_workers("w1", concurrency=2, env={"MAGEBENCH_ENDPOINT_BACKOFF": "2", "MAGEBENCH_INFRA_RETRY_BASE_SECONDS": "30"})
+    celery_workers("w1", concurrency=2,
+                   env={"MAGEBENCH_ENDPOINT_BACKOFF": "2", "MAGEBENCH_INFRA_RETRY_BASE_SECONDS": "30"})
     with ScriptedServer(doubles.always(503, doubles.NGINX_503, {"Content-Type": "text/html"})) as server:
         submission = _submit(server.url, flow="global")
         wait_for(lambda: _status(submission) == "paused", 300, "the breaker to pause the submission")
