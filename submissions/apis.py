@@ -44,6 +44,7 @@ from submissions.selectors import (
     queue_item,
     queue_seen_by,
     submission_progress,
+    submission_reply_counts,
     visible_entries,
 )
 from submissions.services import (
@@ -164,6 +165,12 @@ class ProgressOutput(serializers.Serializer):
     eta_missing = serializers.CharField(allow_blank=True, required=False,
                                         help_text="why an active submission has no estimate (eta_seconds null)")
     last_error = serializers.CharField(allow_blank=True)
+    replies = serializers.IntegerField(help_text="model replies of the scored attempts")
+    replies_cut = serializers.IntegerField(help_text="replies the endpoint stopped at the token limit "
+                                                     "(finish_reason length)")
+    refusals = serializers.IntegerField(help_text="replies the endpoint refused (a refusal, or content_filter)")
+    platform_wait_seconds = serializers.FloatField(help_text="seconds lost to retried requests and rate-limit waits, "
+                                                             "left out of the model's seconds")
 
 
 def progress_data(submission: Submission) -> dict[str, Any]:
@@ -173,7 +180,8 @@ def progress_data(submission: Submission) -> dict[str, Any]:
             "pending": p.pending, "infra_failed": p.infra_failed, "cancelled": p.cancelled,
             "queue_position": place.position if place else None, "eta_seconds": place.eta_seconds if place else None,
             "eta_is_lower_bound": bool(place and place.eta_at_least), "eta_basis": place.eta_basis if place else "",
-            "eta_missing": place.eta_missing if place else "", "last_error": place.last_error if place else ""}
+            "eta_missing": place.eta_missing if place else "", "last_error": place.last_error if place else "",
+            **submission_reply_counts(submission)}
 
 
 class SubmissionOutput(serializers.ModelSerializer):

@@ -7,6 +7,13 @@ from typing import Any
 from django import forms
 
 from evaluators.base import all_plugins, environment_flows
+from evaluators.endpoints.profile import (
+    MAX_EXTRA_BODY_BYTES,
+    OMITTABLE_PARAMETERS,
+    TOKEN_LIMIT_PARAMETERS,
+    ProfileError,
+    read_extra_body,
+)
 from evaluators.settings import setting_range
 
 
@@ -102,6 +109,21 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
     max_tokens = forms.IntegerField(required=False, **_bounds("max_tokens"))
     no_system_role = forms.BooleanField(required=False, label="Model has no system role")
     text_only = forms.BooleanField(required=False, label="Model reads no images")
+    # The request profile: reasoning models refuse the official requests (each is a labelled variant).
+    token_limit_parameter = forms.ChoiceField(
+        required=False, label="Token limit sent as", initial="max_tokens",
+        choices=[(name, name) for name in TOKEN_LIMIT_PARAMETERS],
+        help_text="max_tokens is the official request; OpenAI's reasoning models (o-series, GPT-5) take only "
+                  "max_completion_tokens")
+    omit_parameters = forms.MultipleChoiceField(
+        required=False, label="Leave out of every request", widget=forms.CheckboxSelectMultiple,
+        choices=[(name, name) for name in OMITTABLE_PARAMETERS],
+        help_text="Parameters the model refuses; the official requests send all three")
+    extra_body = forms.CharField(
+        required=False, label="Extra request body (JSON)", max_length=MAX_EXTRA_BODY_BYTES,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": '{"reasoning_effort": "low"}'}),
+        help_text="A JSON object merged into every request, e.g. reasoning_effort or vLLM's chat_template_kwargs; "
+                  "it cannot set what the platform sets (model, messages, sampling, the token limit, streaming)")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -120,7 +142,22 @@ class EndpointSubmissionForm(_ModelAndBoardForm):
             values["no_system_role"] = True
         if data["text_only"]:
             values["observation_images"] = False
+        if data["token_limit_parameter"] and data["token_limit_parameter"] != "max_tokens":
+            values["token_limit_parameter"] = data["token_limit_parameter"]
+        if data["omit_parameters"]:
+            values["omit_parameters"] = ",".join(data["omit_parameters"])
+        if data["extra_body"]:
+            values["extra_body"] = data["extra_body"]
         return values
+
+    def clean_extra_body(self) -> str:
+        text = str(self.cleaned_data.get("extra_body") or "").strip()
+        if text:
+            try:
+                read_extra_body(text)
+            except ProfileError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return text
 
 
 class UploadSubmissionForm(_ModelAndBoardForm):

@@ -28,7 +28,9 @@ EXIT_OK, EXIT_UNFINISHED, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 
 # 128 + SIGPIPE: what a shell reports for a program a closed pipe stopped.
 EXIT_BROKEN_PIPE = 141
 #: Final submission statuses and the exit code ``follow`` ends with.
-FINAL_STATUSES = {"completed": EXIT_OK, "incomplete": EXIT_UNFINISHED, "cancelled": EXIT_UNFINISHED}
+#: A paused submission sends no more requests until it is resumed: following it further would wait forever.
+FINAL_STATUSES = {"completed": EXIT_OK, "incomplete": EXIT_UNFINISHED, "cancelled": EXIT_UNFINISHED,
+                  "paused": EXIT_UNFINISHED}
 #: What ``export --format`` offers, and the file the site serves for each.
 EXPORT_FORMATS = {"csv": "csv", "parquet": "parquet", "trajectories": "zip"}
 ATTEMPT_COLUMNS = ("scenario", "repeat", "status", "score", "outcome", "steps", "model_calls", "invalid_action",

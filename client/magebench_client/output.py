@@ -161,6 +161,10 @@ def status_lines(s: dict[str, Any]) -> list[str]:
     scores = [a["score"] for a in s.get("attempts") or [] if a.get("score") is not None]
     if scores:
         lines.append(f"mean score {sum(scores) / len(scores):.2f} over {len(scores)} scored attempt(s)")
+    if progress.get("replies"):
+        lines.append(f"replies: {progress.get('replies_cut', 0)} of {progress['replies']} cut at max_tokens, "
+                     f"{progress.get('refusals', 0)} refused; platform waits "
+                     f"{float(progress.get('platform_wait_seconds') or 0):.1f} s")
     if progress.get("last_error"):
         lines.append(f"last error: {progress['last_error']}")
     return lines

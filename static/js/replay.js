@@ -127,6 +127,8 @@
         row("Steps", stepCount), row("Unparsed replies", calls.filter((c) => c.parse_error).length));
     }
     const call = item.call || (current === 0 ? calls[0] : null);
+    if (call && call.finish_reason && call.finish_reason !== "stop") table.append(row("Finish reason", call.finish_reason));
+    if (call && call.refusal) table.append(row("Refusal", call.refusal));
     replyBox.textContent = call ? call.reply : "";
     requestBox.textContent = call ? describeMessages(call.messages) : "";
   }
@@ -171,14 +173,24 @@
 
   // A long trajectory arrives a page at a time: its steps and calls join the timeline, its calls the table.
   const callRows = document.getElementById("call-rows");
+  // The same words as the page's first rows (templates/submissions/replay.html).
+  function endpointSaid(c) {
+    let text = c.finish_reason || "";
+    if (c.refusal) text += " · refused: " + c.refusal;
+    if (c.reasoning_chars) text += " · reasoning " + c.reasoning_chars + " chars";
+    if (c.reasoning_tokens) text += " · " + c.reasoning_tokens + " reasoning tokens";
+    if (c.platform_wait) text += " · retried, " + c.platform_wait + " s lost";
+    return text;
+  }
   function callRow(c) {
     const tr = document.createElement("tr");
     const usage = c.usage || {};
     [c.index, c.decision || "–", c.retry, (c.parsed || []).join(", ").slice(0, 120), c.parse_error || "",
       c.latency, (usage.prompt === undefined ? "?" : usage.prompt) + "/" + (usage.completion === undefined ? "?" : usage.completion),
+      endpointSaid(c),
     ].forEach((value, i) => {
       const td = document.createElement("td");
-      if (i >= 5) td.className = "num";
+      if (i === 5 || i === 6) td.className = "num";
       td.textContent = value === undefined || value === null ? "" : String(value);
       tr.appendChild(td);
     });

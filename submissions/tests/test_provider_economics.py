@@ -7,9 +7,11 @@ cause in the provider's words; resuming it continues where it stopped.
 """
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from accounts.services import team_get_or_create
@@ -110,6 +112,17 @@ def test_an_endpoint_that_always_answers_503_pauses_within_fifty_requests(
     assert requests <= 50
     assert "server_error" in submission.status_reason and "Service Unavailable" in submission.status_reason
     assert not submission.attempts.filter(score__isnull=False).exists()
+
+
+def test_submit_endpoint_wait_returns_an_error_when_the_submission_pauses(fixture_scenarios, celery_workers):
+    celery_workers("w1", concurrency=1, env={"MAGEBENCH_BREAKER_ATTEMPTS": "1"})
+    refusal = {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                         "code": "invalid_api_key"}}
+    with ScriptedServer(doubles.always(401, refusal, doubles.OPENAI_HEADERS)) as server, \
+            pytest.raises(CommandError, match="paused: .*invalid_api_key"):
+        call_command("submit_endpoint", "--team", "Ops", "--url", server.url, "--model", "m", "--env", "sokoban",
+                     "--flow", "global", "--subset", "mini", "--suite", "fixture", "--setting", "repeats=1",
+                     "--wait", stdout=io.StringIO())
 
 
 def _mini_levels() -> int:

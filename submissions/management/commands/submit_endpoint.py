@@ -86,6 +86,9 @@ class Command(BaseCommand):
             self.stdout.flush()
             if not submission.is_active:
                 self.stdout.write("")
+                if submission.status == Submission.Status.PAUSED:
+                    # Nothing more happens until someone resumes it: a script waiting on it must not wait on.
+                    raise CommandError(f"submission {submission.id} paused: {submission.status_reason}")
                 if submission.status_reason:
                     self.stdout.write(submission.status_reason)
                 return
