@@ -43,6 +43,9 @@ class Progress:
     cancelled: int
     last_heartbeat: Any
     mean_seconds: float | None
+    #: The platform's seconds per scored attempt (retries, rate-limit waits), which ``mean_seconds``
+    #: leaves out and a time left must count.
+    mean_wait_seconds: float | None = None
 
     @property
     def percent(self) -> int:
@@ -68,13 +71,16 @@ _PROGRESS_COUNTS = dict(
     cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
     heartbeat=Max("heartbeat_at"),
     seconds=Avg("duration_seconds", filter=Q(status=Attempt.Status.SCORED)),
+    waits=Avg(Cast(KeyTextTransform("platform_wait_seconds", "details"), FloatField()),
+              filter=Q(status=Attempt.Status.SCORED)),
 )
 
 
 def _progress(c: dict[str, Any]) -> Progress:
     return Progress(total=c["total"], done=c["scored"] + c["failed"] + c["cancelled"], scored=c["scored"],
                     running=c["running"], retrying=c["retrying"], pending=c["pending"], infra_failed=c["failed"],
-                    cancelled=c["cancelled"], last_heartbeat=c["heartbeat"], mean_seconds=c["seconds"])
+                    cancelled=c["cancelled"], last_heartbeat=c["heartbeat"], mean_seconds=c["seconds"],
+                    mean_wait_seconds=c.get("waits"))
 
 
 def submission_progress(submission: Submission) -> Progress:
@@ -149,9 +155,10 @@ def _environment_seconds(envs: set[str]) -> dict[str, float]:
 
 def _per_attempt(items: list[QueueItem]) -> dict[int, tuple[float | None, str]]:
     """Each active submission's expected seconds per attempt and where that number comes from."""
+    # The wall time of an attempt: the model's and the environment's, and what the platform waited.
     known: dict[int, tuple[float | None, str]] = {
-        item.submission.id: (item.progress.mean_seconds, "this submission") for item in items
-        if item.progress.mean_seconds is not None}
+        item.submission.id: (item.progress.mean_seconds + (item.progress.mean_wait_seconds or 0.0), "this submission")
+        for item in items if item.progress.mean_seconds is not None}
     rest = [item.submission for item in items if item.submission.id not in known]
     boards = _board_seconds({(s.environment_id, s.flow, s.subset) for s in rest})
     envs = _environment_seconds({s.environment_id for s in rest
@@ -180,6 +187,15 @@ def _sim_workers(running_total: int) -> tuple[list[SimWorker], bool]:
         return workers, True
     return [SimWorker(name=UNREGISTERED, queues=[q.name for q in settings.CELERY_TASK_QUEUES],
                       slots=max(1, running_total))], False
+
+
+def _held(due_in: list[float], waiting: int, resume_at: datetime | None, now: datetime) -> list[float]:
+    """When each waiting attempt may start, once the endpoint's own wait (its Retry-After, held for
+    every attempt on it) is counted: none starts before it ends."""
+    hold = (resume_at - now).total_seconds() if resume_at is not None else 0.0
+    if hold <= 0:
+        return due_in
+    return [max(hold, due) for due in due_in] + [hold] * (waiting - len(due_in))
 
 
 def _estimate(items: list[QueueItem]) -> None:
@@ -218,11 +234,12 @@ def _estimate(items: list[QueueItem]) -> None:
         runs = running.get(s.id, [])
         left = [max(0.0, (seconds or 0.0) - ((now - started).total_seconds() if started else 0.0))
                 for started, _ in runs]
+        waiting = item.progress.pending + item.progress.retrying
         sims.append(SimSubmission(
             contender=Contender(submission_id=s.id, team_id=s.team_id, baseline=s.is_baseline or s.model.is_baseline,
                                 subset=s.subset, created_at=s.created_at, endpoint=s.endpoint_url),
-            queue=queue_for(s.environment_id), waiting=item.progress.pending + item.progress.retrying,
-            due_in=due_in.get(s.id, []),
+            queue=queue_for(s.environment_id), waiting=waiting,
+            due_in=_held(due_in.get(s.id, []), waiting, s.calls_resume_at, now),
             running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
             per_attempt=seconds, last_started=last_started.get(s.id)))
     own: dict[str, list[tuple[int | None, str]]] = {}
@@ -265,7 +282,7 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
     rows = cast(Iterable[dict[str, Any]], Attempt.objects.filter(submission_id__in=[s.id for s in submissions])
                 .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by())
     counts = {row.pop("submission_id"): row for row in rows}
-    empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None}
+    empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None, "waits": None}
     items = [QueueItem(submission=s, progress=_progress(counts.get(s.id, empty)),
                        # Errors stored before URLs with credentials were refused may quote one.
                        last_error=scrub_secrets(f"{s.error_kind}: {s.error_message}") if s.error_kind else "")

@@ -63,6 +63,22 @@ def test_a_board_with_no_observed_time_has_no_eta_and_makes_later_ones_lower_bou
     assert second.eta_seconds == pytest.approx(10.0) and second.eta_at_least
 
 
+def test_the_time_left_counts_the_platform_s_waits_that_the_model_s_seconds_leave_out(fixture_scenarios):
+    submission = _submission("Rate limited", [(SCORED, 2.0), (SCORED, 4.0), (PENDING, None), (PENDING, None)])
+    Attempt.objects.filter(submission=submission, status=SCORED).update(details={"platform_wait_seconds": 9.0})
+    item = queue_item(submission)
+    # 3 s of the model's and 9 s of waiting per attempt, two attempts one after the other on one slot.
+    assert item is not None and item.eta_seconds == pytest.approx(24.0)
+
+
+def test_the_time_left_starts_after_the_endpoint_s_retry_after_ends(fixture_scenarios):
+    submission = _submission("Held", [(SCORED, 5.0), (PENDING, None), (PENDING, None)])
+    Submission.objects.filter(id=submission.id).update(calls_resume_at=timezone.now() + timedelta(seconds=120))
+    item = queue_item(submission)
+    # Nothing starts for 120 s; then the two attempts of 5 s run one after the other on one slot.
+    assert item is not None and item.eta_seconds == pytest.approx(130.0, abs=1.0)
+
+
 def test_the_queue_shows_the_latest_infrastructure_error_of_a_submission(client, fixture_scenarios):
     submission = _submission("Flaky", [(SCORED, 5.0), (Attempt.Status.RETRYING, None)])
     Attempt.objects.filter(submission=submission, status=Attempt.Status.RETRYING).update(
