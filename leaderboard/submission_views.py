@@ -37,7 +37,7 @@ def _prompts_of(submission: Submission) -> dict[str, Any]:
 #: so for an upload they record only the platform's defaults and are not shown.
 REQUEST_SETTINGS = frozenset({"temperature", "top_p", "frequency_penalty", "max_tokens", "parse_retries",
                               "no_system_role", "png_image_label", "max_image", "max_memory",
-                              "observation_images"})
+                              "observation_images", "token_limit_parameter", "omit_parameters", "extra_body"})
 
 
 def _applied_settings(submission: Submission) -> dict[str, Any]:

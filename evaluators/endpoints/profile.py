@@ -10,6 +10,7 @@ body. Any of them makes the run a labelled variant (``evaluators.agents.requests
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,4 +133,12 @@ def fixing_setting(param: str | None, message: str) -> str | None:
     for name in OMITTABLE_PARAMETERS:
         if f"'{name}'" in text or f'"{name}"' in text or f"`{name}`" in text:
             return f"omit_parameters={name}"
+    if _IMAGES_REFUSED.search(text):
+        # Not a fix of the request but of the model: it reads no images, and runs on text alone only so.
+        return "observation_images=false (the model reads no images; a text-only run)"
     return None
+
+
+#: How servers word a refusal of image inputs (OpenAI, vLLM, llama.cpp, Ollama).
+_IMAGES_REFUSED = re.compile(r"image[_ ]?(url|input)?s? (is |are )?(only supported|not supported)|does not support "
+                             r"image|not a multimodal model|image input is not supported|no vision", re.IGNORECASE)
