@@ -413,6 +413,12 @@ MAGEBENCH_ENDPOINT_ALLOW_PRIVATE = env_bool("MAGEBENCH_ENDPOINT_ALLOW_PRIVATE", 
 MAGEBENCH_ENDPOINT_ALLOWED_NETWORKS = env_list("MAGEBENCH_ENDPOINT_ALLOWED_NETWORKS", [])
 # A chat completion is kilobytes; a larger body is refused rather than held in a worker's memory.
 MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES = env_int("MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES", 8 * 1024 * 1024)
+# Test calls of an endpoint (one real request each, made by a worker): at most this many per team
+# within the window, one at a time. A check no worker has finished after the stale limit (its
+# worker died) no longer blocks the team's next one and reads as failed.
+MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW = env_int("MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW", 10)
+MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS", 3600)
+MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS", 600)
 # Uploads of model outputs (a zip of the official output folder, or per-sample JSONL).
 # Both limits are checked against the Content-Length before the body is read (an upload may add
 # 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.
