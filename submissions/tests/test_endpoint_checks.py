@@ -183,7 +183,8 @@ def test_private_addresses_are_refused_in_production(lab, fixture_scenarios, set
         "endpoint_url": "http://10.1.2.3/v1", "env": "sokoban", "flow": "global", "suite": "fixture"},
         content_type="application/json", **lab.auth())
 
-    assert response.status_code == 400 and not EndpointCheck.objects.exists()
+    assert response.status_code == 400 and "private network address" in response.json()["message"]
+    assert not EndpointCheck.objects.exists()
 
 
 def test_a_read_only_token_cannot_start_a_check_and_other_teams_cannot_see_one(lab, fixture_scenarios, client):
