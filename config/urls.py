@@ -25,6 +25,7 @@ urlpatterns = [
     path("environments/<slug:env>/prompts/<slug:flow>/<str:version>/", board_views.prompt_set_view, name="prompt-set"),
     path("submit/", submission_views.submit, name="submit"),
     path("submit/upload/", submission_views.upload, name="upload"),
+    path("submit/checks/<int:check_id>/", submission_views.endpoint_check_page, name="endpoint-check"),
     path("queue/", submission_views.queue, name="queue"),
     path("submissions/<int:submission_id>/", submission_pages.submission_detail, name="submission-detail"),
     path("submissions/<int:submission_id>/<str:action>/", submission_views.submission_action, name="submission-action"),

@@ -14,11 +14,10 @@ from rest_framework.views import APIView
 
 from accounts.selectors import request_access
 from evaluators.base import environment_slugs
-from evaluators.endpoints.credentials import display_url
 from submissions.apis import ErrorOutput, _validated
 from submissions.forms import flow_choices
 from submissions.models import EndpointCheck
-from submissions.selectors import endpoint_check_stale, endpoint_check_visible
+from submissions.selectors import endpoint_check_shown, endpoint_check_visible
 from submissions.services import SubmissionError, endpoint_check_create
 
 
@@ -72,21 +71,6 @@ class EndpointCheckOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
     result = CheckResultOutput(allow_null=True)
-
-
-def check_data(check: EndpointCheck) -> dict[str, Any]:
-    """A check as the API and the submit page show it. One that no worker finished in time (its
-    worker died) reads as finished with that reason, so that no one polls it for ever."""
-    state, result = check.status, check.result or None
-    if endpoint_check_stale(check):
-        state = EndpointCheck.Status.FINISHED
-        result = {"ok": False, "reachable": None, "error": {
-            "kind": "platform_error", "status": None,
-            "message": "no worker finished the test call in time; try again"}}
-    return {"id": check.id, "status": state, "env": check.environment_id, "flow": check.flow,
-            "subset": check.subset, "suite": check.suite, "endpoint_url": display_url(check.endpoint_url),
-            "endpoint_model": check.endpoint_model, "settings": check.settings, "created_at": check.created_at,
-            "finished_at": check.finished_at, "result": result if state == EndpointCheck.Status.FINISHED else None}
 
 
 class EndpointCheckCreateApi(APIView):
@@ -152,4 +136,4 @@ class EndpointCheckDetailApi(APIView):
         check = endpoint_check_visible(request_access(request).team_ids, check_id)
         if check is None:
             raise exceptions.NotFound("no such endpoint check")
-        return Response(EndpointCheckOutput(check_data(check)).data)
+        return Response(EndpointCheckOutput(endpoint_check_shown(check)).data)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import Team
 from evaluators.base import all_plugins, get_plugin
-from evaluators.endpoints.credentials import scrub_secrets
+from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from scoring.cost import token_cost
 from scoring.ordering import natural_key
@@ -649,3 +649,18 @@ def endpoint_checks_in_window(team_id: int, now: datetime) -> tuple[int, datetim
 def endpoint_check_visible(team_ids: Collection[int], check_id: int) -> EndpointCheck | None:
     """A check of one of these teams; None for any other (another team's checks name its endpoint)."""
     return EndpointCheck.objects.select_related("scenario").filter(id=check_id, team_id__in=team_ids).first()
+
+
+def endpoint_check_shown(check: EndpointCheck) -> dict[str, Any]:
+    """A check as the API and the submit page show it. One that no worker finished in time (its
+    worker died) reads as finished with that reason, so that no one polls it for ever."""
+    state, result = check.status, check.result or None
+    if endpoint_check_stale(check):
+        state = EndpointCheck.Status.FINISHED
+        result = {"ok": False, "reachable": None, "error": {
+            "kind": "platform_error", "status": None,
+            "message": "no worker finished the test call in time; try again"}}
+    return {"id": check.id, "status": state, "env": check.environment_id, "flow": check.flow,
+            "subset": check.subset, "suite": check.suite, "endpoint_url": display_url(check.endpoint_url),
+            "endpoint_model": check.endpoint_model, "settings": check.settings, "created_at": check.created_at,
+            "finished_at": check.finished_at, "result": result if state == EndpointCheck.Status.FINISHED else None}
