@@ -72,9 +72,7 @@ def submit(request: HttpRequest) -> HttpResponse:
         if request.headers.get("Accept") == "application/json":
             # The page's script: it shows the result in place and keeps what was typed, the key included.
             if check is None:
-                return JsonResponse({"message": refused or "; ".join(
-                    f"{form.fields[name].label if name in form.fields else ''}: {' '.join(errors)}".lstrip(": ")
-                    for name, errors in form.errors.items())}, status=400)
+                return JsonResponse({"message": refused or _form_problems(form)}, status=400)
             return JsonResponse({"id": check.id, "poll": reverse("api-endpoint-check", args=[check.id])},
                                 status=202)
     elif request.method == "POST" and form.is_valid():
@@ -96,6 +94,16 @@ def submit(request: HttpRequest) -> HttpResponse:
             return redirect("submission-detail", submission_id=submission.id)
     return render(request, "submissions/submit.html", {
         "form": form, "teams": teams, "quotas": [(team, quota_status(team)) for team in teams], "check": check})
+
+
+def _form_problems(form: EndpointSubmissionForm) -> str:
+    """The form's errors on one line, each after its field's label."""
+    problems = []
+    for name, errors in form.errors.get_json_data().items():
+        words = " ".join(str(error["message"]) for error in errors)
+        label = form.fields[name].label if name in form.fields else None
+        problems.append(f"{label or name}: {words}" if name != "__all__" else words)
+    return "; ".join(problems)
 
 
 def _test_call(request: HttpRequest, form: EndpointSubmissionForm, teams: Any) -> tuple[Any, str]:

@@ -110,7 +110,8 @@ def test_the_test_call_sends_exactly_the_first_request_of_the_boards_first_attem
         endpoint_check_run(check_id=check_id)
         tested = list(server.requests)
         submission = submission_create_endpoint(
-            model=ModelEntry.objects.create(team=lab.team, name="Recorded"), env="sokoban", flow="global", subset="mini", suite="fixture",
+            model=ModelEntry.objects.create(team=lab.team, name="Recorded"), env="sokoban", flow="global",
+            subset="mini", suite="fixture",
             endpoint_url=server.url, endpoint_model="scripted-1", api_key=SECRET, settings=options)
         first = submission.attempts.order_by("id").first()
         assert first is not None
