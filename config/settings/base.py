@@ -194,6 +194,8 @@ SPECTACULAR_SETTINGS = {
         {"name": "submissions", "description": "Endpoint submissions: create, list, follow, cancel, resume, "
                                                "re-run and publish."},
         {"name": "uploads", "description": "Submissions of model outputs produced offline, re-scored by the site."},
+        {"name": "endpoint-checks", "description": "Test calls of an endpoint: the first request an attempt would "
+                                                   "send, made alone, and what came back."},
         {"name": "attempts", "description": "One episode of a submission: its trajectory and stored artifacts."},
         {"name": "models", "description": "The models teams have registered, with their metadata."},
         {"name": "queue", "description": "What runs now and what waits, in serving order."},
@@ -201,6 +203,7 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {"SubmissionStatusEnum": "submissions.models.Submission.Status",
                             "AttemptStatusEnum": "submissions.models.Attempt.Status",
+                            "EndpointCheckStatusEnum": "submissions.models.EndpointCheck.Status",
                             "FlowEnum": [("global", "Global"), ("online", "Online")]},
 }
 
