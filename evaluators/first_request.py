@@ -77,4 +77,5 @@ def first_request(*, scenario: ScenarioSpec, flow: str, settings: EvaluationSett
     if wrapper.completion is None:
         raise EnvironmentFailure(f"the {flow} flow of {scenario.key} ended without asking the model anything")
     reply = wrapper.completion.text if isinstance(wrapper.completion.text, str) else ""
-    return FirstAnswer(completion=wrapper.completion, parsed=get_plugin(scenario.env).parse(flow, reply))
+    plugin = get_plugin(scenario.env)
+    return FirstAnswer(completion=wrapper.completion, parsed=plugin.parse(plugin.opening_flow(flow), reply))
