@@ -11,8 +11,8 @@ from leaderboard import apis as board_apis
 from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
+from submissions import check_apis, team_views
 from submissions import export_apis as submission_export_apis
-from submissions import team_views
 from submissions import views as submission_views
 from submissions.client_wheel import client_index, client_wheel
 
@@ -25,6 +25,7 @@ urlpatterns = [
     path("environments/<slug:env>/prompts/<slug:flow>/<str:version>/", board_views.prompt_set_view, name="prompt-set"),
     path("submit/", submission_views.submit, name="submit"),
     path("submit/upload/", submission_views.upload, name="upload"),
+    path("submit/checks/<int:check_id>/", submission_views.endpoint_check_page, name="endpoint-check"),
     path("queue/", submission_views.queue, name="queue"),
     path("submissions/<int:submission_id>/", submission_pages.submission_detail, name="submission-detail"),
     path("submissions/<int:submission_id>/<str:action>/", submission_views.submission_action, name="submission-action"),
@@ -44,6 +45,9 @@ urlpatterns = [
     path("api/v1/models/", submission_apis.ModelListCreateApi.as_view(), name="api-models"),
     path("api/v1/uploads/", submission_apis.UploadCreateApi.as_view(), name="api-upload"),
     path("api/v1/uploads/check/", submission_apis.UploadCheckApi.as_view(), name="api-upload-check"),
+    path("api/v1/endpoint-checks/", check_apis.EndpointCheckCreateApi.as_view(), name="api-endpoint-check-create"),
+    path("api/v1/endpoint-checks/<int:check_id>/", check_apis.EndpointCheckDetailApi.as_view(),
+         name="api-endpoint-check"),
     path("api/v1/submissions/<int:submission_id>/", submission_apis.SubmissionDetailApi.as_view(),
          name="api-submission-detail"),
     path("api/v1/attempts/<int:attempt_id>/trajectory/", submission_apis.AttemptTrajectoryApi.as_view(),

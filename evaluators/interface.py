@@ -205,6 +205,13 @@ class EnvironmentPlugin(abc.ABC):
 
         return FLOW_RUNNERS[flow]
 
+    def opening_flow(self, flow: str) -> str:
+        """The flow whose parser reads the answer to ``flow``'s first request (default: ``flow``).
+
+        A test call of an endpoint sends that request alone and shows what the parser made of the
+        answer, so it must use the parser the episode itself would have used there."""
+        return flow
+
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         """The score of an agent that does nothing, when it is known in closed form: the floor of the
         cross-environment summary (``scoring.normalised``). None: the board's Idle baseline entry is

@@ -48,6 +48,7 @@ from submissions.selectors import (
     visible_entries,
 )
 from submissions.services import (
+    EndpointCheckLimited,
     QuotaExceeded,
     SubmissionError,
     UploadRejected,
@@ -75,7 +76,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, UploadRejected):
         return Response({"message": "the upload was refused; nothing was stored", "extra": {"problems": exc.problems}},
                         status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, QuotaExceeded):
+    if isinstance(exc, QuotaExceeded | EndpointCheckLimited):
         return Response({"message": str(exc), "extra": {}}, status=status.HTTP_429_TOO_MANY_REQUESTS)
     if isinstance(exc, SubmissionError):
         return Response({"message": str(exc), "extra": {}}, status=status.HTTP_400_BAD_REQUEST)

@@ -290,3 +290,46 @@ class LiveWorker(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} ({', '.join(self.queues)} × {self.concurrency})"
+
+
+class EndpointCheck(models.Model):
+    """One test call of an endpoint: the first request an attempt would send, made alone on a worker.
+
+    Teams make one before queueing hundreds of paid attempts. The row holds what was asked and,
+    once a worker has made the call, what came back (``result``); the API key is kept only until
+    then, encrypted like a submission's.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        #: The call was made (or could not be): ``result`` says what happened, failures included.
+        FINISHED = "finished"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="endpoint_checks")
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                   blank=True, related_name="+")
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="+")
+    flow = models.CharField(max_length=16, validators=[validate_flow])
+    subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
+    suite = models.SlugField(max_length=32)
+    #: The scenario whose first request is sent: the board's first, as its first attempt plays it.
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    #: Frozen as a submission's are (``EvaluationSettings.to_dict``, with the suite's prompt version).
+    settings = models.JSONField(default=dict)
+    endpoint_url = models.URLField(max_length=500)
+    endpoint_model = models.CharField(max_length=200, blank=True)
+    #: Wiped once the check finishes: a test call needs the key for one request only.
+    api_key_encrypted = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["team", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"check #{self.pk} {self.environment_id}/{self.flow} {self.status}"

@@ -17,12 +17,12 @@ from django.utils import timezone
 
 from accounts.models import Team
 from evaluators.base import all_plugins, get_plugin
-from evaluators.endpoints.credentials import scrub_secrets
+from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from scoring.cost import token_cost
 from scoring.ordering import natural_key
 from scoring.stats import AttemptOutcome, summarise_effort
-from submissions.models import Attempt, Submission
+from submissions.models import Attempt, EndpointCheck, Submission
 from submissions.scheduling import NEVER, Contender, Served, SimOutcome, SimSubmission, SimWorker, simulate
 
 FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
@@ -666,3 +666,47 @@ def visible_entries(viewer_team_ids: Collection[int] = ()) -> Q:
     """Submissions the boards and lists show to a viewer: public ones and baselines, plus the viewer's
     own teams' private ones; never what the maintainers hid."""
     return (Q(is_public=True) | Q(is_baseline=True) | Q(team_id__in=list(viewer_team_ids))) & Q(hidden=False)
+
+
+# Endpoint checks ---------------------------------------------------------------------------------
+
+def endpoint_check_stale(check: EndpointCheck, now: datetime | None = None) -> bool:
+    """Whether an unfinished check has outlived any worker that could still finish it."""
+    limit = timedelta(seconds=settings.MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS)
+    return check.status != EndpointCheck.Status.FINISHED and check.created_at < (now or timezone.now()) - limit
+
+
+def endpoint_checks_active(team_id: int, now: datetime) -> int:
+    """The team's checks waiting for or held by a worker; a stale one (its worker died) does not count."""
+    fresh = now - timedelta(seconds=settings.MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS)
+    return EndpointCheck.objects.filter(team_id=team_id, created_at__gte=fresh, status__in=[
+        EndpointCheck.Status.QUEUED, EndpointCheck.Status.RUNNING]).count()
+
+
+def endpoint_checks_in_window(team_id: int, now: datetime) -> tuple[int, datetime | None]:
+    """How many checks the team started within the window, and when the oldest of them leaves it."""
+    since = now - timedelta(seconds=settings.MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS)
+    recent = EndpointCheck.objects.filter(team_id=team_id, created_at__gte=since)
+    oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
+    leaves = oldest + timedelta(seconds=settings.MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS) if oldest else None
+    return recent.count(), leaves
+
+
+def endpoint_check_visible(team_ids: Collection[int], check_id: int) -> EndpointCheck | None:
+    """A check of one of these teams; None for any other (another team's checks name its endpoint)."""
+    return EndpointCheck.objects.select_related("scenario").filter(id=check_id, team_id__in=team_ids).first()
+
+
+def endpoint_check_shown(check: EndpointCheck) -> dict[str, Any]:
+    """A check as the API and the submit page show it. One that no worker finished in time (its
+    worker died) reads as finished with that reason, so that no one polls it for ever."""
+    state, result = check.status, check.result or None
+    if endpoint_check_stale(check):
+        state = EndpointCheck.Status.FINISHED
+        result = {"ok": False, "reachable": None, "error": {
+            "kind": "platform_error", "status": None,
+            "message": "no worker finished the test call in time; try again"}}
+    return {"id": check.id, "status": state, "env": check.environment_id, "flow": check.flow,
+            "subset": check.subset, "suite": check.suite, "endpoint_url": display_url(check.endpoint_url),
+            "endpoint_model": check.endpoint_model, "settings": check.settings, "created_at": check.created_at,
+            "finished_at": check.finished_at, "result": result if state == EndpointCheck.Status.FINISHED else None}

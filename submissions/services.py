@@ -32,10 +32,15 @@ from evaluators.settings import EvaluationSettings, SettingsError
 from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate
-from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
+from submissions.models import Attempt, EndpointCheck, ModelEntry, Submission, SubmissionResult
 from submissions.quotas import quota_status
 from submissions.rescoring import recorded_run, rescoring_label, upload_settings
-from submissions.selectors import attempt_outcomes, queue_for
+from submissions.selectors import (
+    attempt_outcomes,
+    endpoint_checks_active,
+    endpoint_checks_in_window,
+    queue_for,
+)
 from submissions.uploads import UploadedRun, UploadError, UploadLimits, parse_upload
 from submissions.user_quota import user_quota_refusal
 
@@ -44,6 +49,8 @@ logger = logging.getLogger(__name__)
 #: The task that runs attempts (``submissions.tasks``), sent by name: the task runs them through the
 #: engine, which records results through these services, so importing it here would close a circle.
 RUN_ATTEMPT_TASK = "submissions.run_attempt"
+#: The task that makes an endpoint check's one request (``submissions.tasks``), sent by name likewise.
+RUN_ENDPOINT_CHECK_TASK = "submissions.run_endpoint_check"
 
 
 class SubmissionError(ValueError):
@@ -528,3 +535,72 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False,
                 results_changed((submission.environment_id, submission.flow, submission.subset))
     submission.refresh_from_db()
     return submission
+
+
+class EndpointCheckLimited(SubmissionError):
+    """The team has a check running, or has used its checks for now; the message says which."""
+
+
+def endpoint_check_create(*, team: Team, env: str, flow: str, endpoint_url: str, endpoint_model: str = "",
+                          api_key: str = "", settings: Mapping[str, Any] | None = None, subset: str = "mini",
+                          suite: str | None = None, created_by: int | None = None) -> EndpointCheck:
+    """Record a test call of an endpoint and queue it on its environment's workers.
+
+    The URL, the board and the settings are checked exactly as ``submission_create_endpoint``
+    checks them (same messages), and the settings frozen the same way, so the request the worker
+    sends is the first one the board's first attempt would send. A team makes one check at a time
+    and at most MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW per window. A refusal writes nothing.
+    """
+    _board_check(env, flow, subset)
+    try:
+        url = endpoint_url_validate(endpoint_url)
+    except ValueError as exc:
+        raise SubmissionError(str(exc)) from None
+    environment, suite, scenarios = _board_scenarios(env, subset, suite)
+    try:
+        frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
+    except SettingsError as exc:
+        raise SubmissionError(str(exc)) from None
+    frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
+    with transaction.atomic():
+        # The team's row is locked for the count and the write: two requests at once cannot both
+        # take the last check of the window, nor both start while none is running.
+        Team.objects.select_for_update().filter(id=team.id).first()
+        _endpoint_check_limits(team)
+        check = EndpointCheck.objects.create(
+            team=team, created_by_id=created_by, environment=environment, flow=flow, subset=subset, suite=suite,
+            scenario=scenarios[0], settings=frozen.to_dict(), endpoint_url=url, endpoint_model=endpoint_model,
+            api_key_encrypted=encrypt_secret(api_key))
+        check_id = check.id
+        transaction.on_commit(lambda: endpoint_check_enqueue(check_id=check_id, env=env))
+    return check
+
+
+def _endpoint_check_limits(team: Team) -> None:
+    now = timezone.now()
+    if endpoint_checks_active(team.id, now):
+        raise EndpointCheckLimited("a test call of this team is still running; wait for its result")
+    used, frees_at = endpoint_checks_in_window(team.id, now)
+    allowed = django_settings.MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW
+    if used >= allowed:
+        minutes = django_settings.MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS / 60
+        wait = max(1, round((frees_at - now).total_seconds())) if frees_at else 0
+        raise EndpointCheckLimited(f"test calls: {used} of {allowed} per {minutes:g} min used; "
+                                   f"the next one is possible in {wait} s")
+
+
+def endpoint_check_enqueue(*, check_id: int, env: str) -> None:
+    """Send the check to its environment's queue, whose workers can reset that environment. A broker
+    that cannot be reached ends the check at once, saying so, rather than leaving it waiting."""
+    from kombu.exceptions import KombuError
+    from kombu.exceptions import OperationalError as BrokerError
+
+    try:
+        current_app.signature(RUN_ENDPOINT_CHECK_TASK).apply_async((check_id,), queue=queue_for(env))
+    except (BrokerError, KombuError, OSError) as exc:
+        logger.warning("could not queue endpoint check %s: %s", check_id, exc)
+        EndpointCheck.objects.filter(id=check_id, status=EndpointCheck.Status.QUEUED).update(
+            status=EndpointCheck.Status.FINISHED, finished_at=timezone.now(), api_key_encrypted="",
+            result={"ok": False, "reachable": None, "error": {
+                "kind": "platform_error", "status": None,
+                "message": "the platform could not queue the test call; try again in a minute"}})

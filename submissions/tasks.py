@@ -5,7 +5,7 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from evaluators.retry import Backoff
-from submissions.services import RUN_ATTEMPT_TASK
+from submissions.services import RUN_ATTEMPT_TASK, RUN_ENDPOINT_CHECK_TASK
 
 #: A database that is restarting fails the claim: the message is sent again later instead of being
 #: acknowledged and lost (the attempt is still waiting, so nothing was done twice).
@@ -30,6 +30,15 @@ def run_attempt_task(self: Task, attempt_id: int) -> None:
                          hint=attempt_id, reads=reads)
     except (OperationalError, InterfaceError) as exc:
         raise self.retry(exc=exc, countdown=CLAIM_BACKOFF.delay(self.request.retries + 1)) from exc
+
+
+@shared_task(name=RUN_ENDPOINT_CHECK_TASK, acks_late=True)
+def run_endpoint_check_task(check_id: int) -> None:
+    """Make an endpoint check's one request on a worker of its environment's queue. A message
+    delivered twice does nothing the second time: only a waiting check is taken."""
+    from submissions.endpoint_checks import endpoint_check_run
+
+    endpoint_check_run(check_id=check_id)
 
 
 @shared_task(name="submissions.watchdog", ignore_result=False)

@@ -12,8 +12,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from accounts.selectors import (
@@ -35,6 +36,8 @@ from submissions.selectors import (
     attempt_frame_path,
     attempt_trace_path,
     attempt_trajectory,
+    endpoint_check_shown,
+    endpoint_check_visible,
     queue_loads,
     queue_seen_by,
     submission_progress,
@@ -44,6 +47,7 @@ from submissions.services import (
     SubmissionError,
     UploadCheck,
     UploadRejected,
+    endpoint_check_create,
     model_spec_from,
     submission_cancel,
     submission_create_endpoint,
@@ -62,7 +66,16 @@ logger = logging.getLogger(__name__)
 def submit(request: HttpRequest) -> HttpResponse:
     teams = user_teams(request.user)
     form = EndpointSubmissionForm(request.POST or None, teams=teams)
-    if request.method == "POST" and form.is_valid():
+    check = None
+    if request.method == "POST" and "test_endpoint" in request.POST:
+        check, refused = _test_call(request, form, teams)
+        if request.headers.get("Accept") == "application/json":
+            # The page's script: it shows the result in place and keeps what was typed, the key included.
+            if check is None:
+                return JsonResponse({"message": refused or _form_problems(form)}, status=400)
+            return JsonResponse({"id": check.id, "poll": reverse("api-endpoint-check", args=[check.id])},
+                                status=202)
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         team = next(t for t in teams if str(t.id) == data["team"])
         try:
@@ -80,7 +93,43 @@ def submit(request: HttpRequest) -> HttpResponse:
                              f"Submission #{submission.id} queued with {submission.attempts.count()} attempts.")
             return redirect("submission-detail", submission_id=submission.id)
     return render(request, "submissions/submit.html", {
-        "form": form, "teams": teams, "quotas": [(team, quota_status(team)) for team in teams]})
+        "form": form, "teams": teams, "quotas": [(team, quota_status(team)) for team in teams], "check": check})
+
+
+def _form_problems(form: EndpointSubmissionForm) -> str:
+    """The form's errors on one line, each after its field's label."""
+    problems = []
+    for name, errors in form.errors.get_json_data().items():
+        words = " ".join(str(error["message"]) for error in errors)
+        label = form.fields[name].label if name in form.fields else None
+        problems.append(f"{label or name}: {words}" if name != "__all__" else words)
+    return "; ".join(problems)
+
+
+def _test_call(request: HttpRequest, form: EndpointSubmissionForm, teams: Any) -> tuple[Any, str]:
+    """Start a test call of the form's endpoint: the check, or None and why not (also on the form)."""
+    if not form.valid_for_test_call():
+        return None, ""
+    data = form.cleaned_data
+    team = next(t for t in teams if str(t.id) == data["team"])
+    try:
+        check = endpoint_check_create(
+            team=team, env=data["env"], flow=data["flow"], subset=data["subset"], endpoint_url=data["endpoint_url"],
+            endpoint_model=data["endpoint_model"], api_key=data["api_key"], settings=form.settings_values(),
+            created_by=request.user.pk)
+    except SubmissionError as exc:
+        form.add_error(None, str(exc))
+        return None, str(exc)
+    return check, ""
+
+
+@login_required
+def endpoint_check_page(request: HttpRequest, check_id: int) -> HttpResponse:
+    """A test call's result without script: the page reloads itself until the call is finished."""
+    check = endpoint_check_visible(request_access(request).team_ids, check_id)
+    if check is None:
+        raise Http404("no such endpoint check")
+    return render(request, "submissions/endpoint_check.html", {"check": endpoint_check_shown(check)})
 
 
 @login_required

@@ -26,6 +26,7 @@ from magebench_client.commands import (
     cmd_results,
     cmd_status,
     cmd_submit_endpoint,
+    cmd_test_endpoint,
     cmd_upload,
 )
 
@@ -104,6 +105,27 @@ def build_parser() -> argparse.ArgumentParser:
     endpoint.add_argument("--setting", type=parse_setting, action="append", metavar="NAME=VALUE",
                           help="evaluation setting, e.g. repeats=1 (repeatable)")
     endpoint.set_defaults(handler=cmd_submit_endpoint)
+
+    probe = commands.add_parser(
+        "test-endpoint", help="send the endpoint one real request, the first an attempt would send, and show "
+                              "what it answered",
+        description="The site sends the endpoint the first request the board's first attempt would send (same "
+                    "prompts, image and request settings) and shows whether it was reached, the model id, latency, "
+                    "tokens, the reply and the actions the environment's parser read in it, or the failure and the "
+                    "setting that fixes it. Exit code 0 when the reply parsed into valid actions, 2 otherwise.")
+    probe.add_argument("endpoint", metavar="URL", help="base URL (…/v1) or the chat-completions URL")
+    probe.add_argument("--model", default="", metavar="ID",
+                       help="model id sent to the endpoint (default: the first one it lists at /models)")
+    probe.add_argument("--env", required=True, help="environment slug, as listed by the site")
+    probe.add_argument("--flow", required=True, help="agent flow the environment plays, as listed by the site")
+    probe.add_argument("--subset", choices=["mini", "full"], default="mini", help="board whose first scenario is used")
+    probe.add_argument("--suite", help="scenario suite (the site's default when left out)")
+    probe.add_argument("--team", help="slug or name of your team (needed only if you belong to several)")
+    probe.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the endpoint's API key")
+    probe.add_argument("--setting", type=parse_setting, action="append", metavar="NAME=VALUE",
+                       help="evaluation or request setting, e.g. token_limit_parameter=max_completion_tokens")
+    probe.add_argument("--interval", type=float, default=1.0, help="seconds between polls")
+    probe.set_defaults(handler=cmd_test_endpoint)
 
     upload = commands.add_parser("upload", parents=[shared], help="upload a zip of MageBench output or a JSONL file")
     upload.add_argument("file")

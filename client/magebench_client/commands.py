@@ -17,6 +17,7 @@ from magebench_client.output import (
     StatusLine,
     board_columns,
     check_lines,
+    endpoint_check_lines,
     progress_line,
     quota_text,
     size_text,
@@ -186,6 +187,30 @@ def cmd_check(client: Client, args: argparse.Namespace) -> int:
     for line in check_lines(result):
         print(line)
     return EXIT_OK
+
+
+def cmd_test_endpoint(client: Client, args: argparse.Namespace) -> int:
+    """Make one real request to the endpoint through the site, as the board's first attempt would,
+    and print what came back: 0 when the reply parsed into valid actions, 2 otherwise."""
+    body: dict[str, Any] = {"endpoint_url": args.endpoint, "endpoint_model": args.model or "", "env": args.env,
+                            "flow": args.flow, "subset": args.subset, "settings": dict(args.setting or [])}
+    body.update({name: value for name, value in (("team", args.team), ("suite", args.suite)) if value})
+    api_key = api_key_from(args.api_key_env)
+    if api_key:
+        body["api_key"] = api_key
+    queued = client.post("/api/v1/endpoint-checks/", body)
+    line = StatusLine(sys.stderr)
+    while True:
+        check = client.get(f"/api/v1/endpoint-checks/{queued['id']}/")
+        if check.get("status") == "finished":
+            line.finish()
+            break
+        line.draw(f"test call #{queued['id']} {check.get('status')}: "
+                  + ("waiting for a worker" if check.get("status") == "queued" else "calling the endpoint"))
+        time.sleep(args.interval)
+    for text in endpoint_check_lines(check):
+        print(text)
+    return EXIT_OK if (check.get("result") or {}).get("ok") else EXIT_REFUSED
 
 
 def cmd_follow(client: Client, args: argparse.Namespace) -> int:

@@ -186,3 +186,51 @@ def board_columns(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         columns.update(dict.fromkeys(row))
     return list(columns) or ["rank", "model", "mean", "se"]
+
+
+# Endpoint test calls -----------------------------------------------------------------------------
+
+def endpoint_check_lines(check: dict[str, Any]) -> list[str]:
+    """A finished test call: what the endpoint answered and what the parser read in it, or why not."""
+    result = check.get("result") or {}
+    where = f"{check.get('env')} {check.get('flow')}"
+    if result.get("scenario"):
+        where += f", first request of {result['scenario']}"
+    lines = [f"test call #{check.get('id')} of {check.get('endpoint_url')} ({where})"]
+    reachable = result.get("reachable")
+    lines.append(f"reachable: {'yes' if reachable else 'no' if reachable is False else 'unknown'}")
+    if result.get("model"):
+        model = f"model: {result['model']}"
+        if result.get("listed_models"):
+            model += f" (first of /models: {', '.join(result['listed_models'])})"
+        if result.get("answer_model") and result["answer_model"] != result["model"]:
+            model += f"; the answer names {result['answer_model']}"
+        lines.append(model)
+    error = result.get("error")
+    if error:
+        status = f" (HTTP {error['status']})" if error.get("status") is not None else ""
+        lines.append(f"error: {error.get('kind')}{status}: {error.get('message')}")
+        if result.get("fix"):
+            lines.append(f"fix: --setting {result['fix']}")
+        return lines
+    if result.get("latency_seconds") is not None:
+        lines.append(f"latency: {result['latency_seconds']:.2f} s")
+    tokens = [f"{result[name]} {label}" for name, label in (("prompt_tokens", "prompt"),
+                                                           ("completion_tokens", "completion"))
+              if result.get(name) is not None]
+    lines.append(f"tokens: {', '.join(tokens) if tokens else 'not reported'}")
+    lines.append(f"finish reason: {result.get('finish_reason') or 'not given'}")
+    if result.get("refusal"):
+        lines.append(f"refusal: {result['refusal']}")
+    reply = result.get("reply") or ""
+    lines.append("reply" + (" (cut at 4,000 characters):" if result.get("reply_truncated") else ":")
+                 if reply else "reply: (empty)")
+    lines.extend(f"  {line}" for line in reply.splitlines())
+    actions = result.get("actions") or []
+    if result.get("parse_error"):
+        lines.append(f"parse error: {result['parse_error']}")
+    if actions:
+        lines.append(f"parsed: {len(actions)} action(s): {' '.join(actions)}")
+    lines.append("ok: the reply parsed into valid actions" if result.get("ok")
+                 else "not ok: the reply gave no valid action")
+    return lines

@@ -194,6 +194,8 @@ SPECTACULAR_SETTINGS = {
         {"name": "submissions", "description": "Endpoint submissions: create, list, follow, cancel, resume, "
                                                "re-run and publish."},
         {"name": "uploads", "description": "Submissions of model outputs produced offline, re-scored by the site."},
+        {"name": "endpoint-checks", "description": "Test calls of an endpoint: the first request an attempt would "
+                                                   "send, made alone, and what came back."},
         {"name": "attempts", "description": "One episode of a submission: its trajectory and stored artifacts."},
         {"name": "models", "description": "The models teams have registered, with their metadata."},
         {"name": "queue", "description": "What runs now and what waits, in serving order."},
@@ -201,6 +203,7 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {"SubmissionStatusEnum": "submissions.models.Submission.Status",
                             "AttemptStatusEnum": "submissions.models.Attempt.Status",
+                            "EndpointCheckStatusEnum": "submissions.models.EndpointCheck.Status",
                             "FlowEnum": [("global", "Global"), ("online", "Online")]},
 }
 
@@ -413,6 +416,12 @@ MAGEBENCH_ENDPOINT_ALLOW_PRIVATE = env_bool("MAGEBENCH_ENDPOINT_ALLOW_PRIVATE", 
 MAGEBENCH_ENDPOINT_ALLOWED_NETWORKS = env_list("MAGEBENCH_ENDPOINT_ALLOWED_NETWORKS", [])
 # A chat completion is kilobytes; a larger body is refused rather than held in a worker's memory.
 MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES = env_int("MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES", 8 * 1024 * 1024)
+# Test calls of an endpoint (one real request each, made by a worker): at most this many per team
+# within the window, one at a time. A check no worker has finished after the stale limit (its
+# worker died) no longer blocks the team's next one and reads as failed.
+MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW = env_int("MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW", 10)
+MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS", 3600)
+MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS", 600)
 # Uploads of model outputs (a zip of the official output folder, or per-sample JSONL).
 # Both limits are checked against the Content-Length before the body is read (an upload may add
 # 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.

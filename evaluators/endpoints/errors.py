@@ -53,7 +53,9 @@ class InfraError(Exception):
     delay the server asked for (seconds), when it gave one; ``code`` is the provider's own name for
     the failure (OpenAI's ``error.code``), which tells two failures of one kind and status apart.
     ``permanent`` overrides the kind's own retryability (a rate limit whose wait is longer than the
-    platform allows is as good as permanent).
+    platform allows is as good as permanent). ``fix`` is the request-profile setting that would make
+    the provider accept a request it refused (``token_limit_parameter=max_completion_tokens``), when
+    one would: the message says it too, this is it for a program to read.
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class InfraError(Exception):
         retry_after: float | None = None,
         code: str = "",
         permanent: bool | None = None,
+        fix: str = "",
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown infrastructure error kind {kind!r}; known: {KINDS}")
@@ -76,13 +79,14 @@ class InfraError(Exception):
         self.attempts = attempts
         self.retry_after = retry_after
         self.code = code
+        self.fix = fix
         self.permanent = kind not in RETRYABLE_KINDS if permanent is None else permanent
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Workers hand exceptions across processes; the default pickling would call
         # InfraError(message) and lose the kind.
         state = {"attempts": self.attempts, "retry_after": self.retry_after, "code": self.code,
-                 "permanent": self.permanent}
+                 "permanent": self.permanent, "fix": self.fix}
         return (self.__class__, (self.kind, self.message, self.status), state)
 
     @property

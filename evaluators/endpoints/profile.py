@@ -135,7 +135,7 @@ def fixing_setting(param: str | None, message: str) -> str | None:
             return f"omit_parameters={name}"
     if _IMAGES_REFUSED.search(text):
         # Not a fix of the request but of the model: it reads no images, and runs on text alone only so.
-        return "observation_images=false (the model reads no images; a text-only run)"
+        return "observation_images=false"
     return None
 
 

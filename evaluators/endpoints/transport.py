@@ -213,23 +213,28 @@ class Transport:
         # A wait longer than the platform honours cannot be honoured without asking early.
         too_long = kind == RATE_LIMITED and wait is not None and wait > self.max_retry_after
         explanation = self._explain(error, status) or "the endpoint gave no error message"
+        fix = self._fix(error, status)
+        if fix:
+            explanation += f" — set {fix} in the submission's request settings"
         if too_long:
             explanation += f" (it asks to wait {wait:.0f}s, longer than the {self.max_retry_after:.0f}s allowed)"
         return InfraError(kind, f"{phrase}: {explanation}", status, retry_after=wait, code=self.clean(error.code, 40),
-                          permanent=True if too_long else None)
+                          permanent=True if too_long else None, fix=fix or "")
+
+    @staticmethod
+    def _fix(error: ProviderError, status: int) -> str | None:
+        """The profile setting that fixes a refused parameter, when one would."""
+        if 400 <= status < 500 and status not in (401, 403, 408, 429):
+            return fixing_setting(error.param, error.message)
+        return None
 
     def _explain(self, error: ProviderError, status: int) -> str:
-        """``Provider: code — message``, cleaned, with the profile setting that fixes a refused
-        parameter when one would."""
+        """``Provider: code — message``, cleaned."""
         message = self.clean(error.message)
         code = self.clean(error.code, limit=40)
         text = " — ".join(part for part in (code if code and code not in message else "", message) if part)
         if text and error.provider:
             text = f"{error.provider}: {text}"
-        if 400 <= status < 500 and status not in (401, 403, 408, 429):
-            fix = fixing_setting(error.param, error.message)
-            if fix:
-                text += f" — set {fix} in the submission's request settings"
         return text
 
     def clean(self, text: str, limit: int = _REASON_CHARS) -> str:

@@ -73,7 +73,7 @@ def test_the_setting_that_fixes_a_refusal_is_found_by_param_or_by_message() -> N
     assert fixing_setting("", "Unsupported value: 'temperature' does not support 0.1") == "omit_parameters=temperature"
     assert fixing_setting("", "This model's maximum context length is 4096 tokens") is None
     assert fixing_setting("", "Invalid content type. image_url is only supported by certain models.") == (
-        "observation_images=false (the model reads no images; a text-only run)")
+        "observation_images=false")
 
 
 def test_the_extra_body_is_copied_so_a_caller_cannot_change_a_frozen_profile() -> None:

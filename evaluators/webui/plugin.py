@@ -126,6 +126,10 @@ class WebUIPlugin(EnvironmentPlugin):
             return run_webui_online
         return super().flow_runner(flow)
 
+    def opening_flow(self, flow: str) -> str:
+        # Online opens with a Global generation (run_webui_online's round 0), parsed as Global.
+        return FLOW_GLOBAL
+
     def check_scenarios(self, scenarios: Sequence[StoredScenario], *, workers: int, recheck: bool,
                         store: Callable[[ScenarioCheck], None]) -> list[str]:
         from evaluators.webui.page_check import CHECK_VERSION, PageCheck, check_pages, summary_lines
