@@ -120,13 +120,15 @@ def report(outcomes: list[Outcome], command: str) -> str:
              f"run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {command}",
              "Sokoban fixture mini set (10 levels × 1 repeat), one `manage.py run_worker -Q light`, production retry "
              "settings", "",
-             f"{'case':<38} {'flow':<7} {'requests':>8} {'goal':>5} {'seconds':>8} {'goal':>6} {'after':>6}  status"]
+             f"{'case':<38} {'flow':<7} {'to pause':>8} {'after':>6} {'total':>6} {'goal':>5} {'seconds':>8} "
+             f"{'goal':>5}  status"]
     for o in outcomes:
         seconds = f"{o.seconds_to_pause:.1f}" if o.seconds_to_pause is not None else "-"
-        lines.append(f"{o.case.name:<38} {o.case.flow:<7} {o.requests_to_pause:>8} {o.case.goal[0]:>5} {seconds:>8} "
-                     f"{o.case.goal[1]:>6.0f} {o.requests_after:>6}  {o.status}")
-    lines += ["", "'after' counts the requests in the seconds after the pause: attempts already in flight finishing "
-              "their try.", "", "What the team reads:"]
+        total = o.requests_to_pause + o.requests_after
+        lines.append(f"{o.case.name:<38} {o.case.flow:<7} {o.requests_to_pause:>8} {o.requests_after:>6} {total:>6} "
+                     f"{o.case.goal[0]:>5} {seconds:>8} {o.case.goal[1]:>5.0f}  {o.status}")
+    lines += ["", "requests: until the pause; 'after', in the seconds after it (attempts already in flight finishing "
+              "their try); the request goal is for the total.", "", "What the team reads:"]
     lines += [f"- {o.case.name} ({o.case.flow}): {o.reason}" for o in outcomes]
     return "\n".join(lines) + "\n"
 

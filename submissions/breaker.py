@@ -51,7 +51,7 @@ def breaker_record_failure(*, submission_id: int, attempt_id: int, error: InfraE
 def pause_reason(error: InfraError, attempts: int) -> str:
     """The paused submission's reason: the cause in the provider's words, and what to do."""
     return (f"paused after the same failure ended tries of {attempts} attempts in a row, so that no more "
-            f"requests are spent on it: {error.kind}: {error.message[:600]}. Fix the cause (quota, key, "
+            f"requests are spent on it: {error.kind}: {error.message[:600].rstrip('.')}. Fix the cause (quota, key, "
             "model id, request settings or the server), then resume the submission.")
 
 

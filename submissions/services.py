@@ -408,7 +408,9 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
         failed=Count("id", filter=Q(status=Attempt.Status.INFRA_FAILED)),
         cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
     )
-    live = Submission.objects.exclude(status=Submission.Status.CANCELLED).filter(id=submission_id)
+    # A paused submission waits for its team to resume it, even with nothing left running: it is not finished.
+    live = Submission.objects.exclude(status__in=[Submission.Status.CANCELLED, Submission.Status.PAUSED]).filter(
+        id=submission_id)
     missing = Submission.objects.filter(id=submission_id).values_list("missing_scenarios", flat=True).first()
     if counts["active"] == 0:
         # The finished status and the stored board numbers land together: a reader that sees the

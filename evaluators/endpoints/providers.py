@@ -28,6 +28,9 @@ _QUOTA_WORDS = re.compile(
 #: A quota Google names per day is spent until the next day, whatever retry delay comes with it.
 _DAILY_QUOTA = re.compile(r"per ?day", re.IGNORECASE)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+_TITLE = re.compile(r"<title[^>]*>([^<]{1,200})</title>", re.IGNORECASE)
+#: How much of a page is searched for its title.
+_MAX_PAGE = 16 * 1024
 #: How far into an error body the reader looks for its message: bodies are small, and a deep one is
 #: not an error object anyone wrote by hand.
 _MAX_DEPTH = 6
@@ -52,7 +55,9 @@ def read_provider_error(raw: bytes, headers: Mapping[str, str]) -> ProviderError
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
-        return ProviderError(provider=provider_name(headers, None))
+        # Proxies (nginx, Cloudflare) answer with an HTML page whose title says what happened.
+        title = _TITLE.search(raw[:_MAX_PAGE].decode("utf-8", "replace"))
+        return ProviderError(provider=provider_name(headers, None), message=title.group(1).strip() if title else "")
     if isinstance(data, list) and data:
         data = data[0]  # Gemini's list holds one error
     provider = provider_name(headers, data)
@@ -88,7 +93,8 @@ def provider_name(headers: Mapping[str, str], data: Any) -> str:
         return "Gemini"
     if "cf-ray" in names:
         return "Cloudflare"
-    return ""
+    server = next((value for name, value in headers.items() if name.lower() == "server"), "").lower()
+    return "nginx" if "nginx" in server else ""
 
 
 def is_quota_exhausted(status: int, error: ProviderError, retry_after: float | None, max_wait: float) -> bool:

@@ -164,6 +164,7 @@ def test_a_body_cut_short_is_asked_again() -> None:
 def test_an_nginx_503_page_is_retried_and_reported_as_a_server_error() -> None:
     error, server, _ = _fails(doubles.always(503, doubles.NGINX_503, {"Content-Type": "text/html", "Server": "nginx"}))
     assert error.kind == SERVER_ERROR and server.hits == 4 and error.attempts == 4
+    assert "Service Unavailable: nginx: 503 Service Temporarily Unavailable" in error.message
 
 
 def test_a_llama_cpp_model_still_loading_is_retried() -> None:
