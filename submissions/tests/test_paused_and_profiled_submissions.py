@@ -13,7 +13,7 @@ from evaluators.endpoints.errors import SERVER_ERROR, InfraError
 from evaluators.tests import provider_doubles as doubles
 from evaluators.tests.scripted_server import ScriptedServer
 from submissions.breaker import breaker_record_failure
-from submissions.engine import attempt_run
+from submissions.engine import _attempt_play, attempt_run
 from submissions.models import Attempt, Submission
 from submissions.selectors import queue_contenders, queue_for
 from submissions.services import submission_resume
@@ -86,6 +86,19 @@ def test_a_paused_submission_names_its_cause_everywhere_and_resumes(lab, fixture
     resumed = submission_resume(submission=submission)
     assert resumed.status == Submission.Status.QUEUED and resumed.breaker_cause == ""
     assert not resumed.attempts.filter(status=Attempt.Status.INFRA_FAILED).exists()
+
+
+def test_a_submission_paused_with_nothing_left_running_stays_paused_until_resumed(lab, fixture_scenarios):
+    with ScriptedServer(doubles.always(429, doubles.OPENAI_QUOTA, doubles.OPENAI_HEADERS)) as server:
+        submission = _create(lab, server.url)
+        for attempt in submission.attempts.order_by("id"):
+            # Claimed before the pause, as attempts already in flight are: each ends on the spent quota.
+            Attempt.objects.filter(id=attempt.id).update(status=Attempt.Status.RUNNING, tries=1)
+        for attempt in submission.attempts.order_by("id"):
+            _attempt_play(Attempt.objects.select_related("submission", "scenario").get(id=attempt.id))
+    submission.refresh_from_db()
+    assert not submission.attempts.filter(status__in=Attempt.ACTIVE).exists()
+    assert submission.status == Submission.Status.PAUSED and "insufficient_quota" in submission.status_reason
 
 
 def test_a_long_retry_after_holds_every_attempt_on_the_endpoint_until_it_ends(lab, fixture_scenarios):
