@@ -4,19 +4,13 @@ A spent quota, a revoked key, a refused parameter or an endpoint that is down fa
 alike; retrying each attempt in turn only bills the team (a quota error on a 93-attempt set cost
 1,488 requests) or keeps a worker busy for an hour. Once one cause has ended tries of
 MAGEBENCH_BREAKER_ATTEMPTS different attempts with nothing else happening in between, the
-submission is paused with that cause in words; resuming it starts the count again.
-
-Also here: a Retry-After longer than a worker should wait holds every attempt of the team's
-submissions on that endpoint until then, so that none of them asks early.
-"""
+submission is paused with that cause in words; resuming it starts the count again."""
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from django.conf import settings as django_settings
 from django.db import transaction
-from django.utils import timezone
 
 from evaluators.endpoints.errors import InfraError
 from submissions.models import Submission
@@ -59,14 +53,3 @@ def breaker_reset(*, submission_id: int) -> None:
     """Something other than that failure happened (a scored attempt): the count starts again."""
     Submission.objects.filter(id=submission_id).exclude(breaker_cause="").update(breaker_cause="",
                                                                                   breaker_attempts=[])
-
-
-def endpoint_hold(*, submission_id: int, seconds: float) -> None:
-    """No attempt of the team's submissions on this endpoint starts within ``seconds``: the endpoint
-    asked to be left alone that long, and every early request is refused and counted against it."""
-    until = timezone.now() + timedelta(seconds=seconds)
-    row = Submission.objects.filter(id=submission_id).values("team_id", "endpoint_url").first()
-    if row is None or not row["endpoint_url"]:
-        return
-    (Submission.objects.filter(team_id=row["team_id"], endpoint_url=row["endpoint_url"], status__in=_RUNNING)
-     .exclude(calls_resume_at__gte=until).update(calls_resume_at=until))

@@ -14,7 +14,7 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
 from evaluators.endpoints.address import AddressPolicy, check_url
-from evaluators.endpoints.client import ChatClient, normalise_endpoint_url
+from evaluators.endpoints.client import ChatClient, Pacer, normalise_endpoint_url
 from evaluators.endpoints.credentials import url_credentials
 from submissions.crypto import decrypt_secret
 from submissions.models import Submission
@@ -56,8 +56,9 @@ def endpoint_url_validate(url: str, *, trusted: bool = False) -> str:
     return normalised
 
 
-def endpoint_client(submission: Submission) -> ChatClient:
-    """The client a worker calls ``submission``'s endpoint with."""
+def endpoint_client(submission: Submission, *, pacer: Pacer | None = None) -> ChatClient:
+    """The client a worker calls ``submission``'s endpoint with; ``pacer`` shares the endpoint's
+    Retry-After with the other attempts on it."""
     return ChatClient(
         submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
         timeout=settings.MAGEBENCH_ENDPOINT_TIMEOUT,
@@ -66,4 +67,5 @@ def endpoint_client(submission: Submission) -> ChatClient:
         policy=endpoint_policy(trusted=submission.endpoint_trusted),
         max_response_bytes=settings.MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES,
         max_retry_after=settings.MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER,
+        pacer=pacer,
     )

@@ -28,9 +28,10 @@ from evaluators.base import ScenarioSpec
 from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
-from submissions.breaker import breaker_record_failure, breaker_reset, endpoint_hold
+from submissions.breaker import breaker_record_failure, breaker_reset
 from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
+from submissions.pacing import EndpointPacer, endpoint_hold
 from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
 from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for
@@ -70,6 +71,13 @@ class _Heartbeat:
     last: float = field(default_factory=time.monotonic)  # the claim itself was the first beat
 
     def __call__(self, progress: dict[str, Any]) -> None:
+        self._beat(steps=progress.get("steps", 0), model_calls=progress.get("model_calls", 0))
+
+    def keep_alive(self) -> None:
+        """A beat while the attempt waits between requests: nothing has progressed."""
+        self._beat()
+
+    def _beat(self, **progress: int) -> None:
         if stop_requested():
             raise WorkerStopping()
         now = time.monotonic()
@@ -77,8 +85,7 @@ class _Heartbeat:
             return
         self.last = now
         try:
-            beat = _owned(self.attempt).update(heartbeat_at=timezone.now(), steps=progress.get("steps", 0),
-                                               model_calls=progress.get("model_calls", 0))
+            beat = _owned(self.attempt).update(heartbeat_at=timezone.now(), **progress)
             status = Submission.objects.filter(id=self.attempt.submission_id).values_list("status", flat=True).first()
         except (OperationalError, InterfaceError) as exc:
             # The database is restarting: keep playing, the next beat or the final write reconnects.
@@ -320,10 +327,13 @@ def _attempt_play(attempt: Attempt) -> float | None:
                 recorded=attempt.recorded, out_dir=django_settings.MEDIA_ROOT / relative,
                 progress=_Heartbeat(attempt), prompts=prompts)
         else:
-            client: ChatModel = endpoint_client(submission)
+            heartbeat = _Heartbeat(attempt)
+            pacer = EndpointPacer(submission_id=submission.id, keep_alive=heartbeat.keep_alive,
+                                  longest=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER)
+            client: ChatModel = endpoint_client(submission, pacer=pacer)
             result = run_attempt(
                 scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=settings,
-                model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=_Heartbeat(attempt),
+                model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=heartbeat,
                 prompts=prompts,
             )
     except (WorkerStopping, Paused) as stop:

@@ -14,8 +14,8 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from evaluators.endpoints.address import AddressPolicy
@@ -64,6 +64,17 @@ def models_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, base + "/models", parts.query, ""))
 
 
+class Pacer(Protocol):
+    """Shares an endpoint's "come back later" between every client calling it, in every process.
+
+    ``wait`` is called before each request and returns once the endpoint may be asked again (the
+    seconds it waited); ``hold`` passes on a wait the endpoint asked for (Retry-After)."""
+
+    def wait(self) -> float: ...
+
+    def hold(self, seconds: float) -> None: ...
+
+
 class ChatClient:
     """Calls one model on one OpenAI-compatible endpoint.
 
@@ -74,8 +85,9 @@ class ChatClient:
     a response body. A server's Retry-After is waited out here up to ``max_backoff`` seconds; a
     longer one, up to ``max_retry_after``, ends the call with the error carrying the wait, for the
     caller to come back then without holding anything meanwhile; a longer one still is refused as
-    permanent. ``sleep`` and ``rng`` exist so the waits can be observed or removed; they default to
-    real time and an unseeded generator.
+    permanent. ``pacer`` shares those waits with the other clients of the endpoint. ``sleep`` and
+    ``rng`` exist so the waits can be observed or removed; they default to real time and an
+    unseeded generator.
     """
 
     def __init__(
@@ -91,6 +103,7 @@ class ChatClient:
         policy: AddressPolicy | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         max_retry_after: float = MAX_RETRY_AFTER,
+        pacer: Pacer | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
@@ -105,6 +118,7 @@ class ChatClient:
         self.url = normalise_endpoint_url(url)
         self.model = model
         self._listed: str | None = None
+        self._paced = 0.0
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
@@ -116,6 +130,7 @@ class ChatClient:
             max_response_bytes=int(max_response_bytes),
             max_retry_after=float(max_retry_after),
         )
+        self._pacer = pacer
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         # Jitter keeps many workers hitting one endpoint from retrying in lock-step.
@@ -157,7 +172,6 @@ class ChatClient:
         top_p: float | None = None,
         frequency_penalty: float | None = None,
         profile: RequestProfile = OFFICIAL_PROFILE,
-        extra: Mapping[str, Any] | None = None,
     ) -> Completion:
         """Send one chat-completions request, retrying transient failures.
 
@@ -166,16 +180,14 @@ class ChatClient:
         sampling parameters are left out and what is merged into the body. Raises
         :class:`InfraError` (with ``attempts`` set) when no answer could be obtained.
         """
+        if profile.extra_body.get("stream"):
+            raise ValueError("streaming responses are not supported by this client")
         payload: dict[str, Any] = {
             "model": self.model or self.listed_model(),
             "messages": list(messages),
             **profile.body(temperature=temperature, max_tokens=max_tokens, top_p=top_p,
                            frequency_penalty=frequency_penalty),
         }
-        if extra:
-            if extra.get("stream"):
-                raise ValueError("streaming responses are not supported by this client")
-            payload.update(extra)
         body = json.dumps(payload).encode("utf-8")
 
         def attempt() -> Completion:
@@ -185,9 +197,11 @@ class ChatClient:
             return completion_from(data, latency, self._transport.clean)
 
         began = time.monotonic()
+        self._paced = 0.0
         completion, attempts = self._with_retries(attempt)
-        # Failed requests and the waits between them: the platform's time, not the model's.
-        waited = max(0.0, time.monotonic() - began - completion.latency) if attempts > 1 else 0.0
+        # Failed requests and the waits around them: the platform's time, not the model's.
+        platform = attempts > 1 or self._paced > 0
+        waited = max(0.0, time.monotonic() - began - completion.latency) if platform else 0.0
         return dataclasses.replace(completion, attempts=attempts, waited=round(waited, 4))
 
     def listed_model(self) -> str:
@@ -223,6 +237,9 @@ class ChatClient:
 
         def counted() -> Any:
             nonlocal made
+            if self._pacer is not None:
+                # Another client of this endpoint may have been told to come back later.
+                self._paced += self._pacer.wait()
             made += 1
             try:
                 return attempt()
@@ -231,6 +248,8 @@ class ChatClient:
                 raise
 
         def retrying(error: Exception, failures: int, delay: float) -> None:
+            if self._pacer is not None and isinstance(error, InfraError) and error.retry_after:
+                self._pacer.hold(error.retry_after)
             logger.warning(
                 "chat endpoint %s failed on attempt %d/%d (%s); retrying in %.2fs",
                 display_url(self.url),

@@ -34,6 +34,7 @@ from evaluators.endpoints import (
     normalise_endpoint_url,
     text_part,
 )
+from evaluators.endpoints.profile import RequestProfile
 from evaluators.sokoban.prompts import ONLINE
 from evaluators.tests.scripted_server import ScriptedServer
 
@@ -148,7 +149,8 @@ def test_it_returns_the_text_tokens_and_finish_reason_of_a_real_server() -> None
 def test_it_sends_the_model_settings_and_extra_fields_in_the_request() -> None:
     with ScriptedServer([(200, _chat("ok"), {})]) as server:
         client = _fast_client(server.url, api_key=SECRET)
-        client.complete(MESSAGES, temperature=0.3, max_tokens=42, top_p=0.95, extra={"seed": 7})
+        client.complete(MESSAGES, temperature=0.3, max_tokens=42, top_p=0.95,
+                        profile=RequestProfile(extra_body={"seed": 7}))
         client.complete(MESSAGES, temperature=0.0, max_tokens=1)
     first, second = (r["json"] for r in server.requests)
     assert first == {
@@ -181,7 +183,7 @@ def test_it_sends_no_authorization_header_without_a_key() -> None:
 def test_it_refuses_to_ask_for_a_streamed_answer() -> None:
     with pytest.raises(ValueError, match="stream"):
         _fast_client("http://127.0.0.1:9/v1").complete(
-            MESSAGES, temperature=0.1, max_tokens=1, extra={"stream": True}
+            MESSAGES, temperature=0.1, max_tokens=1, profile=RequestProfile(extra_body={"stream": True})
         )
 
 
