@@ -193,18 +193,9 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
     ``settings`` are the submitter's values by name, as every way in receives them: they are
     checked and frozen here, over the plug-in's defaults (``EvaluationSettings``).
     """
-    _board_check(env, flow, subset)
-    try:
-        url = endpoint_url_validate(endpoint_url, trusted=endpoint_trusted)
-    except ValueError as exc:
-        raise SubmissionError(str(exc)) from None
-    environment, suite, scenarios = _board_scenarios(env, subset, suite)
-    try:
-        frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
-    except SettingsError as exc:
-        raise SubmissionError(str(exc)) from None
-    # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
-    frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
+    url, environment, suite, scenarios, frozen = _endpoint_run_checked(
+        env=env, flow=flow, subset=subset, suite=suite, endpoint_url=endpoint_url, settings=settings,
+        trusted=endpoint_trusted)
     _endpoint_concurrency_check(endpoint_concurrency)
     _model_check(model)
     with transaction.atomic():
@@ -218,6 +209,25 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
         )
         _attempts_create(submission, scenarios, frozen.repeats)
     return submission
+
+
+def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None, endpoint_url: str,
+                          settings: Mapping[str, Any] | None, trusted: bool = False,
+                          ) -> tuple[str, Environment, str, list[Scenario], EvaluationSettings]:
+    """What a run against an endpoint needs, checked: the URL, the board's scenarios and the frozen
+    settings. A submission and a test call of its endpoint are checked alike, with the same messages."""
+    _board_check(env, flow, subset)
+    try:
+        url = endpoint_url_validate(endpoint_url, trusted=trusted)
+    except ValueError as exc:
+        raise SubmissionError(str(exc)) from None
+    environment, suite, scenarios = _board_scenarios(env, subset, suite)
+    try:
+        frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
+    except SettingsError as exc:
+        raise SubmissionError(str(exc)) from None
+    # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
+    return url, environment, suite, scenarios, frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
 
 
 def _endpoint_concurrency_check(value: int | None) -> None:
@@ -553,17 +563,8 @@ def endpoint_check_create(*, team: Team, env: str, flow: str, endpoint_url: str,
     sends is the first one the board's first attempt would send. A team makes one check at a time
     and at most MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW per window. A refusal writes nothing.
     """
-    _board_check(env, flow, subset)
-    try:
-        url = endpoint_url_validate(endpoint_url)
-    except ValueError as exc:
-        raise SubmissionError(str(exc)) from None
-    environment, suite, scenarios = _board_scenarios(env, subset, suite)
-    try:
-        frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
-    except SettingsError as exc:
-        raise SubmissionError(str(exc)) from None
-    frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
+    url, environment, suite, scenarios, frozen = _endpoint_run_checked(
+        env=env, flow=flow, subset=subset, suite=suite, endpoint_url=endpoint_url, settings=settings)
     with transaction.atomic():
         # The team's row is locked for the count and the write: two requests at once cannot both
         # take the last check of the window, nor both start while none is running.
