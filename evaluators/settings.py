@@ -44,6 +44,8 @@ class _Rule:
     high: float | None = None
     #: Set by the platform itself (the prompt version, an engine seed for benches), never by a submitter.
     platform_only: bool = False
+    #: The values a text setting may take (empty: any text).
+    choices: tuple[str, ...] = ()
 
 
 def _rule(kind: type, low: float | None = None, high: float | None = None, *,
@@ -148,7 +150,7 @@ SUBMITTED_NAMES = tuple(sorted(name for name, rule in _RULES.items() if not rule
 
 
 def _option_rule(option: SettingOption) -> _Rule:
-    return _Rule(option.kind, option.low, option.high, option.platform_only)
+    return _Rule(option.kind, option.low, option.high, option.platform_only, option.choices)
 
 
 def _rules_of(plugin: EnvironmentPlugin | None) -> dict[str, _Rule]:
@@ -188,7 +190,10 @@ def _read(name: str, value: Any, rule: _Rule, *, ranges: bool) -> Any:
     if rule.kind is bool:
         return _boolean(name, value)
     if rule.kind is str:
-        return str(value)
+        text = str(value)
+        if rule.choices and text not in rule.choices:
+            raise SettingsError(f"{name} must be one of {', '.join(rule.choices)}, not {text!r}")
+        return text
     cast = _number(name, value, rule.kind)
     if ranges and rule.low is not None and rule.high is not None and not rule.low <= cast <= rule.high:
         low, high = (rule.low, rule.high) if rule.kind is float else (int(rule.low), int(rule.high))
