@@ -83,12 +83,12 @@ def report(outcomes: Sequence[Outcome], code: Path, max_loop: int | None) -> str
     if max_loop is not None:
         lines.append(f"Online flows capped at {max_loop} decisions on both sides (--max-loop)")
     lines.append("")
-    header = (f"{'flow':<18}{'scenario':<20}{'official':>9}{'platform':>9}{'compared':>9}{'equal':>6}"
+    header = (f"{'flow':<26}{'scenario':<20}{'official':>9}{'platform':>9}{'compared':>9}{'equal':>6}"
               f"{'differing':>10}  first difference")
     lines.append(header)
     lines.append("-" * len(header))
     for outcome in outcomes:
-        lines.append(f"{outcome.label:<18}{outcome.scenario:<20}{len(outcome.official.bodies):>9}"
+        lines.append(f"{outcome.label:<26}{outcome.scenario:<20}{len(outcome.official.bodies):>9}"
                      f"{len(outcome.platform.bodies):>9}{outcome.compared:>9}{outcome.equal:>6}"
                      f"{len(outcome.differences) + (1 if outcome.count_differs else 0):>10}  "
                      f"{outcome.first[:160]}")
