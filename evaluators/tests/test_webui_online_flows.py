@@ -144,8 +144,18 @@ def test_every_online_flow_but_natural_is_a_labelled_variant(name: str) -> None:
     assert settings.variant_names() == ([] if name == "natural" else ["webui_online_flow"])
 
 
-def test_natural_is_the_default_and_recorded_with_every_webui_run() -> None:
+def test_natural_is_the_default() -> None:
     assert EvaluationSettings.defaults("webui", FLOW_ONLINE).options["webui_online_flow"] == "natural"
+
+
+def test_a_global_run_refuses_any_online_flow_but_natural() -> None:
+    plugin = get_plugin("webui")
+    pages = [ScenarioSpec(env="webui", key="step-counter", data={"page": "step-counter"}, resource_path=PAGE)]
+    for name in VARIANTS:
+        settings = EvaluationSettings.from_mapping({"webui_online_flow": name}, "webui", FLOW_GLOBAL)
+        refusal = plugin.settings_refusal(FLOW_GLOBAL, settings, pages)
+        assert (refusal is None) == (name == "natural")
+    assert refusal == "webui_online_flow picks an Online flow; a global submission takes only webui_online_flow=natural"
 
 
 # --- pages without a description image ------------------------------------------------------------

@@ -3,10 +3,10 @@
 Round 0 is the Global flow's single generation. Each later round shows the model its current code
 and, as the run's official Online flow has it (``webui_online_flow``, see
 :mod:`evaluators.webui.online_variants`), a screenshot of the current render, that screenshot under
-the description's image (its second part), or no picture, after the rules and the task description (or the
-flow's own rules alone); it takes the code blocks after ``# Regenerate``. Every round is scored;
-the attempt's score is the last round's AES (the official runner writes one eval.json per round
-and leaves the aggregation to the reader).
+the description's image (its second part), or no picture, after the rules and the task
+description (or the flow's own rules alone); it takes the code blocks after ``# Regenerate``.
+Every round is scored; the attempt's score is the last round's AES (the official runner writes
+one eval.json per round and leaves the aggregation to the reader).
 """
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ def _round_turn(texts: Mapping[str, str], prompts: PromptSet, files: dict[str, s
 
 def _picture(variant: OnlineVariant, episode: Episode, task: Observation, resolution: int) -> Image.Image | None:
     """What a round of ``variant`` shows of the page: its render resized as the official flows resize
-    it, that render stacked under the description's image (its second part), or nothing (and nothing rendered)."""
+    it, that render stacked under the description's image (its second part), or nothing (and then
+    nothing is rendered)."""
     if not variant.picture:
         return None
     screenshot = resize_longest_side(episode.render(), resolution)
@@ -140,9 +141,11 @@ def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, se
     variant = WebUIOptions.of(settings).online_flow
     texts = variant.texts(online_prompts)
     rules = dataclasses.replace(online_prompts, system=texts["system"])
-    # The flows that show the description send all of it (no image limit, as officially).
-    described = [_user(_observation_parts(task, "", recorder, images, prompts=online_prompts, settings=settings))]
-    opening = _system_messages(rules, settings, None, system_as_parts=True) + (described if variant.described else [])
+    opening = _system_messages(rules, settings, None, system_as_parts=True)
+    if variant.described:
+        # The whole description, without the image limit, as officially.
+        opening.append(_user(_observation_parts(task, "", recorder, images, prompts=online_prompts,
+                                                settings=settings)))
     for round_index in range(1, rounds + 1):
         files = cast("WebUIEpisode", episode).files
         picture = _picture(variant, episode, task, settings.resolution) if files else None

@@ -23,7 +23,7 @@ from evaluators.base import (
 )
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.breakdown import BREAKDOWN_PARTS
-from evaluators.webui.online_variants import MERGENODES
+from evaluators.webui.online_variants import MERGENODES, NATURAL
 from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, ONLINE_FLOW_SETTING, OPTIONS, WebUIOptions
 from evaluators.webui.tasks import has_description_image
 
@@ -114,8 +114,14 @@ class WebUIPlugin(EnvironmentPlugin):
     def settings_refusal(self, flow: str, settings: EvaluationSettings,
                          scenarios: Sequence[ScenarioSpec]) -> str | None:
         """The merged Online flow shows each page's description image as the target; the official flow
-        stops before its first request on a page without one, so such a board cannot run it."""
-        if flow != FLOW_ONLINE or WebUIOptions.of(settings).online_flow.name != MERGENODES:
+        stops before its first request on a page without one, so such a board cannot run it. The
+        Online flow setting means nothing to a Global run."""
+        chosen = WebUIOptions.of(settings).online_flow.name
+        if flow != FLOW_ONLINE:
+            # A Global run would be labelled a variant for a setting it never reads.
+            return (f"{ONLINE_FLOW_SETTING} picks an Online flow; a {flow} submission takes only "
+                    f"{ONLINE_FLOW_SETTING}={NATURAL}") if chosen != NATURAL else None
+        if chosen != MERGENODES:
             return None
         lacking = sorted(scenario.key for scenario in scenarios
                          if scenario.resource_path is None or not has_description_image(scenario.resource_path))
