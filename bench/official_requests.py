@@ -1,17 +1,20 @@
 """Request by request: what the platform sends to an OpenAI-compatible endpoint against what the
 official MageBench runner sends, on the same fixture scenario and the same scripted endpoint.
 
-For each flow (Sokoban Global, Sokoban Online, WebUI Global, Football Online, WebUI Online
-"Natural") two recording endpoints are started on 127.0.0.1, both answering the same fixed
+For each flow (Sokoban Global, Sokoban Online, WebUI Global, Football Online, and WebUI Online in
+each of the official harness's four flows, "Natural", "NoCoT", "NoIMG" and "MergeNoDes") two
+recording endpoints are started on 127.0.0.1, both answering the same fixed
 sequence of replies (valid actions, an unparsable reply that makes the Online flows send their
 regenerate turn, a Football pass, WebUI code blocks and a reply cut off inside a code block). The
 official runner (``main.py``; ``main_WebUI_online.py`` after it for WebUI Online, started from the
 Global run's output) plays against the first one as a subprocess, with the experiment scripts'
 settings; the platform plays the same scenario and flow against the second one through
 ``evaluators.runner.run_attempt``, with the official prompts read from the same checkout where its
-plug-in reads them (its own prompts otherwise, as the report says). WebUI Online is played a second
-time on the platform with its labelled ``webui_viewport_937`` option and compared with the same
-official requests: the official runner's browser is measured and reported beside it.
+plug-in reads them (its own prompts otherwise, as the report says). WebUI Online "Natural" is played
+a second time on the platform with its labelled ``webui_viewport_937`` option and compared with the
+same official requests: the official runner's browser is measured and reported beside it. The other
+three WebUI Online flows are played with the labelled ``webui_online_flow`` that follows each, in
+that viewport.
 
 Each pair of requests is then compared in order: the top-level fields (model, temperature, top_p,
 frequency_penalty, max_tokens), the roles and order of the messages, every text character for
@@ -80,12 +83,12 @@ def report(outcomes: Sequence[Outcome], code: Path, max_loop: int | None) -> str
     if max_loop is not None:
         lines.append(f"Online flows capped at {max_loop} decisions on both sides (--max-loop)")
     lines.append("")
-    header = (f"{'flow':<18}{'scenario':<20}{'official':>9}{'platform':>9}{'compared':>9}{'equal':>6}"
+    header = (f"{'flow':<26}{'scenario':<20}{'official':>9}{'platform':>9}{'compared':>9}{'equal':>6}"
               f"{'differing':>10}  first difference")
     lines.append(header)
     lines.append("-" * len(header))
     for outcome in outcomes:
-        lines.append(f"{outcome.label:<18}{outcome.scenario:<20}{len(outcome.official.bodies):>9}"
+        lines.append(f"{outcome.label:<26}{outcome.scenario:<20}{len(outcome.official.bodies):>9}"
                      f"{len(outcome.platform.bodies):>9}{outcome.compared:>9}{outcome.equal:>6}"
                      f"{len(outcome.differences) + (1 if outcome.count_differs else 0):>10}  "
                      f"{outcome.first[:160]}")

@@ -5,9 +5,12 @@ The catalogue sits below submissions (which take their scenarios from it); the b
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 
 from catalogue.models import ReportedResult, Scenario
+from evaluators.base import ScenarioSpec
 
 
 def default_suite(env: str) -> str:
@@ -17,6 +20,14 @@ def default_suite(env: str) -> str:
     if Scenario.objects.filter(environment_id=env, suite="official").exists():
         return "official"
     return "fixture"
+
+
+def scenario_spec(scenario: Scenario) -> ScenarioSpec:
+    """A stored scenario as the plug-ins take it: plain data, its resource folder or file resolved."""
+    resource = Path(scenario.resource_path) if scenario.resource_path else None
+    if resource is not None and not resource.is_absolute():
+        resource = settings.SCENARIO_ROOT / resource
+    return ScenarioSpec(env=scenario.environment_id, key=scenario.key, data=scenario.data, resource_path=resource)
 
 
 def suites_for(env: str) -> list[str]:

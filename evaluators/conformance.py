@@ -212,6 +212,8 @@ def _setting_options(plugin: EnvironmentPlugin) -> list[str]:
                 problems.append(f"{where}.low is above its high")
             elif fits and not option.low <= float(default) <= option.high:
                 problems.append(f"{where}.default {default!r} is outside {option.low}..{option.high}")
+        if option.choices and (option.kind is not str or default not in option.choices):
+            problems.append(f"{where}.choices must be a text setting's values, its default among them")
     return problems
 
 

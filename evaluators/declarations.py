@@ -41,6 +41,8 @@ class SettingOption:
     platform_only: bool = False
     #: Any other value than ``default`` makes the run a labelled variant rather than the official protocol.
     variant: bool = False
+    #: The values a text setting may take (empty: any text); any other is refused, naming these.
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

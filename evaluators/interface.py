@@ -162,6 +162,13 @@ class EnvironmentPlugin(abc.ABC):
     @abc.abstractmethod
     def parse(self, flow: str, reply: str) -> ParseResult: ...
 
+    def settings_refusal(self, flow: str, settings: EvaluationSettings,
+                         scenarios: Sequence[ScenarioSpec]) -> str | None:
+        """Why ``settings`` cannot play ``flow`` on ``scenarios`` (a submission's board), naming what
+        stands in the way; None when they can. A submission is refused with it before anything is
+        written, rather than every attempt failing later."""
+        return None
+
     def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
         """The texts the official harness sends in ``flow``, read from an operator's official checkout
         as data (never executed); None where the official harness has no such flow. Raises

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from evaluators.agents.requests import non_official_settings
 from evaluators.declarations import OptionValue, SettingOption
 from evaluators.endpoints.profile import (
+    TOKEN_LIMIT_PARAMETERS,
     ProfileError,
     read_extra_body,
     read_omit_parameters,
-    read_token_limit_parameter,
 )
 from evaluators.registry import all_plugins, get_plugin
 
@@ -50,13 +50,15 @@ class _Rule:
     high: float | None = None
     #: Set by the platform itself (the prompt version, an engine seed for benches), never by a submitter.
     platform_only: bool = False
+    #: The values a text setting may take (empty: any text).
+    choices: tuple[str, ...] = ()
     #: Reads a value whose form is more than a type and a range (raises ValueError naming the setting).
     reader: Callable[[Any], Any] | None = None
 
 
-def _rule(kind: type, low: float | None = None, high: float | None = None, *,
-          platform_only: bool = False, reader: Callable[[Any], Any] | None = None) -> dict[str, _Rule]:
-    return {"rule": _Rule(kind, low, high, platform_only, reader)}
+def _rule(kind: type, low: float | None = None, high: float | None = None, *, platform_only: bool = False,
+          choices: tuple[str, ...] = (), reader: Callable[[Any], Any] | None = None) -> dict[str, _Rule]:
+    return {"rule": _Rule(kind, low, high, platform_only, choices, reader)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +85,7 @@ class EvaluationSettings:
     #: The request profile (``evaluators.endpoints.profile``): the name the completion-token limit is
     #: sent under, the sampling parameters left out, and a JSON object merged into every body. The
     #: defaults are the official requests; reasoning models need the others.
-    token_limit_parameter: str = field(default="max_tokens", metadata=_rule(str, reader=read_token_limit_parameter))
+    token_limit_parameter: str = field(default="max_tokens", metadata=_rule(str, choices=TOKEN_LIMIT_PARAMETERS))
     omit_parameters: str = field(default="", metadata=_rule(str, reader=read_omit_parameters))
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False,
                                           metadata=_rule(dict, reader=read_extra_body))
@@ -163,7 +165,7 @@ SUBMITTED_NAMES = tuple(sorted(name for name, rule in _RULES.items() if not rule
 
 
 def _option_rule(option: SettingOption) -> _Rule:
-    return _Rule(option.kind, option.low, option.high, option.platform_only)
+    return _Rule(option.kind, option.low, option.high, option.platform_only, option.choices)
 
 
 def _rules_of(plugin: EnvironmentPlugin | None) -> dict[str, _Rule]:
@@ -208,7 +210,10 @@ def _read(name: str, value: Any, rule: _Rule, *, ranges: bool) -> Any:
     if rule.kind is bool:
         return _boolean(name, value)
     if rule.kind is str:
-        return str(value)
+        text = str(value)
+        if rule.choices and text not in rule.choices:
+            raise SettingsError(f"{name} must be one of {', '.join(rule.choices)}, not {text!r}")
+        return text
     cast = _number(name, value, rule.kind)
     if ranges and rule.low is not None and rule.high is not None and not rule.low <= cast <= rule.high:
         low, high = (rule.low, rule.high) if rule.kind is float else (int(rule.low), int(rule.high))

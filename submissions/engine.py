@@ -21,10 +21,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from catalogue.models import Scenario
 from catalogue.prompt_sets import prompt_sets_for_run
+from catalogue.selectors import scenario_spec
 from evaluators.agents.flows import Cancelled, ChatModel
-from evaluators.base import ScenarioSpec
 from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
@@ -287,13 +286,6 @@ def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None, r
 
 #: How soon a message that found every due attempt locked by someone else tries again.
 LOCKED_RETRY_SECONDS = 0.5
-
-
-def scenario_spec(scenario: Scenario) -> ScenarioSpec:
-    resource = Path(scenario.resource_path) if scenario.resource_path else None
-    if resource is not None and not resource.is_absolute():
-        resource = django_settings.SCENARIO_ROOT / resource
-    return ScenarioSpec(env=scenario.environment_id, key=scenario.key, data=scenario.data, resource_path=resource)
 
 
 def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:

@@ -26,7 +26,7 @@ from accounts.services import team_get_or_create
 from catalogue.changes import results_changed
 from catalogue.models import Environment, Scenario
 from catalogue.prompt_sets import prompt_set_current
-from catalogue.selectors import default_suite
+from catalogue.selectors import default_suite, scenario_spec
 from evaluators.base import FLOWS, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
 from scoring.stats import summarise_entry
@@ -226,6 +226,9 @@ def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None
         frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
     except SettingsError as exc:
         raise SubmissionError(str(exc)) from None
+    refusal = get_plugin(env).settings_refusal(flow, frozen, [scenario_spec(each) for each in scenarios])
+    if refusal:
+        raise SubmissionError(refusal)
     # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
     return url, environment, suite, scenarios, frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,10 @@ class Case:
     stochastic: bool = False
     #: Further platform runs compared with the same official requests: (short name, platform settings).
     variants: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    #: WebUI Online: the official runner's ``--webui_online_type``.
+    official_online_type: str = "Natural"
+    #: Platform settings of every platform run of the case (the variants' are added to them).
+    platform: Mapping[str, Any] = field(default_factory=dict)
 
 
 CASES: tuple[Case, ...] = (
@@ -47,6 +51,12 @@ CASES: tuple[Case, ...] = (
          # The labelled option that renders in the viewport today's headless Chromium leaves the
          # official runner's 1920×1080 window.
          variants=(("937", {"webui_viewport_937": True}),)),
+    # The official harness's other WebUI Online flows, each against the platform's labelled
+    # webui_online_flow, in the viewport the official runner's browser gives the page today.
+    *(Case(f"webui-online-{name}", "webui", FLOW_ONLINE,
+           {"resolution": 1920, "max_image": 10, "max_loop": 4, "max_tokens": 4000}, WEBUI_ONLINE,
+           official_online_type=official, platform={"webui_online_flow": name, "webui_viewport_937": True})
+      for name, official in (("nocot", "NoCoT"), ("noimg", "NoIMG"), ("mergenodes", "MergeNoDes"))),
 )
 OFFICIAL_ENV = {"sokoban": "Sokoban", "football": "Football", "webui": "WebUI"}
 OFFICIAL_FLOW = {FLOW_GLOBAL: "Global", FLOW_ONLINE: "Online"}

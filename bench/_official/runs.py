@@ -1,9 +1,11 @@
 """The two runs of a case: the official runner as a subprocess, the platform in this process."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -52,15 +54,30 @@ def _official_values(values: Mapping[str, int]) -> list[str]:
 
 def _invoke(code: Path, deps: Path | None, script: str, argv: list[str], log: Path) -> tuple[int, str]:
     with log.open("w", encoding="utf-8") as out:
+        # A session of its own: the official WebUI environment opens a chromedriver and a browser for
+        # every render and quits them only at exit, which its pool workers never reach, so whatever
+        # is left of the session is ended when the runner is done.
+        process = subprocess.Popen([sys.executable, script, *argv], cwd=code, env=_official_env(deps),
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            completed = subprocess.run([sys.executable, script, *argv], cwd=code, env=_official_env(deps),
-                                       stdout=out, stderr=subprocess.STDOUT, timeout=OFFICIAL_TIMEOUT,
-                                       check=False)
-            code_ = completed.returncode
+            code_ = process.wait(timeout=OFFICIAL_TIMEOUT)
         except subprocess.TimeoutExpired:
             code_ = -1
+        finally:
+            _end_session(process.pid)
     text = log.read_text(encoding="utf-8", errors="replace")
     return code_, text
+
+
+def _end_session(session: int) -> None:
+    """Ends every process still in the runner's session (its process group, by the runner's pid)."""
+    try:
+        os.killpg(session, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    time.sleep(1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(session, signal.SIGKILL)
 
 
 def _log_notes(label: str, returncode: int, text: str) -> list[str]:
@@ -113,7 +130,7 @@ def run_official(case: Case, entry: str, code: Path, deps: Path | None, recorder
                          *_official_values(global_values)]
         rc, text = _invoke(code, deps, "main.py", argv, work / "official-global.log")
         notes += _log_notes("main.py (Global, the starting point)", rc, text)
-        argv = common + ["--webui_online_type", "Natural", "--init-dir", str(work / "global"),
+        argv = common + ["--webui_online_type", case.official_online_type, "--init-dir", str(work / "global"),
                          "--output-dir", str(work / "online"), *_official_values(values)]
         rc, text = _invoke(code, deps, "main_WebUI_online.py", argv, work / "official-online.log")
         notes += _log_notes("main_WebUI_online.py", rc, text)
@@ -179,7 +196,7 @@ def run_platform(case: Case, entry: str, code: Path, recorder: Recorder, work: P
     started = time.perf_counter()
     defaults = effective_settings(case.env, case.flow)
     overrides: dict[str, Any] = {name: value for name, value in values.items() if getattr(defaults, name) != value}
-    overrides.update(extra or {})
+    overrides.update({**case.platform, **(extra or {})})
     settings = effective_settings(case.env, case.flow, overrides)
     prompts, described = platform_prompts(case.env, case.flow, code)
     notes = [f"settings given: {overrides or 'none (the plug-in defaults are the official values)'}"]

@@ -32,13 +32,6 @@ class ProfileError(ValueError):
     """A profile value that cannot be accepted, with a message naming the setting."""
 
 
-def read_token_limit_parameter(value: Any) -> str:
-    text = str(value).strip()
-    if text not in TOKEN_LIMIT_PARAMETERS:
-        raise ProfileError(f"token_limit_parameter must be one of {', '.join(TOKEN_LIMIT_PARAMETERS)}, not {text!r}")
-    return text
-
-
 def read_omit_parameters(value: Any) -> str:
     """The comma-separated names in their canonical order (a list is accepted too)."""
     items = value if isinstance(value, list | tuple) else str(value).split(",")

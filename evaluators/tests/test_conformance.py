@@ -71,7 +71,11 @@ def test_declarations_of_the_wrong_shape_are_each_listed() -> None:
         code_files: ClassVar[tuple[tuple[str, str], ...]] = (("html", "index.html"),)
         upload_code_fences: ClassVar[tuple[tuple[str, str], ...]] = (("html", "html"), ("css", "css"))
         baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "genius")
-        setting_options: ClassVar[Any] = {"speed": SettingOption(kind=int, default=20, low=1, high=10)}
+        setting_options: ClassVar[Any] = {
+            "speed": SettingOption(kind=int, default=20, low=1, high=10),
+            "style": SettingOption(kind=str, default="plain", choices=("bold", "thin")),
+            "loud": SettingOption(kind=bool, default=False, choices=("yes",)),
+        }
 
     problems = _problems(Shapes())
     assert "tag_groups must be a tuple of (tag name, heading) str pairs, not (('size',),)" in problems
@@ -79,6 +83,8 @@ def test_declarations_of_the_wrong_shape_are_each_listed() -> None:
     assert "upload_code_fences name keys that are not in code_files: css" in problems
     assert any(problem.startswith("baseline_agents must be a tuple among idle, random") for problem in problems)
     assert "setting_options['speed'].default 20 is outside 1..10" in problems
+    for name in ("style", "loud"):
+        assert f"setting_options[{name!r}].choices must be a text setting's values, its default among them" in problems
 
 
 def test_default_settings_are_read_as_a_submitters_would_be() -> None:

@@ -21,6 +21,7 @@ from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, PROMPTS_OFFICIAL, PromptSe
 from evaluators.football.official import official_prompt_set as football_prompts
 from evaluators.sokoban.official import official_prompt_set as sokoban_prompts
 from evaluators.webui.official import official_prompt_set as webui_prompts
+from evaluators.webui.online_variants import ROUND_TEXTS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "official-checkout"
@@ -152,7 +153,8 @@ def test_the_webui_online_turns_are_templates_that_format_back_to_the_official_t
     assert prompts.system == WEBUI_RULES
     assert (prompts.format_instruction, prompts.first_turn, prompts.next_turn) == ("", "", "")
     assert prompts.regenerate == REGENERATE
-    assert dict(prompts.extra) == {
+    # Natural's texts go under the plain names (the other flows' are tested in test_webui_online_flows.py).
+    assert {name: prompts.extra[name] for name in ROUND_TEXTS} == {
         # The literal braces of the f-string are doubled, so that .format() gives them back.
         "code_html": "Fixture page so far (files {{index.html}} and more):\n```html\n{html}\n```\n\n",
         "code_css": "```css\n{css}\n```\n\n",

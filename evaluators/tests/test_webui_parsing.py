@@ -300,7 +300,7 @@ def test_parse_reply_dispatches_on_the_flow():
 
 
 def test_the_prompt_sets_carry_their_versions_and_name_the_exact_tags():
-    assert prompts.GLOBAL.version == "webui-global-v2" and prompts.ONLINE.version == "webui-online-v2"
+    assert prompts.GLOBAL.version == "webui-global-v2" and prompts.ONLINE.version == "webui-online-v3"
     for text in (prompts.GLOBAL.format_instruction, prompts.ONLINE.extra["refine"]):
         for tag in ("```html", "```css", "```javascript"):
             assert tag in text

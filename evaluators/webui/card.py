@@ -1,6 +1,8 @@
 """The WebUI metric card shown on the site: AES, its parts, the lost-score breakdown and deviations."""
 from __future__ import annotations
 
+from evaluators.webui.online_variants import NATURAL, VARIANTS
+
 METRIC_CARD: dict[str, object] = {
     "formula": "AES = Σ_states S / Σ_states W,   S = Σ_t w_t · score_t,   w_t = area_t^0.8987",
     "terms": [
@@ -137,6 +139,14 @@ METRIC_CARD: dict[str, object] = {
         "degraded reply (all styles removed) 37.25 at 1080 vs 38.10 at 937 on average, per page from −0.24 "
         "(theme-switcher 59.61 → 59.36) to +4.99 (star-rating 34.32 → 39.32), unchanged on faq-accordion, "
         "profile-tabs and 任务清单: positions and what fits above the fold move with the height.",
+        *(f"webui_online_flow={variant.name} (Online; the official --webui_online_type {variant.official}"
+          + (", the default" if variant.name == NATURAL else "; a labelled variant") + f"): {variant.summary}."
+          for variant in VARIANTS.values()),
+        "Each webui_online_flow sends its own official flow's texts, read from the suite's official checkout like "
+        "Natural's (the platform's own wording without one); bench/official_requests.py plays every one against "
+        "the official runner and compares the requests one for one. A board with a page whose description has no "
+        "image right after its opening text refuses webui_online_flow=mergenodes when submitted, naming the pages: "
+        "the official flow stops there before its first request.",
     ],
     "deviations": [
         "No index.html (a reply without code, or with only css/javascript blocks): the official run loads the "
@@ -165,10 +175,10 @@ METRIC_CARD: dict[str, object] = {
         "Drag and drop follows Chromium's real HTML5 drag events as Playwright produces them; chromedriver "
         "is reported to produce no drop events, so two official pages can end in a different state.",
         "Online: round 0 is a Global generation (officially a separate Global run the Online runner starts from); "
-        "every refinement round is composed as the official Natural flow composes it (the rules, the whole "
-        "description without an image limit, then the current files, a screenshot of the page and the refinement "
-        "text), is scored, and the attempt's score is the last round's AES (the official runner leaves the "
-        "aggregation to the reader).",
+        "every refinement round is composed as the run's official Online flow composes it (Natural: the rules, "
+        "the whole description without an image limit, then the current files, a screenshot of the page and the "
+        "refinement text; see webui_online_flow among the variants), is scored, and the attempt's score is the "
+        "last round's AES (the official runner leaves the aggregation to the reader).",
         "Online: a refinement round whose reply holds no code block keeps the page's files and scores them again; "
         "the official runner evaluates each round in a fresh folder that only that round's code is written to, "
         "so such a round scores the browser's 'file not found' page (12.36 on step-counter in "

@@ -1,12 +1,16 @@
-"""WebUI Online: refinement rounds starting from a Global generation (reference §2.4, "Natural").
+"""WebUI Online: refinement rounds starting from a Global generation (reference §2.4).
 
-Round 0 is the Global flow's single generation. Each later round shows the model the task
-description again, its current code and a screenshot of the current render, and takes the code
-blocks after ``# Regenerate``. Every round is scored; the attempt's score is the last round's AES
-(the official runner writes one eval.json per round and leaves the aggregation to the reader).
+Round 0 is the Global flow's single generation. Each later round shows the model its current code
+and, as the run's official Online flow has it (``webui_online_flow``, see
+:mod:`evaluators.webui.online_variants`), a screenshot of the current render, that screenshot under
+the description's image (its second part), or no picture, after the rules and the task
+description (or the flow's own rules alone); it takes the code blocks after ``# Regenerate``.
+Every round is scored; the attempt's score is the last round's AES (the official runner writes
+one eval.json per round and leaves the aggregation to the reader).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -28,24 +32,55 @@ from evaluators.base import FLOW_GLOBAL, FLOW_ONLINE, EnvironmentPlugin, Episode
 from evaluators.images import resize_longest_side
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import TrajectoryRecorder
+from evaluators.webui.online_variants import OnlineVariant
+from evaluators.webui.options import WebUIOptions
 from evaluators.webui.parsing import needs_continuation, parse_online
 
 if TYPE_CHECKING:
     from evaluators.webui.env import WebUIEpisode
 
 
-def _round_turn(prompts: PromptSet, files: dict[str, str], screenshot: Image.Image | None, session: _Session,
-                images: dict[int, str], settings: EvaluationSettings) -> dict[str, Any]:
-    """The user turn of one refinement round as the official "Natural" flow builds it: the current
-    files in one text (html, then css, then javascript; each only once written), the screenshot
-    and the refinement instruction; or, with no file yet, the no-code text alone."""
-    code = "".join(prompts.extra[f"code_{kind}"].format(**{kind: files[kind]})
+def _round_turn(texts: Mapping[str, str], prompts: PromptSet, files: dict[str, str], picture: Image.Image | None,
+                session: _Session, images: dict[int, str], settings: EvaluationSettings) -> dict[str, Any]:
+    """The user turn of one refinement round as the official Online flows build it: the current
+    files in one text (html, then css, then javascript; each only once written), the round's picture
+    (if the flow shows one) and the refinement request; or, with no file yet, the no-code text alone."""
+    code = "".join(texts[f"code_{kind}"].format(**{kind: files[kind]})
                    for kind in ("html", "css", "javascript") if _shown(files, kind))
     if not code:
-        return _user([{"type": "text", "text": prompts.extra["no_code"]}])
-    shown = Observation(text="", parts=[code] + ([screenshot] if screenshot is not None else []))
-    return _user(_observation_parts(shown, prompts.extra["refine"], session.recorder, images, prompts=prompts,
+        return _user([{"type": "text", "text": texts["no_code"]}])
+    shown = Observation(text="", parts=[code] + ([picture] if picture is not None else []))
+    return _user(_observation_parts(shown, texts["refine"], session.recorder, images, prompts=prompts,
                                     settings=settings))
+
+
+def _picture(variant: OnlineVariant, episode: Episode, task: Observation, resolution: int) -> Image.Image | None:
+    """What a round of ``variant`` shows of the page: its render resized as the official flows resize
+    it, that render stacked under the description's image (its second part), or nothing (and then
+    nothing is rendered)."""
+    if not variant.picture:
+        return None
+    screenshot = resize_longest_side(episode.render(), resolution)
+    if variant.picture == "screenshot":
+        return screenshot
+    return stack_vertically(resize_longest_side(description_image(task), resolution), screenshot)
+
+
+def description_image(task: Observation) -> Image.Image:
+    """The image the description's second part is, the target page the merged flow shows on top."""
+    parts = task.parts or []
+    if len(parts) < 2 or not isinstance(parts[1], Image.Image):
+        raise ValueError("this page's description has no image right after its opening text, which the "
+                         "mergenodes Online flow shows as the target")
+    return parts[1]
+
+
+def stack_vertically(top: Image.Image, bottom: Image.Image) -> Image.Image:
+    """One RGB picture of ``top`` above ``bottom``, left-aligned; a narrower one leaves black beside it."""
+    stacked = Image.new("RGB", (max(top.width, bottom.width), top.height + bottom.height))
+    stacked.paste(top, (0, 0))
+    stacked.paste(bottom, (0, top.height))
+    return stacked
 
 
 def _shown(files: Mapping[str, str], kind: str) -> bool:
@@ -54,7 +89,8 @@ def _shown(files: Mapping[str, str], kind: str) -> bool:
 
 
 def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages: list[dict[str, Any]],
-              images: dict[int, str], retries: int, prompts: PromptSet, round_index: int) -> tuple[Any, int]:
+              images: dict[int, str], retries: int, prompts: PromptSet, round_index: int,
+              continuation: str = "") -> tuple[Any, int]:
     parsed = None
     call_index = -1
     for attempt in range(retries + 1):
@@ -66,7 +102,7 @@ def _generate(session: _Session, plugin: EnvironmentPlugin, flow: str, messages:
             # Official Online variants ask once for the rest of a reply cut off inside a code block,
             # then read the joined text even if it is still unterminated.
             follow = messages + [{"role": "assistant", "content": reply},
-                                 {"role": "user", "content": prompts.extra["continuation"]}]
+                                 {"role": "user", "content": continuation}]
             more, _ = session.call(follow, images)
             reply = reply + more
             parsed = parse_online(reply, allow_unterminated=True)
@@ -86,7 +122,8 @@ def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, se
                      recorder: TrajectoryRecorder, progress: ProgressCallback | None = None, *,
                      prompt_sets: Mapping[str, PromptSet] | None = None) -> FlowResult:
     """Round 0 is the Global generation (with the Global prompts); each refinement round then sends
-    the system rules, the whole task description (no image limit, as officially) and the round's turn."""
+    the run's Online flow's opening (the rules and the whole task description, or its own rules) and
+    the round's turn."""
     global_prompts = prompt_set(plugin, FLOW_GLOBAL, prompt_sets)
     online_prompts = prompt_set(plugin, FLOW_ONLINE, prompt_sets)
     session = _Session(model, settings, recorder, progress)
@@ -101,15 +138,21 @@ def run_webui_online(plugin: EnvironmentPlugin, episode: Episode, model: Any, se
     parsed, call_index = _generate(session, plugin, FLOW_GLOBAL, messages, images, retries, global_prompts, 0)
     _apply(session, episode, parsed, call_index)
     round_scores.append(episode.score())
-    opening = _system_messages(online_prompts, settings, None, system_as_parts=True) + [
-        _user(_observation_parts(task, "", recorder, images, prompts=online_prompts, settings=settings))]
+    variant = WebUIOptions.of(settings).online_flow
+    texts = variant.texts(online_prompts)
+    rules = dataclasses.replace(online_prompts, system=texts["system"])
+    opening = _system_messages(rules, settings, None, system_as_parts=True)
+    if variant.described:
+        # The whole description, without the image limit, as officially.
+        opening.append(_user(_observation_parts(task, "", recorder, images, prompts=online_prompts,
+                                                settings=settings)))
     for round_index in range(1, rounds + 1):
         files = cast("WebUIEpisode", episode).files
-        screenshot = resize_longest_side(episode.render(), settings.resolution) if files else None
-        turn = _round_turn(online_prompts, files, screenshot, session, images, settings)
+        picture = _picture(variant, episode, task, settings.resolution) if files else None
+        turn = _round_turn(texts, online_prompts, files, picture, session, images, settings)
         try:
             parsed, call_index = _generate(session, plugin, FLOW_ONLINE, opening + [turn], images, retries,
-                                           online_prompts, round_index)
+                                           online_prompts, round_index, texts["continuation"])
         except RepliesExhausted:
             break  # a recorded run ends with its last refinement round
         _apply(session, episode, parsed, call_index)

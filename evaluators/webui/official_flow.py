@@ -1,7 +1,8 @@
-"""The reader of the official WebUI Online flow (Flow/Online_Web_CoT_Natural.py).
+"""The reader of the official WebUI Online flows (``Flow/Online_Web_*.py``, one per variant in
+:mod:`evaluators.webui.online_variants`).
 
-Like the other flow readers (:mod:`evaluators.agents.official_flows`), it checks that the flow still
-builds its requests the way the platform composes them before it reads the flow's texts.
+Like the other flow readers (:mod:`evaluators.agents.official_flows`), it checks that a flow still
+builds its requests the way the platform composes that variant before it reads the flow's texts.
 """
 from __future__ import annotations
 
@@ -24,14 +25,18 @@ from evaluators.agents.official_source import (
     undeepcopied,
     walk_statements,
 )
+from evaluators.webui.online_variants import NATURAL, VARIANTS, OnlineVariant
 
 #: Expressions of the WebUI Online flow that stand for the current code, by template slot.
 WEBUI_CODE_SLOTS = {"html": "cur_html", "css": "cur_css", "javascript": "cur_js"}
 
 
-def read_webui_online_flow(source: SourceFile, run: ast.FunctionDef, call: ast.Call) -> dict[str, str]:
-    """Checks the flow's requests (``run`` sending ``call``) and reads its texts: the code templates
-    (``code_html``, ``code_css``, ``code_javascript``), ``refine``, ``no_code`` and ``continuation``."""
+def read_webui_online_flow(source: SourceFile, run: ast.FunctionDef, call: ast.Call,
+                           variant: OnlineVariant = VARIANTS[NATURAL]) -> dict[str, str]:
+    """Checks that the flow's requests (``run`` sending ``call``) are built as the platform composes
+    ``variant`` and reads its texts: the code templates (``code_html``, ``code_css``,
+    ``code_javascript``), ``refine``, ``no_code`` and ``continuation``, and ``system`` for a flow that
+    opens with rules of its own."""
     sent = call.args[0] if call.args else None
     assign = assigned_before(run.body, call, sent.id) if isinstance(sent, ast.Name) else None
     value = assign.value if assign else None
@@ -42,14 +47,9 @@ def read_webui_online_flow(source: SourceFile, run: ast.FunctionDef, call: ast.C
     opening = undeepcopied(value.left)
     turn_name = value.right.elts[0]
     assert isinstance(turn_name, ast.Name)
+    texts = _opening(source, run, opening, call, variant)
 
-    user = opening_user(source, run, opening, call)
-    described = assigned_before(run.body, call, user.content.id) if isinstance(user.content, ast.Name) else None
-    if not (is_source(user.content, "self.env.task_prompt")
-            or (described is not None and is_source(described.value, "self.env.task_prompt"))):
-        raise source.refused(user.node, "the first user message is no longer the task description")
-
-    # The round's turn: the code and screenshot when there is code, else one text.
+    # The round's turn: the code and a picture when there is code, else one text.
     chain = enclosing(run.body, call)
     body, index = chain[-1]
     branch = next((s for s in reversed(body[:index]) if isinstance(s, ast.If)
@@ -61,23 +61,7 @@ def read_webui_online_flow(source: SourceFile, run: ast.FunctionDef, call: ast.C
     code = branch.test.left.id
     reader = source.reader({**local_names(run.body), **local_names(body)})
     templates = _code_templates(source, body[:index], code)
-
-    with_code = assigned_value(branch.body, turn_name.id)
-    turn = source.message(with_code) if with_code is not None else None
-    if turn is None or turn.role != "user" or not isinstance(turn.content, ast.Name):
-        raise source.refused(branch, "the turn with code is no longer a user message of its parts")
-    parts = turn.content.id
-    started = assigned_before(branch.body, turn.node, parts)
-    if started is None or not is_source(single_text_part(source, started.value, "the code part"), code):
-        raise source.refused(started or branch, "the turn with code no longer opens with the code as one text part")
-    appends = [c for c in method_calls(branch.body, parts, "append") if len(c.args) == 1]
-    screenshot = dict_value(appends[0].args[0], "type") if appends else None
-    if len(appends) != 2 or not is_source(screenshot, "'image_url'") \
-            or not any(isinstance(n, ast.Break) for s in branch.body for n in ast.walk(s)):
-        raise source.refused(branch, "the turn with code is no longer the code, one screenshot and one text")
-    refine_part = text_part(appends[1].args[0])
-    if refine_part is None:
-        raise source.refused(appends[1], "the text after the screenshot is no longer one text part")
+    refine_part = _turn_with_code(source, branch, turn_name.id, code, variant)
 
     without = assigned_value(branch.orelse, turn_name.id)
     empty = source.message(without) if without is not None else None
@@ -86,11 +70,62 @@ def read_webui_online_flow(source: SourceFile, run: ast.FunctionDef, call: ast.C
     no_code = reader.text(single_text_part(source, empty.content, "the turn without code"))
 
     return {
+        **texts,
         **templates,
         "refine": reader.text(refine_part),
         "no_code": no_code,
         "continuation": _continuation(source),
     }
+
+
+def _opening(source: SourceFile, run: ast.FunctionDef, opening: ast.expr, call: ast.Call,
+             variant: OnlineVariant) -> dict[str, str]:
+    """Checks the messages every round opens with: the environment's rules and the task description,
+    or (a flow without the description) one system message of the flow's own rules, read as ``system``."""
+    if variant.described:
+        user = opening_user(source, run, opening, call)
+        described = assigned_before(run.body, call, user.content.id) if isinstance(user.content, ast.Name) else None
+        if not (is_source(user.content, "self.env.task_prompt")
+                or (described is not None and is_source(described.value, "self.env.task_prompt"))):
+            raise source.refused(user.node, "the first user message is no longer the task description")
+        return {}
+    assign = assigned_before(run.body, call, opening.id) if isinstance(opening, ast.Name) else None
+    if assign is None:
+        raise source.refused(call, "the opening messages are no longer a named list assigned before the request")
+    messages = source.message_list(assign.value, assign)
+    source.roles(messages, ["system"], assign)
+    rules = single_text_part(source, messages[0].content, "the system message's content")
+    if is_source(rules, "self.env.system_prompt"):
+        raise source.refused(messages[0].node, "the system message is the environment's rules, not the flow's own")
+    return {"system": source.reader(local_names(run.body)).text(rules)}
+
+
+def _turn_with_code(source: SourceFile, branch: ast.If, turn: str, code: str, variant: OnlineVariant) -> ast.expr:
+    """Checks the turn with code (the code as one text part, then the variant's picture, then one text)
+    and returns the text part after the picture."""
+    with_code = assigned_value(branch.body, turn)
+    message = source.message(with_code) if with_code is not None else None
+    if message is None or message.role != "user" or not isinstance(message.content, ast.Name):
+        raise source.refused(branch, "the turn with code is no longer a user message of its parts")
+    parts = message.content.id
+    started = assigned_before(branch.body, message.node, parts)
+    if started is None or not is_source(single_text_part(source, started.value, "the code part"), code):
+        raise source.refused(started or branch, "the turn with code no longer opens with the code as one text part")
+    appends = [c for c in method_calls(branch.body, parts, "append") if len(c.args) == 1]
+    pictures = [c for c in appends if is_source(dict_value(c.args[0], "type"), "'image_url'")]
+    if variant.picture and not (len(appends) == 2 and pictures == appends[:1]):
+        raise source.refused(branch, "the turn with code is no longer the code, one picture and one text")
+    if not variant.picture and (len(appends) != 1 or pictures):
+        raise source.refused(branch, "the turn with code is no longer the code and one text, without a picture")
+    if variant.picture == "screenshot" and not any(isinstance(n, ast.Break) for s in branch.body for n in ast.walk(s)):
+        raise source.refused(branch, "the picture is no longer the first image of the last observation")
+    # The stacked picture's top is the description's second part, which must be an image.
+    if variant.picture == "merged" and not any(is_source(n, "self.env.task_prompt[1]") for n in ast.walk(branch)):
+        raise source.refused(branch, "the picture no longer stacks the description's second part over the render")
+    refine_part = text_part(appends[-1].args[0])
+    if refine_part is None:
+        raise source.refused(appends[-1], "the text after the code is no longer one text part")
+    return refine_part
 
 
 def _continuation(source: SourceFile) -> str:

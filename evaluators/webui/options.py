@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from evaluators.base import SettingOption
 from evaluators.settings import EvaluationSettings
+from evaluators.webui.online_variants import NATURAL, VARIANTS, OnlineVariant
 
 if TYPE_CHECKING:  # the clock module loads Playwright, which the site's own processes need not
     from evaluators.webui.clock import ClockKind
@@ -16,6 +17,8 @@ EXCLUDE_UNCHANGED_SETTING = "webui_exclude_unchanged"
 REAL_TIME_SETTING = "webui_real_time"
 #: The setting that renders pages in the 1920×937 viewport of today's official harness.
 VIEWPORT_937_SETTING = "webui_viewport_937"
+#: The setting that picks which official WebUI Online flow the refinement rounds follow.
+ONLINE_FLOW_SETTING = "webui_online_flow"
 #: The viewport heights: the paper's (the default) and today's official harness's.
 PAPER_VIEWPORT_HEIGHT = 1080
 TODAY_VIEWPORT_HEIGHT = 937
@@ -36,6 +39,11 @@ OPTIONS: dict[str, SettingOption] = {
     # the paper's time did and as the paper's numbers were measured. A variant: it changes
     # scores (measured on the metric card). A yes/no for the one other height there is.
     VIEWPORT_937_SETTING: SettingOption(bool, False, variant=True),
+    # Which of the official harness's WebUI Online flows the refinement rounds follow
+    # (evaluators.webui.online_variants): natural, the one the paper's Online numbers were measured
+    # with, is the default; the others are its ablations, each a labelled variant. Named values
+    # rather than yes/no switches, because the four exclude one another.
+    ONLINE_FLOW_SETTING: SettingOption(str, NATURAL, variant=True, choices=tuple(VARIANTS)),
 }
 
 
@@ -46,6 +54,8 @@ class WebUIOptions:
     clock: ClockKind = "virtual"
     #: The height of the viewport both pages are rendered in (its width is 1920).
     viewport_height: int = PAPER_VIEWPORT_HEIGHT
+    #: The official Online flow the refinement rounds follow.
+    online_flow: OnlineVariant = VARIANTS[NATURAL]
 
     @classmethod
     def of(cls, settings: EvaluationSettings) -> WebUIOptions:
@@ -53,4 +63,5 @@ class WebUIOptions:
         values = {name: settings.options.get(name, option.default) for name, option in OPTIONS.items()}
         return cls(exclude_unchanged=bool(values[EXCLUDE_UNCHANGED_SETTING]),
                    clock="real" if values[REAL_TIME_SETTING] else "virtual",
-                   viewport_height=TODAY_VIEWPORT_HEIGHT if values[VIEWPORT_937_SETTING] else PAPER_VIEWPORT_HEIGHT)
+                   viewport_height=TODAY_VIEWPORT_HEIGHT if values[VIEWPORT_937_SETTING] else PAPER_VIEWPORT_HEIGHT,
+                   online_flow=VARIANTS[str(values[ONLINE_FLOW_SETTING])])

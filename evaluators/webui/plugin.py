@@ -23,7 +23,9 @@ from evaluators.base import (
 )
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.breakdown import BREAKDOWN_PARTS
-from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, OPTIONS
+from evaluators.webui.online_variants import MERGENODES, NATURAL
+from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, ONLINE_FLOW_SETTING, OPTIONS, WebUIOptions
+from evaluators.webui.tasks import has_description_image
 
 if TYPE_CHECKING:
     from evaluators.agents.checkout import OfficialCheckout
@@ -108,6 +110,26 @@ class WebUIPlugin(EnvironmentPlugin):
         if flow == FLOW_ONLINE:
             return prompts.ONLINE
         raise ValueError(f"WebUI has no flow {flow!r}")
+
+    def settings_refusal(self, flow: str, settings: EvaluationSettings,
+                         scenarios: Sequence[ScenarioSpec]) -> str | None:
+        """The merged Online flow shows each page's description image as the target; the official flow
+        stops before its first request on a page without one, so such a board cannot run it. The
+        Online flow setting means nothing to a Global run."""
+        chosen = WebUIOptions.of(settings).online_flow.name
+        if flow != FLOW_ONLINE:
+            # A Global run would be labelled a variant for a setting it never reads.
+            return (f"{ONLINE_FLOW_SETTING} picks an Online flow; a {flow} submission takes only "
+                    f"{ONLINE_FLOW_SETTING}={NATURAL}") if chosen != NATURAL else None
+        if chosen != MERGENODES:
+            return None
+        lacking = sorted(scenario.key for scenario in scenarios
+                         if scenario.resource_path is None or not has_description_image(scenario.resource_path))
+        if not lacking:
+            return None
+        return (f"{ONLINE_FLOW_SETTING}={MERGENODES} shows each page's description image (the image right after "
+                f"the description's opening text) as the target, and {len(lacking)} page(s) of this board have "
+                f"none: {', '.join(lacking)}; choose another {ONLINE_FLOW_SETTING} or another board")
 
     def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
         from evaluators.webui.official import official_prompt_set

@@ -41,10 +41,17 @@ GLOBAL = PromptSet(
     ),
 )
 
-#: Refinement rounds are composed as the official "Natural" Online flow composes them: the code
-#: texts are templates filled with the page's current files.
+_REGENERATE_RULES = (
+    "Only the part after # Regenerate is read. " + _TAGS + " Always write a file in full, never a "
+    "fragment or a diff. A file you do not change may be left out: say so in a line of text and it "
+    "keeps its current content."
+)
+
+#: Refinement rounds are composed as the official Online flows compose them
+#: (evaluators.webui.online_variants): the code texts are templates filled with the page's current
+#: files; the texts of the flows other than "natural" carry their name.
 ONLINE = PromptSet(
-    version="webui-online-v2",
+    version="webui-online-v3",
     system=_TASK,
     format_instruction="",
     first_turn="",
@@ -62,10 +69,35 @@ ONLINE = PromptSet(
             "in the description and improve the code. Reply in exactly this format:\n\n"
             "# Analyze\n<how your page differs from the screenshots in the description, and which code has "
             "to change and why>\n\n"
-            "# Regenerate\n<the full new content of every file you change>\n"
-            "Only the part after # Regenerate is read. " + _TAGS + " Always write a file in full, never a "
-            "fragment or a diff. A file you do not change may be left out: say so in a line of text and it "
-            "keeps its current content."
+            "# Regenerate\n<the full new content of every file you change>\n" + _REGENERATE_RULES
+        ),
+        # Without the step-by-step analysis: the model goes straight to the new code.
+        "nocot_refine": (
+            "Above: a screenshot of your page as it renders now at 1920×1080. Improve the code so the page "
+            "matches the description. Reply with # Analyze and a few words, then # Regenerate and the new "
+            "code.\n" + _REGENERATE_RULES
+        ),
+        # No screenshot: the model checks its own code against the description.
+        "noimg_refine": (
+            "Above: your page's code as it is now; no screenshot of it is shown. Read the code against the "
+            "description and improve it. Reply in exactly this format:\n\n"
+            "# Analyze\n<which parts of the description the code does not meet yet, and which code has to "
+            "change and why>\n\n"
+            "# Regenerate\n<the full new content of every file you change>\n" + _REGENERATE_RULES
+        ),
+        # No description: the rules of their own, and one picture of the target over the current page.
+        "mergenodes_system": (
+            "You are a front-end developer rebuilding a web page so that it looks like a target screenshot. "
+            "Your code is saved as index.html, style.css and script.js in one folder and opened from "
+            "index.html in Chromium. Each round you get your current code and one picture: the target page "
+            "on top, your page as it renders now below it. Change the code so the two look the same."
+        ),
+        "mergenodes_refine": (
+            "Above: one picture, the target page on top and your page as it renders now at the bottom. "
+            "Reply in exactly this format:\n\n"
+            "# Analyze\n<how the bottom page differs from the top one, and which code has to change and "
+            "why>\n\n"
+            "# Regenerate\n<the full new content of every file you change>\n" + _REGENERATE_RULES
         ),
         "no_code": "There is no code yet: write all of the page's code.",
         "continuation": "Your reply stopped inside a code block. Continue exactly where it stopped, "

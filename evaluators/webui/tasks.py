@@ -33,14 +33,31 @@ def task_parts(page_dir: Path, resolution: int) -> list[str | Image.Image]:
     return parts
 
 
-def _page_image(page_dir: Path, target: str, resolution: int) -> Image.Image | None:
-    """The PNG a link names, inside the page folder only. The official code strips every leading and
-    trailing '.' and '/' of a target that starts with './'; a file it cannot open stops its run,
-    where here the target stays in the text (a deviation on the metric card)."""
+def has_description_image(page_dir: Path) -> bool:
+    """Whether the description's second part is an image (read without decoding it): the one the
+    official "MergeNoDes" Online flow shows as the target page, and fails without."""
+    try:
+        source = (page_dir / "tasks.md").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    pieces = [piece for piece in IMAGE_LINK.split(source) if piece]
+    return len(pieces) > 1 and pieces[1].endswith(".png") and _page_file(page_dir, pieces[1]) is not None
+
+
+def _page_file(page_dir: Path, target: str) -> Path | None:
+    """The file a link names, inside the page folder only. The official code strips every leading and
+    trailing '.' and '/' of a target that starts with './'."""
     relative = target.strip("./") if target.startswith("./") else target
     root = page_dir.resolve()
     path = (page_dir / relative).resolve()
-    if root not in path.parents or not path.is_file():
+    return path if root in path.parents and path.is_file() else None
+
+
+def _page_image(page_dir: Path, target: str, resolution: int) -> Image.Image | None:
+    """The PNG a link names (:func:`_page_file`). A file the official code cannot open stops its run,
+    where here the target stays in the text (a deviation on the metric card)."""
+    path = _page_file(page_dir, target)
+    if path is None:
         return None
     stat = path.stat()
     return _resized(str(path), stat.st_mtime_ns, stat.st_size, resolution)

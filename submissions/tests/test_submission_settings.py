@@ -1,5 +1,9 @@
 """Submission settings: per-subset defaults, the text-only declaration and clear errors."""
+import shutil
+from pathlib import Path
+
 import pytest
+from django.conf import settings as settings_module
 
 from accounts.services import team_get_or_create
 from submissions.services import SubmissionError, model_entry_upsert, submission_create_endpoint
@@ -95,3 +99,25 @@ def test_the_form_names_its_settings_as_the_services_read_them(db):
 def test_the_form_refuses_a_value_out_of_the_settings_range_on_its_field(db):
     form = _form(repeats="21", max_tokens="0")
     assert not form.is_valid() and set(form.errors) == {"repeats", "max_tokens"}
+
+
+def test_a_webui_board_with_a_page_lacking_a_description_image_refuses_mergenodes_naming_it(
+        fixture_scenarios, model, tmp_path):
+    from catalogue.models import Scenario
+
+    page = Scenario.objects.filter(environment_id="webui", suite="fixture", key="step-counter").get()
+    plain = tmp_path / "step-counter"
+    shutil.copytree(page.resource_path if Path(page.resource_path).is_absolute()
+                    else settings_module.SCENARIO_ROOT / page.resource_path, plain)
+    (plain / "tasks.md").write_text("# Stair Counter\n\nWords only, no screenshot.\n", encoding="utf-8")
+    Scenario.objects.filter(pk=page.pk).update(resource_path=str(plain))
+
+    def submit(flow: str):
+        return submission_create_endpoint(model=model, env="webui", flow="online", subset="mini", suite="fixture",
+                                          endpoint_url="http://127.0.0.1:9/v1",
+                                          settings={"webui_online_flow": flow, "repeats": 1})
+
+    with pytest.raises(SubmissionError, match=r"1 page\(s\) of this board have none: step-counter;"):
+        submit("mergenodes")
+    assert not model.submissions.exists()
+    assert submit("noimg").settings["webui_online_flow"] == "noimg"
