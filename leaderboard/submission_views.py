@@ -12,6 +12,7 @@ from catalogue.prompt_sets import prompt_set_get
 from evaluators.base import get_plugin
 from leaderboard.selectors import Headline, submission_headline
 from leaderboard.selectors.entry_tags import EntryTagTable, entry_tag_tables
+from submissions.effort import submission_effort
 from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, struck
 from submissions.models import Submission
 from submissions.selectors import (
@@ -19,7 +20,6 @@ from submissions.selectors import (
     queue_item,
     scenario_rows,
     submission_attempts,
-    submission_effort,
     submission_progress,
 )
 

@@ -33,6 +33,7 @@ from accounts.selectors import (
 from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
+from submissions.effort import submission_reply_counts
 from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
@@ -44,7 +45,6 @@ from submissions.selectors import (
     queue_item,
     queue_seen_by,
     submission_progress,
-    submission_reply_counts,
     visible_entries,
 )
 from submissions.services import (
