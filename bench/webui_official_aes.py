@@ -98,11 +98,11 @@ def platform_aes(renderer: Any, page: Path, folder: Path, reply: str, height: in
     return 100.0 * aes(target, copy, False)
 
 
-def measure(code: Path, deps: Path | None, pages: list[Path], replies: list[str]) -> tuple[list[dict[str, Any]], str]:
+def measure(code: Path, deps: Path | None, pages: list[Path], replies: list[str]) -> tuple[list[dict[Any, Any]], str]:
     from evaluators.tests.webui_pages import reply_folder
     from evaluators.webui.render import PageRenderer
 
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[Any, Any]] = []
     scratch = Path(tempfile.mkdtemp(prefix="webui-official-aes-"))
     try:
         with PageRenderer() as renderer:
@@ -110,7 +110,7 @@ def measure(code: Path, deps: Path | None, pages: list[Path], replies: list[str]
                 for reply in replies:
                     started = time.monotonic()
                     folder = reply_folder(page, reply_files(page, reply), scratch / f"{page.name}-{reply}")
-                    row: dict[str, Any] = {"page": page.name, "reply": reply,
+                    row: dict[Any, Any] = {"page": page.name, "reply": reply,
                                            "official": official_aes(code, deps, page, folder)}
                     for height in HEIGHTS:
                         row[height] = platform_aes(renderer, page, folder, reply, height)
@@ -127,7 +127,7 @@ def _cell(value: float | str) -> str:
     return f"{value:.2f}" if isinstance(value, float) else value
 
 
-def report(rows: list[dict[str, Any]], chromium: str, viewport: str) -> str:
+def report(rows: list[dict[Any, Any]], chromium: str, viewport: str) -> str:
     lines = [f"# WebUI AES: the official evaluator and the platform (Chromium {chromium})", "",
              f"Official: {viewport}.", "",
              "AES in %. Platform: the default 1920×937 viewport and the labelled variant",
