@@ -31,9 +31,10 @@ def _entry(team: Team, name: str, settings: dict[str, Any], *, source: str = Sub
     submission = Submission.objects.create(team=team, model=model, environment_id="webui", flow="global",
                                            subset="mini", suite="fixture", source=source, settings=settings,
                                            status=Submission.Status.COMPLETED, is_public=True)
-    for scenario in Scenario.objects.filter(environment_id="webui", suite="fixture", in_mini=True):
+    scenarios = Scenario.objects.filter(environment_id="webui", suite="fixture", in_mini=True).order_by("key")
+    for index, scenario in enumerate(scenarios):
         Attempt.objects.create(submission=submission, scenario=scenario, repeat=0, status=Attempt.Status.SCORED,
-                               score=score)
+                               score=score + index)
     return submission
 
 
