@@ -11,10 +11,10 @@ Global run's output) plays against the first one as a subprocess, with the exper
 settings; the platform plays the same scenario and flow against the second one through
 ``evaluators.runner.run_attempt``, with the official prompts read from the same checkout where its
 plug-in reads them (its own prompts otherwise, as the report says). WebUI Online "Natural" is played
-a second time on the platform with its labelled ``webui_viewport_937`` option and compared with the
-same official requests: the official runner's browser is measured and reported beside it. The other
-three WebUI Online flows are played with the labelled ``webui_online_flow`` that follows each, in
-that viewport.
+a second time on the platform with its labelled paper-era ``webui_viewport_1080`` option and compared
+with the same official requests: the official runner's browser is measured and reported beside it.
+The other three WebUI Online flows are played with the labelled ``webui_online_flow`` that follows
+each, at the default viewport.
 
 Each pair of requests is then compared in order: the top-level fields (model, temperature, top_p,
 frequency_penalty, max_tokens), the roles and order of the messages, every text character for

@@ -72,8 +72,10 @@ def evaluate(page: Path, real_time: bool = False) -> float:
 
 
 def bare_load(page: Path, browser) -> float:
+    from evaluators.webui.results import VIEWPORT
+
     started = time.perf_counter()
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    context = browser.new_context(viewport=VIEWPORT)
     tab = context.new_page()
     tab.goto((page / "index.html").as_uri())
     tab.screenshot()

@@ -108,7 +108,10 @@ def _mean(values: list[float]) -> float:
 
 
 def report(rows: list[dict[str, Any]], chromium: str) -> str:
-    lines = [f"# WebUI scoring fidelity on the fixture pages (Chromium {chromium})", "",
+    from evaluators.webui.results import VIEWPORT
+
+    lines = [f"# WebUI scoring fidelity on the fixture pages (Chromium {chromium}, viewport 1920×{VIEWPORT['height']})",
+             "",
              "AES in %. *official*: every target element in every state (the default); *exclude*: the labelled",
              "variant webui_exclude_unchanged=true; *no shots*: the same without screenshots; *bbox*: boxes sized",
              "by getBoundingClientRect instead of chromedriver's layout sizes.", ""]

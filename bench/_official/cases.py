@@ -48,14 +48,14 @@ CASES: tuple[Case, ...] = (
          FOOTBALL_ONLINE, size_only=True, stochastic=True),
     Case("webui-online", "webui", FLOW_ONLINE,
          {"resolution": 1920, "max_image": 10, "max_loop": 4, "max_tokens": 4000}, WEBUI_ONLINE,
-         # The labelled option that renders in the viewport today's headless Chromium leaves the
-         # official runner's 1920×1080 window.
-         variants=(("937", {"webui_viewport_937": True}),)),
+         # The labelled paper-era variant, whose page fills the whole 1920×1080 window where the
+         # official runner's page gets 1920×937 of it under today's headless Chromium.
+         variants=(("1080", {"webui_viewport_1080": True}),)),
     # The official harness's other WebUI Online flows, each against the platform's labelled
-    # webui_online_flow, in the viewport the official runner's browser gives the page today.
+    # webui_online_flow, in the default viewport, the one the official runner's browser gives the page today.
     *(Case(f"webui-online-{name}", "webui", FLOW_ONLINE,
            {"resolution": 1920, "max_image": 10, "max_loop": 4, "max_tokens": 4000}, WEBUI_ONLINE,
-           official_online_type=official, platform={"webui_online_flow": name, "webui_viewport_937": True})
+           official_online_type=official, platform={"webui_online_flow": name})
       for name, official in (("nocot", "NoCoT"), ("noimg", "NoIMG"), ("mergenodes", "MergeNoDes"))),
 )
 OFFICIAL_ENV = {"sokoban": "Sokoban", "football": "Football", "webui": "WebUI"}

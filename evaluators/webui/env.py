@@ -22,7 +22,7 @@ from PIL import Image
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.aes import score_page
-from evaluators.webui.options import PAPER_VIEWPORT_HEIGHT, WebUIOptions
+from evaluators.webui.options import OFFICIAL_VIEWPORT_HEIGHT, WebUIOptions
 from evaluators.webui.parsing import CodeWrite
 from evaluators.webui.tasks import task_parts
 from evaluators.webui.trace import write_public_trace
@@ -80,7 +80,7 @@ def load_page_actions(page_dir: Path) -> list[Any]:
     return load_actions(page_dir / "actions.py")
 
 
-def render_target(page_dir: Path, clock: str = "virtual", viewport_height: int = PAPER_VIEWPORT_HEIGHT) -> Any:
+def render_target(page_dir: Path, clock: str = "virtual", viewport_height: int = OFFICIAL_VIEWPORT_HEIGHT) -> Any:
     """The target's states are the same for every attempt: render them once per process.
 
     Imported pages are stored under their content hash, so the folder path identifies the content.

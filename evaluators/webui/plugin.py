@@ -24,7 +24,13 @@ from evaluators.base import (
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.breakdown import BREAKDOWN_PARTS
 from evaluators.webui.online_variants import MERGENODES, NATURAL
-from evaluators.webui.options import EXCLUDE_UNCHANGED_SETTING, ONLINE_FLOW_SETTING, OPTIONS, WebUIOptions
+from evaluators.webui.options import (
+    EXCLUDE_UNCHANGED_SETTING,
+    ONLINE_FLOW_SETTING,
+    OPTIONS,
+    VIEWPORT_1080_SETTING,
+    WebUIOptions,
+)
 from evaluators.webui.tasks import has_description_image
 
 if TYPE_CHECKING:
@@ -78,12 +84,13 @@ class WebUIPlugin(EnvironmentPlugin):
     replay_scripts: ClassVar[tuple[str, ...]] = ("js/replay_webui.js",)
     replay_styles: ClassVar[tuple[str, ...]] = ("css/replay_webui.css",)
     # The official experiment scripts (reference §1): API models see up to 10 images.
-    # The metric variant is recorded with every submission, so its page states the metric it was scored by.
+    # The metric variant and the viewport are recorded with every submission, so its page states the
+    # metric and the viewport it was scored by, and a later change of either default re-labels none.
     default_settings: ClassVar[dict[str, dict[str, Any]]] = {
         FLOW_GLOBAL: {"resolution": 1920, "max_image": 10, "repeats": 3, "max_tokens": 4000,
-                      EXCLUDE_UNCHANGED_SETTING: False},
+                      EXCLUDE_UNCHANGED_SETTING: False, VIEWPORT_1080_SETTING: False},
         FLOW_ONLINE: {"resolution": 1920, "max_image": 10, "max_loop": 4, "repeats": 3, "max_tokens": 4000,
-                      EXCLUDE_UNCHANGED_SETTING: False},
+                      EXCLUDE_UNCHANGED_SETTING: False, VIEWPORT_1080_SETTING: False},
     }
 
     @property

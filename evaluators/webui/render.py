@@ -2,10 +2,10 @@
 
 A :class:`PageRenderer` owns one Chromium for the life of a worker process and opens each page in
 a fresh browser context (the official run used two separate Chrome profiles for the target and
-the generated page, so nothing — localStorage included — is shared). Viewport 1920×1080 by default
-(``viewport_height=937``: what the official harness's 1920×1080 window gives under today's headless
-Chromium), screen 1920×1080, device scale 1, classic (space-taking) scrollbars as in the official
-headless Chrome.
+the generated page, so nothing — localStorage included — is shared). Viewport 1920×937 by default
+(what the official harness's 1920×1080 window gives the page under today's headless Chromium;
+``viewport_height=1080``: the paper-era headless mode, whose viewport was the whole window), screen
+1920×1080, device scale 1, classic (space-taking) scrollbars as in the official headless Chrome.
 
 Pages are untrusted code:
 
@@ -88,7 +88,7 @@ from evaluators.webui import processes
 from evaluators.webui.clock import CLOCKS, ClockKind
 from evaluators.webui.live_page import LivePage
 from evaluators.webui.monitor import ResourceMonitor
-from evaluators.webui.options import PAPER_VIEWPORT_HEIGHT, TODAY_VIEWPORT_HEIGHT
+from evaluators.webui.options import OFFICIAL_VIEWPORT_HEIGHT, PAPER_VIEWPORT_HEIGHT
 from evaluators.webui.playwright_instance import shared_playwright
 from evaluators.webui.results import (
     VIEWPORT,
@@ -105,9 +105,9 @@ from evaluators.webui.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
-#: The viewport heights a render may ask for: the paper-era window (the default), and what the
-#: official harness's 1920×1080 window leaves for the page under today's headless Chromium.
-VIEWPORT_HEIGHTS = (PAPER_VIEWPORT_HEIGHT, TODAY_VIEWPORT_HEIGHT)
+#: The viewport heights a render may ask for: what the official harness's 1920×1080 window leaves
+#: for the page under today's headless Chromium (the default), and the paper-era whole window.
+VIEWPORT_HEIGHTS = (OFFICIAL_VIEWPORT_HEIGHT, PAPER_VIEWPORT_HEIGHT)
 #: The screen the page sees (window.screen): the official harness's 1920×1080 window fits in it.
 SCREEN: ViewportSize = {"width": 1920, "height": 1080}
 

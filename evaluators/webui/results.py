@@ -10,9 +10,9 @@ from playwright.sync_api import ViewportSize
 
 from evaluators.webui.clock import ClockKind
 from evaluators.webui.elements import PageState
-from evaluators.webui.options import PAPER_VIEWPORT_HEIGHT
+from evaluators.webui.options import OFFICIAL_VIEWPORT_HEIGHT
 
-VIEWPORT: ViewportSize = {"width": 1920, "height": PAPER_VIEWPORT_HEIGHT}
+VIEWPORT: ViewportSize = {"width": 1920, "height": OFFICIAL_VIEWPORT_HEIGHT}
 #: Caps that keep a hostile page from growing the records without bound.
 MAX_RECORDS = 500
 MAX_MESSAGE_CHARS = 2000
