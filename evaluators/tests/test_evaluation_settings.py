@@ -52,8 +52,9 @@ def test_a_plugins_own_settings_are_stored_flat_beside_the_platforms_and_read_th
 
 
 def test_another_environments_own_setting_is_refused_with_the_names_this_one_accepts():
-    with pytest.raises(SettingsError, match="unknown setting 'auto_render'; the settings are extra_body, frequency_penalty, "
-                                            "max_image, max_loop, max_memory, max_tokens, no_system_role"):
+    with pytest.raises(SettingsError, match="unknown setting 'auto_render'; the settings are extra_body, "
+                                            "frequency_penalty, max_image, max_loop, max_memory, max_tokens, "
+                                            "no_system_role"):
         EvaluationSettings.from_mapping({"auto_render": False}, "webui", "online")
 
 
@@ -83,7 +84,8 @@ def test_submitted_values_are_read_by_type_and_recorded_with_the_defaults():
     ({"temperature": "hot"}, "temperature must be a number"),
     ({"max_loop": 0}, "max_loop must be between 1 and 1000"),
     ({"frequency_penalty": 3}, r"frequency_penalty must be between -2\.0 and 2\.0"),
-    ({"warp_speed": 9}, "unknown setting 'warp_speed'; the settings are extra_body, frequency_penalty, max_image, max_loop"),
+    ({"warp_speed": 9},
+     "unknown setting 'warp_speed'; the settings are extra_body, frequency_penalty, max_image, max_loop"),
     ({"seed": 3}, "unknown setting 'seed'"),
     ({"prompt_version": "mine"}, "unknown setting 'prompt_version'"),
 ])
