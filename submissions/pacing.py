@@ -9,15 +9,19 @@ than throwing away the episode they have paid for.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from submissions.models import Submission
 
+logger = logging.getLogger(__name__)
 _RUNNING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 #: How often a waiting attempt shows it is alive (and notices a cancel or a pause).
 BEAT_EVERY = 2.0
@@ -47,7 +51,16 @@ class EndpointPacer:
     sleep: Callable[[float], None] = field(default=time.sleep)
 
     def wait(self) -> float:
-        resume_at = Submission.objects.filter(id=self.submission_id).values_list("calls_resume_at", flat=True).first()
+        try:
+            resume_at = (Submission.objects.filter(id=self.submission_id)
+                         .values_list("calls_resume_at", flat=True).first())
+        except (OperationalError, InterfaceError) as exc:
+            # The database is restarting: a hold cannot be read, and losing the episode over it would
+            # cost more than one request that may come early. The next request or beat reconnects.
+            logger.warning("submission %s: endpoint hold not read, database unavailable: %s", self.submission_id, exc)
+            with contextlib.suppress(DatabaseError):
+                connection.close()
+            return 0.0
         left = min((resume_at - timezone.now()).total_seconds(), self.longest) if resume_at else 0.0
         waited = 0.0
         while left - waited > 0:
@@ -58,4 +71,11 @@ class EndpointPacer:
         return waited
 
     def hold(self, seconds: float) -> None:
-        endpoint_hold(submission_id=self.submission_id, seconds=seconds)
+        try:
+            endpoint_hold(submission_id=self.submission_id, seconds=seconds)
+        except (OperationalError, InterfaceError) as exc:
+            # This attempt still waits out the Retry-After itself; only the others cannot be told.
+            logger.warning("submission %s: endpoint hold not written, database unavailable: %s", self.submission_id,
+                           exc)
+            with contextlib.suppress(DatabaseError):
+                connection.close()

@@ -60,7 +60,7 @@ def test_omitted_parameters_are_read_from_text_or_a_list_in_one_order() -> None:
     ({"extra_body": '{"x": NaN}'}, "JSON values only"),
 ])
 def test_a_profile_value_that_cannot_be_sent_is_refused_with_its_name(values: dict[str, object], said: str) -> None:
-    with pytest.raises(SettingsError, match="") as caught:
+    with pytest.raises(SettingsError) as caught:
         _settings(**values)
     assert said in str(caught.value)
 
