@@ -33,6 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._official.runs import official_env  # noqa: E402
+
 PAGES = ROOT / "fixtures" / "magebench" / "resources" / "WebUI"
 REPLIES = ("perfect", "degraded", "no index")
 HEIGHTS = (937, 1080)
@@ -48,21 +50,12 @@ print("AES " + json.dumps(result))
 """
 
 
-def _official_env(deps: Path | None) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    if deps is not None:
-        env["PYTHONPATH"] = str(deps)
-    # Selenium Manager takes the chromedriver on PATH and reaches no network.
-    env.update({"SE_OFFLINE": "true", "SE_AVOID_STATS": "true", "PYTHONUNBUFFERED": "1"})
-    return env
-
-
 def official_aes(code: Path, deps: Path | None, page: Path, folder: Path) -> float | str:
     """The official evaluator's AES in %, or why there is none."""
     argv = [sys.executable, "-c", _EVALUATE, str(page / "index.html"), str(folder / "index.html"),
             str(page / "actions.py")]
     # A session of its own, so that a stopped evaluation takes its chromedrivers and browsers with it.
-    process = subprocess.Popen(argv, cwd=code, env=_official_env(deps), stdout=subprocess.PIPE,
+    process = subprocess.Popen(argv, cwd=code, env=official_env(deps), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         output, _ = process.communicate(timeout=OFFICIAL_TIMEOUT)

@@ -36,7 +36,8 @@ class OfficialRun:
     listings: int = 0
 
 
-def _official_env(deps: Path | None) -> dict[str, str]:
+def official_env(deps: Path | None) -> dict[str, str]:
+    """The environment the official harness runs in: its own dependencies, offline Selenium."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     if deps is not None:
         env["PYTHONPATH"] = str(deps)
@@ -57,7 +58,7 @@ def _invoke(code: Path, deps: Path | None, script: str, argv: list[str], log: Pa
         # A session of its own: the official WebUI environment opens a chromedriver and a browser for
         # every render and quits them only at exit, which its pool workers never reach, so whatever
         # is left of the session is ended when the runner is done.
-        process = subprocess.Popen([sys.executable, script, *argv], cwd=code, env=_official_env(deps),
+        process = subprocess.Popen([sys.executable, script, *argv], cwd=code, env=official_env(deps),
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             code_ = process.wait(timeout=OFFICIAL_TIMEOUT)
@@ -105,7 +106,7 @@ def official_viewport(code: Path, deps: Path | None, page: Path) -> str:
     """The window and page viewport of the browser the official runner opens (its own get_driver)."""
     try:
         completed = subprocess.run([sys.executable, "-c", _VIEWPORT_PROBE, str(page)], cwd=code,
-                                   env=_official_env(deps), capture_output=True, text=True, timeout=120, check=False)
+                                   env=official_env(deps), capture_output=True, text=True, timeout=120, check=False)
         outer_w, outer_h, inner_w, inner_h, agent = json.loads(completed.stdout.strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
         return f"the official browser's viewport could not be read ({type(exc).__name__})"
