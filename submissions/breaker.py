@@ -14,10 +14,10 @@ from django.db import transaction
 
 from evaluators.endpoints.errors import InfraError
 from submissions.models import Submission
+from submissions.selectors import ACTIVE_SUBMISSIONS
 
 logger = logging.getLogger(__name__)
 
-_RUNNING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 
 
 def breaker_record_failure(*, submission_id: int, attempt_id: int, error: InfraError) -> bool:
@@ -32,7 +32,7 @@ def breaker_record_failure(*, submission_id: int, attempt_id: int, error: InfraE
         attempts = list(row["breaker_attempts"]) if row["breaker_cause"] == cause else []
         if attempt_id not in attempts:
             attempts.append(attempt_id)
-        trip = len(attempts) >= django_settings.MAGEBENCH_BREAKER_ATTEMPTS and row["status"] in _RUNNING
+        trip = len(attempts) >= django_settings.MAGEBENCH_BREAKER_ATTEMPTS and row["status"] in ACTIVE_SUBMISSIONS
         fields: dict[str, object] = {"breaker_cause": cause, "breaker_attempts": attempts[-50:]}
         if trip:
             fields.update(status=Submission.Status.PAUSED, status_reason=pause_reason(error, len(attempts)))

@@ -57,22 +57,16 @@ class Effort:
 def submission_effort(submission: Submission, attempts: Iterable[Attempt]) -> Effort:
     """The effort of these (already loaded) attempts of ``submission``, counted as a board counts it,
     while it runs too."""
-    attempts = list(attempts)
     measured = submission.source != Submission.Source.UPLOAD
     scored = [AttemptOutcome(attempt_id=a.id, scenario_id=a.scenario_id, repeat=a.repeat, scored=True,
                              infra_failed=False, score=a.score, seconds=a.duration_seconds, measured=measured,
                              model_calls=a.model_calls, prompt_tokens=a.prompt_tokens,
                              completion_tokens=a.completion_tokens)
               for a in attempts if a.status == Attempt.Status.SCORED]
-    counted = [a for a in attempts if a.status == Attempt.Status.SCORED]
     return Effort(measured=measured, scored=len(scored), numbers=summarise_effort(scored),
                   price_input_per_mtok=submission.model.price_input_per_mtok,
                   price_output_per_mtok=submission.model.price_output_per_mtok,
-                  replies=sum(a.model_calls for a in counted),
-                  replies_cut=sum(int(a.details.get("replies_cut") or 0) for a in counted),
-                  refusals=sum(int(a.details.get("refusals") or 0) for a in counted),
-                  platform_wait_seconds=round(sum(float(a.details.get("platform_wait_seconds") or 0.0)
-                                                  for a in attempts), 1))
+                  **submission_reply_counts(submission))
 
 
 def _detail_sum(key: str, kind: type[IntegerField] | type[FloatField]) -> Sum:

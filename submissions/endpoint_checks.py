@@ -11,17 +11,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.utils import timezone
 
 from catalogue.prompt_sets import prompt_sets_for_run
-from evaluators.endpoints.client import ChatClient
 from evaluators.endpoints.errors import INVALID_RESPONSE, InfraError
 from evaluators.first_request import first_request
 from evaluators.runner import EnvironmentFailure
 from evaluators.settings import EvaluationSettings
 from submissions.crypto import decrypt_secret
-from submissions.endpoints import endpoint_policy
+from submissions.endpoints import chat_client
 from submissions.engine import scenario_spec
 from submissions.models import EndpointCheck
 
@@ -66,15 +64,8 @@ def _result_of(check: EndpointCheck) -> dict[str, Any]:
         return result
     settings = EvaluationSettings.from_mapping(check.settings, check.environment_id, check.flow,
                                                subset=check.subset, platform=True)
-    client = ChatClient(
-        check.endpoint_url, check.endpoint_model, api_key,
-        timeout=django_settings.MAGEBENCH_ENDPOINT_TIMEOUT,
-        # One request: a check reports the first failure as it is, rather than waiting out retries.
-        max_retries=0,
-        policy=endpoint_policy(),
-        max_response_bytes=django_settings.MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES,
-        max_retry_after=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER,
-    )
+    # One request: a check reports the first failure as it is, rather than waiting out retries.
+    client = chat_client(check.endpoint_url, check.endpoint_model, api_key, max_retries=0)
     try:
         with client, tempfile.TemporaryDirectory(prefix="endpoint-check-") as folder:
             if not check.endpoint_model:

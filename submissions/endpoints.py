@@ -59,12 +59,20 @@ def endpoint_url_validate(url: str, *, trusted: bool = False) -> str:
 def endpoint_client(submission: Submission, *, pacer: Pacer | None = None) -> ChatClient:
     """The client a worker calls ``submission``'s endpoint with; ``pacer`` shares the endpoint's
     Retry-After with the other attempts on it."""
+    return chat_client(submission.endpoint_url, submission.endpoint_model,
+                       decrypt_secret(submission.api_key_encrypted), trusted=submission.endpoint_trusted, pacer=pacer)
+
+
+def chat_client(url: str, model: str, api_key: str, *, trusted: bool = False,
+                max_retries: int | None = None, pacer: Pacer | None = None) -> ChatClient:
+    """A client of a team's endpoint with the site's timeout, retries, address policy and limits;
+    ``max_retries`` overrides the site's retries (a test call makes its one request alone)."""
     return ChatClient(
-        submission.endpoint_url, submission.endpoint_model, decrypt_secret(submission.api_key_encrypted),
+        url, model, api_key,
         timeout=settings.MAGEBENCH_ENDPOINT_TIMEOUT,
-        max_retries=settings.MAGEBENCH_ENDPOINT_MAX_RETRIES,
+        max_retries=settings.MAGEBENCH_ENDPOINT_MAX_RETRIES if max_retries is None else max_retries,
         backoff=settings.MAGEBENCH_ENDPOINT_BACKOFF,
-        policy=endpoint_policy(trusted=submission.endpoint_trusted),
+        policy=endpoint_policy(trusted=trusted),
         max_response_bytes=settings.MAGEBENCH_ENDPOINT_MAX_RESPONSE_BYTES,
         max_retry_after=settings.MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER,
         pacer=pacer,

@@ -20,9 +20,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 
 from submissions.models import Submission
+from submissions.selectors import ACTIVE_SUBMISSIONS
 
 logger = logging.getLogger(__name__)
-_RUNNING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 #: How often a waiting attempt shows it is alive (and notices a cancel or a pause).
 BEAT_EVERY = 2.0
 
@@ -33,7 +33,7 @@ def endpoint_hold(*, submission_id: int, seconds: float) -> None:
     row = Submission.objects.filter(id=submission_id).values("team_id", "endpoint_url").first()
     if row is None or not row["endpoint_url"]:
         return
-    (Submission.objects.filter(team_id=row["team_id"], endpoint_url=row["endpoint_url"], status__in=_RUNNING)
+    (Submission.objects.filter(team_id=row["team_id"], endpoint_url=row["endpoint_url"], status__in=ACTIVE_SUBMISSIONS)
      .exclude(calls_resume_at__gte=until).update(calls_resume_at=until))
 
 
