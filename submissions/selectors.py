@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -16,6 +16,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from accounts.models import Team
+from catalogue.models import Scenario
 from evaluators.base import all_plugins, get_plugin
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
@@ -84,6 +85,17 @@ def _progress(c: dict[str, Any]) -> Progress:
 
 def submission_progress(submission: Submission) -> Progress:
     return _progress(submission.attempts.aggregate(**_PROGRESS_COUNTS))
+
+
+def submission_attempt_count(submission: Submission) -> int:
+    """The submission's attempts, counting those of a new run a worker has yet to create (its
+    board's scenarios × repeats)."""
+    count = submission.attempts.count()
+    if count or submission.prepare_requested_at is None or submission.source != Submission.Source.ENDPOINT:
+        return count
+    scenarios = Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
+                                        **Scenario.subset_filter(submission.subset)).count()
+    return scenarios * submission.evaluation_settings.repeats
 
 
 @dataclass
@@ -227,13 +239,14 @@ def _estimate(items: list[QueueItem]) -> None:
             due_in=_held(due_in.get(s.id, []), waiting, s.calls_resume_at, now),
             running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
             per_attempt=seconds, last_started=last_started.get(s.id)))
-    own: dict[str, list[tuple[int | None, str]]] = {}
+    own: dict[tuple[int, str], list[tuple[int | None, str]]] = {}
     for item in items:
-        own.setdefault(item.submission.endpoint_url, []).append(
+        own.setdefault((item.submission.team_id, item.submission.endpoint_url), []).append(
             (item.submission.endpoint_concurrency, item.submission.status))
     outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY,
                         last_by_team=last_by_team,
-                        endpoint_limits={url: endpoint_limit(rows) for url, rows in own.items() if url})
+                        endpoint_limits={key: endpoint_limit(rows) for key, rows in own.items() if key[1]},
+                        url_ceiling=settings.MAGEBENCH_ENDPOINT_URL_MAX_CALLS)
     for item in items:
         outcome = outcomes.get(item.submission.id, SimOutcome())
         seconds, basis = per_attempt[item.submission.id]
@@ -329,8 +342,18 @@ class DueWork:
     contenders: list[Contender]
     #: Last starts in epoch seconds.
     served: Served
-    #: Attempts with a fresh heartbeat per endpoint URL, for its concurrency limit.
+    #: Attempts with a fresh heartbeat per endpoint URL, for the operators' ceiling across teams.
     running_by_endpoint: dict[str, int]
+    #: The same per team and endpoint URL, for each team's own limit.
+    running_by_team_endpoint: dict[tuple[int, str], int] = field(default_factory=dict)
+
+    def endpoint_full(self, contender: Contender) -> bool:
+        """Whether the contender's endpoint has no room for it by these counts, without reading each
+        team's own setting (never above the platform's limit): ``engine`` checks that one, locked."""
+        limit = settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+        ceiling = settings.MAGEBENCH_ENDPOINT_URL_MAX_CALLS
+        team_running = self.running_by_team_endpoint.get((contender.team_id, contender.endpoint), 0)
+        return (0 < limit <= team_running) or (0 < ceiling <= self.running_by_endpoint.get(contender.endpoint, 0))
 
 
 _CONTENDER_FIELDS = ("submission_id", "submission__team_id", "submission__is_baseline",
@@ -345,7 +368,7 @@ def _contender(row: dict[str, Any]) -> Contender:
                      endpoint=row["submission__endpoint_url"] or "")
 
 
-def _served_now() -> tuple[Served, dict[str, int]]:
+def _served_now() -> tuple[Served, dict[str, int], dict[tuple[int, str], int]]:
     """Running attempts and latest starts of the active submissions, and fresh runs per endpoint."""
     fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     running = Q(status=Attempt.Status.RUNNING)
@@ -355,6 +378,7 @@ def _served_now() -> tuple[Served, dict[str, int]]:
                       last=Max("started_at")).order_by())
     served = Served()
     by_endpoint: dict[str, int] = {}
+    by_team_endpoint: dict[tuple[int, str], int] = {}
     for row in rows:
         team, submission, last = row["submission__team_id"], row["submission_id"], row["last"].timestamp()
         served.running_by_team[team] = served.running_by_team.get(team, 0) + row["n"]
@@ -364,7 +388,8 @@ def _served_now() -> tuple[Served, dict[str, int]]:
         if row["submission__endpoint_url"]:
             url = row["submission__endpoint_url"]
             by_endpoint[url] = by_endpoint.get(url, 0) + row["fresh"]
-    return served, by_endpoint
+            by_team_endpoint[(team, url)] = by_team_endpoint.get((team, url), 0) + row["fresh"]
+    return served, by_endpoint, by_team_endpoint
 
 
 def queue_contenders(*, queues: Collection[str]) -> DueWork:
@@ -374,8 +399,9 @@ def queue_contenders(*, queues: Collection[str]) -> DueWork:
     rows = (Attempt.objects.filter(due_attempts(timezone.now()), submission__status__in=ACTIVE_SUBMISSIONS,
                                    submission__environment_id__in=envs)
             .values(*_CONTENDER_FIELDS).annotate(n=Count("id")).order_by())
-    served, by_endpoint = _served_now()
-    return DueWork(contenders=[_contender(row) for row in rows], served=served, running_by_endpoint=by_endpoint)
+    served, by_endpoint, by_team_endpoint = _served_now()
+    return DueWork(contenders=[_contender(row) for row in rows], served=served, running_by_endpoint=by_endpoint,
+                   running_by_team_endpoint=by_team_endpoint)
 
 
 def queue_work(queue: str) -> str:
@@ -578,8 +604,9 @@ def team_submissions(team: Team, *, member: bool) -> list[TeamSubmission]:
 
 
 def endpoint_limit(submissions: Collection[tuple[int | None, str]]) -> int:
-    """Attempts that may call one endpoint at once (0: no limit): the platform's limit, or lower where
-    a team set its own on a submission still running against it."""
+    """Attempts of one team that may call one endpoint at once (0: no limit), given that team's
+    submissions on it: the platform's limit, or lower where the team set its own on a submission
+    still running against it. Another team's setting on the same URL limits that team's calls only."""
     limit = settings.MAGEBENCH_ENDPOINT_CONCURRENCY
     active = (Submission.Status.QUEUED, Submission.Status.RUNNING)
     own = [value for value, status in submissions if value and status in active]
