@@ -8,18 +8,18 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from celery import current_app
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Team
@@ -28,7 +28,7 @@ from catalogue.changes import results_changed
 from catalogue.models import Environment, Scenario
 from catalogue.prompt_sets import prompt_set_current
 from catalogue.selectors import default_suite, scenario_spec
-from evaluators.base import FLOWS, get_plugin
+from evaluators.base import FLOWS, ScenarioSpec, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
 from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
@@ -219,7 +219,7 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
 
 def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None, endpoint_url: str,
                           settings: Mapping[str, Any] | None, trusted: bool = False,
-                          ) -> tuple[str, Environment, str, list[Scenario], EvaluationSettings]:
+                          ) -> tuple[str, Environment, str, QuerySet[Scenario], EvaluationSettings]:
     """What a run against an endpoint needs, checked: the URL, the board's scenarios and the frozen
     settings. A submission and a test call of its endpoint are checked alike, with the same messages."""
     _board_check(env, flow, subset)
@@ -227,12 +227,12 @@ def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None
         url = endpoint_url_validate(endpoint_url, trusted=trusted)
     except ValueError as exc:
         raise SubmissionError(str(exc)) from None
-    environment, suite, scenarios = _board_scenarios(env, subset, suite)
+    environment, suite, scenarios = _board_of(env, subset, suite)
     try:
         frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
     except SettingsError as exc:
         raise SubmissionError(str(exc)) from None
-    refusal = get_plugin(env).settings_refusal(flow, frozen, [scenario_spec(each) for each in scenarios])
+    refusal = get_plugin(env).settings_refusal(flow, frozen, _LazySpecs(scenarios))
     if refusal:
         raise SubmissionError(refusal)
     # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
@@ -255,14 +255,46 @@ def _board_check(env: str, flow: str, subset: str) -> None:
 
 
 def _board_scenarios(env: str, subset: str, suite: str | None) -> tuple[Environment, str, list[Scenario]]:
+    environment, suite, scenarios = _board_of(env, subset, suite)
+    return environment, suite, list(scenarios)
+
+
+def _board_of(env: str, subset: str, suite: str | None) -> tuple[Environment, str, QuerySet[Scenario]]:
+    """The board's environment, suite and scenarios (not read yet), or why there is no such board."""
     # A read only: importing scenarios registers their environment, so a board with scenarios has one.
     environment = Environment.objects.filter(slug=env).first()
     suite = suite or default_suite(env)
-    scenarios = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)))
-    if environment is None or not scenarios:
+    scenarios = Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
+    if environment is None or not scenarios.exists():
         raise SubmissionError(f"no {subset} scenarios of {get_plugin(env).title} in the '{suite}' suite; "
                               "import them first")
     return environment, suite, scenarios
+
+
+class _LazySpecs(Sequence[ScenarioSpec]):
+    """A board's scenarios as a plug-in's check sees them, read only if the check looks at them: most
+    never do, and a full set is hundreds of rows of JSON that a request would decode for nothing."""
+
+    def __init__(self, scenarios: QuerySet[Scenario]) -> None:
+        self._scenarios = scenarios
+        self._specs: list[ScenarioSpec] | None = None
+
+    def _all(self) -> list[ScenarioSpec]:
+        if self._specs is None:
+            self._specs = [scenario_spec(scenario) for scenario in self._scenarios]
+        return self._specs
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, index: int) -> ScenarioSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ScenarioSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> ScenarioSpec | Sequence[ScenarioSpec]:
+        return self._all()[index]
 
 
 class UploadRejected(SubmissionError):
@@ -433,9 +465,17 @@ def submissions_prepare_marked(*, queues: Collection[str] | None = None,
     marked = Submission.objects.filter(status__in=ACTIVE_SUBMISSIONS, prepare_requested_at__isnull=False)
     if requested_before is not None:
         marked = marked.filter(prepare_requested_at__lt=requested_before)
-    return sum(submission_prepare(submission_id=submission_id)
-               for submission_id, env in marked.values_list("id", "environment_id")
-               if queues is None or queue_for(env) in queues)
+    sent = 0
+    for submission_id, env in marked.values_list("id", "environment_id"):
+        if queues is not None and queue_for(env) not in queues:
+            continue
+        try:
+            sent += submission_prepare(submission_id=submission_id)
+        except Exception:
+            # One submission that cannot be prepared must not cost the others their turns (nor the
+            # turn this worker is about to take): it stays marked, and is tried again later.
+            logger.exception("could not prepare submission %s", submission_id)
+    return sent
 
 
 def _attempts_create(submission: Submission) -> None:
@@ -558,7 +598,7 @@ def submission_cancel(*, submission: Submission) -> Submission:
         Submission.objects.filter(
             id=submission.id, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
         ).update(status=Submission.Status.CANCELLED, status_reason="cancelled by the submitter",
-                 finished_at=timezone.now())
+                 finished_at=timezone.now(), prepare_requested_at=None)
         # Running attempts notice at their next heartbeat and stop themselves.
         submission.attempts.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING]).update(
             status=Attempt.Status.CANCELLED, finished_at=timezone.now())

@@ -19,7 +19,7 @@ from submissions.models import Attempt, Submission
 from submissions.services import PREPARE_SUBMISSION_TASK, RUN_ATTEMPT_TASK, submission_refresh_status
 from submissions.tasks import prepare_submission_task
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.prepare_in_worker]
 
 FULL_SET = 483
 REPEATS = 3
