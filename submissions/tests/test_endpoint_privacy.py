@@ -13,6 +13,7 @@ from django.urls import reverse
 from accounts.services import team_create, token_create
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
+from submissions.services import submission_prepare
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -28,6 +29,7 @@ def published(lab, fixture_scenarios, baseline_endpoint):
         "suite": "fixture", "endpoint_url": server.url, "endpoint_model": ENDPOINT_MODEL,
         "settings": {"repeats": 1, "resolution": 256}}, content_type="application/json", **lab.auth())
     assert response.status_code == 201, response.content
+    submission_prepare(submission_id=response.json()["id"])  # as a worker does after the request
     submission = Submission.objects.get(id=response.json()["id"])
     # Three attempts show everything a published page has (scored ones and a failed one), in seconds.
     attempts = list(submission.attempts.order_by("id")[:3])
