@@ -281,6 +281,9 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
                 .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by())
     counts = {row.pop("submission_id"): row for row in rows}
     empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None, "waits": None}
+    # A run whose attempts a worker has yet to create waits with all of them.
+    for submission_id, planned in _planned_attempts([s for s in active if s.id not in counts]).items():
+        counts[submission_id] = empty | {"total": planned, "pending": planned}
     items = [QueueItem(submission=s, progress=_progress(counts.get(s.id, empty)),
                        # Errors stored before URLs with credentials were refused may quote one.
                        last_error=scrub_secrets(f"{s.error_kind}: {s.error_message}") if s.error_kind else "")
@@ -288,6 +291,24 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
     waiting = items[:len(active)]
     _estimate(waiting)
     return waiting + items[len(active):]
+
+
+def _planned_attempts(submissions: list[Submission]) -> dict[int, int]:
+    """The attempts of new endpoint runs a worker has yet to create (their board's scenarios ×
+    repeats), by submission, counted in one query."""
+    waiting = [s for s in submissions if s.prepare_requested_at is not None and s.source == Submission.Source.ENDPOINT]
+    if not waiting:
+        return {}
+    boards = Q()
+    for s in waiting:
+        boards |= Q(environment_id=s.environment_id, suite=s.suite)
+    sizes: dict[tuple[str, str, str], int] = {}
+    for env, suite, mini, full in (Scenario.objects.filter(boards).values("environment_id", "suite").annotate(
+            mini=Count("id", filter=Q(in_mini=True)), full=Count("id", filter=Q(in_full=True))).order_by()
+            .values_list("environment_id", "suite", "mini", "full")):
+        sizes[(env, suite, "mini")], sizes[(env, suite, "full")] = mini, full
+    return {s.id: sizes.get((s.environment_id, s.suite, s.subset), 0) * s.evaluation_settings.repeats
+            for s in waiting}
 
 
 def queue_seen_by(can_view: Callable[[Submission], bool], limit: int = 50) -> list[tuple[QueueItem, bool]]:

@@ -156,3 +156,19 @@ def test_a_free_worker_prepares_a_queued_run_before_taking_its_next_turn(lab, fu
     engine.attempt_run_next(queue="light", worker="w", hint=None)
     assert submission.attempts.count() == 20 * REPEATS
     assert submission.attempts.filter(status=Attempt.Status.RUNNING).count() == 1
+
+
+def test_the_queue_counts_the_attempts_of_a_run_not_prepared_yet_as_waiting(lab, full_set, broker):
+    from submissions.models import LiveWorker, SubmissionResult
+    from submissions.selectors import queue_item
+
+    LiveWorker.objects.create(hostname="w@host", queues=["browser", "engine", "light"], concurrency=1)
+    earlier = Submission.objects.get(id=_submit(lab, full_set, "mini").json()["id"])
+    prepare_submission_task(earlier.id)
+    Submission.objects.filter(id=earlier.id).update(status=Submission.Status.COMPLETED)
+    SubmissionResult.objects.create(submission=earlier, mean_seconds=2.0, computed_at=timezone.now())
+    waiting = Submission.objects.get(id=_submit(lab, full_set, "mini").json()["id"])
+    item = queue_item(waiting)
+    # 20 scenarios × 3 repeats, 2 s each (the board's recent mean) on one slot.
+    assert item is not None and (item.progress.total, item.progress.pending) == (20 * REPEATS, 20 * REPEATS)
+    assert item.eta_seconds == pytest.approx(2.0 * 20 * REPEATS)
