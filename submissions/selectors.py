@@ -84,7 +84,12 @@ def _progress(c: dict[str, Any]) -> Progress:
 
 
 def submission_progress(submission: Submission) -> Progress:
-    return _progress(submission.attempts.aggregate(**_PROGRESS_COUNTS))
+    counts = submission.attempts.aggregate(**_PROGRESS_COUNTS)
+    if not counts["total"] and submission.prepare_requested_at is not None:
+        # A run whose attempts a worker has yet to create waits with all of them.
+        planned = _planned_attempts([submission]).get(submission.id, 0)
+        counts |= {"total": planned, "pending": planned}
+    return _progress(counts)
 
 
 def submission_attempt_count(submission: Submission) -> int:

@@ -172,3 +172,9 @@ def test_the_queue_counts_the_attempts_of_a_run_not_prepared_yet_as_waiting(lab,
     # 20 scenarios × 3 repeats, 2 s each (the board's recent mean) on one slot.
     assert item is not None and (item.progress.total, item.progress.pending) == (20 * REPEATS, 20 * REPEATS)
     assert item.eta_seconds == pytest.approx(2.0 * 20 * REPEATS)
+
+
+def test_the_submission_page_shows_every_attempt_of_a_run_not_prepared_yet_as_waiting(lab, full_set, broker):
+    submission_id = _submit(lab, full_set, "full").json()["id"]
+    page = lab.client.get(reverse("submission-detail", args=[submission_id])).content.decode()
+    assert f"0/{FULL_SET * REPEATS}" in page
