@@ -9,7 +9,9 @@ requires; every request carries what the reverse proxy would add, ``X-Forwarded-
 ``X-Forwarded-For``), its own PostgreSQL database ``magebench_bench_abuse`` (dropped and created, or
 BENCH_DATABASE_URL), Redis db 6 as broker and cache (flushed), data under /tmp/magebench-bench-abuse
 (static files collected there, as the image does). The web process is the Dockerfile's CMD (gunicorn,
-its worker count, timeout and options) bound to 127.0.0.1 on a free port; one Celery worker
+its worker count, timeout and options) bound to 127.0.0.1 on a free port, started afresh before each
+phase (what a phase left in its backlog, requests whose clients gave up, would weigh on the next) and
+warmed by two rounds of one board page request per gunicorn worker at once; one Celery worker
 (``manage.py run_worker``, as the compose file starts them) reads every queue the settings declare.
 Endpoint URLs may be local (``MAGEBENCH_ENDPOINT_ALLOW_PRIVATE``) and the quotas are out of the
 way: the burst is what is measured. The board: Sokoban Global, mini, fixture suite; ``--submissions``
@@ -143,19 +145,29 @@ def main() -> int:
     port = stack.free_port()
     web = stack.start_web(env, port)
     worker = None
+    site: Site | None = None
     try:
         worker = stack.start_worker(env, args.worker_concurrency)
-        report.line(f"web: {' '.join(stack.gunicorn_command(port)[1:])} (production settings)")
+        command = stack.gunicorn_command(port)
+        timeout = (f"{command[command.index('--timeout') + 1]} s" if "--timeout" in command
+                   else "30 s, gunicorn's default")
+        report.line(f"web: gunicorn {' '.join(command[1:])} (production settings; worker timeout {timeout})")
         report.line(f"worker: manage.py run_worker --concurrency={args.worker_concurrency} (every declared queue)")
-        site = Site(port=port, token=str(seeded["token"]), web=web, worker=worker, timeout=args.timeout,
+        site = Site(env=env, port=port, token=str(seeded["token"]), web=web, worker=worker, timeout=args.timeout,
                     requests=args.requests, downloads=args.downloads, posts=args.posts)
-        for name in phases:
+        started = time.perf_counter()
+        site.warm()
+        report.line(f"warm-up (two rounds of one board page request per gunicorn worker at once; the first builds "
+                    f"the board): {time.perf_counter() - started:.1f} s")
+        for number, name in enumerate(phases):
+            if number:
+                site.fresh_web()
             report.blank()
             PHASES[name](site, report)
     finally:
         if worker is not None:
             worker.stop()
-        web.stop()
+        (site.web if site is not None else web).stop()
     report.blank()
     report.line(f"load average at the end {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
