@@ -70,17 +70,7 @@ from bench._abuse.report import Report  # noqa: E402
 SEED_FILE = stack.DATA_DIR / "seed.json"
 
 
-def prepare(args: argparse.Namespace, env: dict[str, str], report: Report) -> dict[str, object]:
-    """The database and data folder (seeded, or reused), migrated, with the static files collected."""
-    import shutil
-
-    os.environ.update(env)
-    if not args.reuse:
-        stack.recreate_database(env["DATABASE_URL"])
-        shutil.rmtree(stack.DATA_DIR / "media", ignore_errors=True)
-    stack.DATA_DIR.mkdir(parents=True, exist_ok=True)
-    stack.flush_redis()
-    collecting = stack.collectstatic(env)
+def _migrate_and_seed(args: argparse.Namespace, report: Report) -> dict[str, object]:
     import django
 
     django.setup()
@@ -102,8 +92,27 @@ def prepare(args: argparse.Namespace, env: dict[str, str], report: Report) -> di
         report.line(f"seeded {result.submissions:,} finished public submissions, {result.attempts:,} scored "
                     f"attempts ({result.trajectories} with a trajectory folder) in "
                     f"{time.perf_counter() - started:.0f} s (migrations included)")
-    if collecting.wait() != 0:
-        raise RuntimeError(f"collectstatic failed: see {stack.DATA_DIR / 'collectstatic.log'}")
+    return seeded
+
+
+def prepare(args: argparse.Namespace, env: dict[str, str], report: Report) -> dict[str, object]:
+    """The database and data folder (seeded, or reused), migrated, with the static files collected."""
+    import shutil
+
+    os.environ.update(env)
+    if not args.reuse:
+        stack.recreate_database(env["DATABASE_URL"])
+        shutil.rmtree(stack.DATA_DIR / "media", ignore_errors=True)
+    stack.DATA_DIR.mkdir(parents=True, exist_ok=True)
+    stack.flush_redis()
+    collecting = stack.collectstatic(env)
+    try:
+        seeded = _migrate_and_seed(args, report)
+        if collecting.wait() != 0:
+            raise RuntimeError(f"collectstatic failed: see {stack.DATA_DIR / 'collectstatic.log'}")
+    finally:
+        if collecting.poll() is None:
+            collecting.kill()
     from django.db import connections
 
     # The bench process holds no connection while the site is measured.
