@@ -37,11 +37,13 @@ Phases (all by default; ``--phase`` picks some):
   memory growth ≤ 100 MiB, total well below the 30 s worker timeout, no 5xx and no killed worker.
 - board: the board page's p50/p95/max, anonymous, ``--requests`` (30) sequential requests on a quiet
   site (after one unmeasured request), then while ``--downloads`` (10) per-attempt CSV downloads run
-  at once: one page request sent every 0.5 s (each on its own connection) for as long as a download
-  runs, at least ``--requests``; the p95 counts the requests sent while a download was running.
+  at once (each from its own client address, as separate visitors): one page request sent every
+  0.5 s (each on its own connection) for as long as a download runs, at least ``--requests``; the p95
+  counts the requests sent while a download was running.
   Goal: loaded p95 well below 1 s, beside the quiet p95.
 - submit: ``--posts`` (50) endpoint submissions of the fixture mini set posted at once through the API
-  (to a closed local port: nothing needs to answer), their p50, p95 and max seconds and statuses.
+  (to a closed local port: nothing needs to answer), their p50, p95 and max seconds and statuses,
+  after one posted alone (its seconds: what one costs without a queue in front of it).
   Goal: p95 ≤ 1 s on a quiet 2-core machine.
 
 Each phase also records the machine's 1-minute load average (at its start, its end and its highest
