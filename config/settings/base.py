@@ -157,6 +157,12 @@ MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MAGEBENCH_MEDIA_ROOT", str(DATA_DIR / "media")))
 # Scenario resources (pickled levels, pages) live outside MEDIA_ROOT: they are never served.
 SCENARIO_ROOT = Path(env_str("MAGEBENCH_SCENARIO_ROOT", str(DATA_DIR / "scenarios")))
+# The command-line client's wheel and its sha256, written by manage.py build_client_wheel (the image
+# builds it) and only read by the site: outside DATA_DIR, which the web process and every worker write.
+MAGEBENCH_CLIENT_WHEEL_DIR = Path(env_str("MAGEBENCH_CLIENT_WHEEL_DIR", str(BASE_DIR / "build" / "client-wheel")))
+if PRODUCTION and MAGEBENCH_CLIENT_WHEEL_DIR.resolve().is_relative_to(DATA_DIR.resolve()):
+    raise ImproperlyConfigured("MAGEBENCH_CLIENT_WHEEL_DIR must be outside MAGEBENCH_DATA_DIR, which the site's "
+                               "processes can write")
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

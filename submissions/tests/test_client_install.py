@@ -95,6 +95,6 @@ def test_the_site_serves_the_clients_wheel_and_pip_installs_it_from_its_url(live
 def test_the_submit_and_upload_pages_show_how_to_install_the_client(lab):
     for page in ("submit", "upload"):
         html = lab.client.get(reverse(page)).content.decode()
-        assert f"pip install http://testserver/client/{wheel_name()}" in html
+        assert f"pip install http://testserver/client/{wheel_name()}#sha256=" in html
         assert "pip install ./client" in html and "magebench me" in html
 
