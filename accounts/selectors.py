@@ -147,12 +147,6 @@ def address_key(ip: str) -> str:
     return str(address)
 
 
-def client_address_key(request: Any) -> str:
-    """The counting key (``address_key``) of the request's client address."""
-    ip = client_ip(request)
-    return address_key(ip) if ip else ""
-
-
 def login_key(kind: str, scope: str, value: str) -> str:
     """The cache key of a failure counter ("fail") or a lock ("lock") of one user name or address."""
     return f"login:{kind}:{scope}:{hashlib.sha256(value.encode()).hexdigest()[:40]}"

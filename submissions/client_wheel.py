@@ -6,7 +6,8 @@ The wheel is built from the checkout's client/ folder (client/pyproject.toml) by
 starts), never by a request. It is written to MAGEBENCH_CLIENT_WHEEL_DIR, outside the data directory
 that the web process and every worker may write, in a folder named by a digest of the client's
 files, with the wheel's sha256 beside it. A request serves the wheel only when the digest of the
-bytes it is about to send equals that recorded one (read once per process), and every install line
+bytes it is about to send equals that recorded one (read once per process, as the web process
+starts: apps.py), and every install line
 carries it, so a wheel swapped after the build is refused by the site and by pip alike.
 """
 from __future__ import annotations
