@@ -65,6 +65,7 @@ urlpatterns = [
     path("accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
          name="password_reset_complete"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/login/link/<str:secret>/", account_views.login_proof, name="login-proof"),
     path("accounts/signup/", account_views.signup, name="signup"),
     path("accounts/email/", account_views.account_email, name="account-email"),
     path("accounts/", account_views.account, name="account"),
