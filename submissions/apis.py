@@ -475,8 +475,11 @@ class UploadCheckStoredOutput(serializers.Serializer):
 class UploadCheckDetailApi(APIView):
     @extend_schema(responses={200: UploadCheckStoredOutput, 404: ErrorOutput})
     def get(self, request, check_id: int) -> Response:
-        """A check of a file made by a worker: ``pending``, then ``valid`` with what the file holds, or
-        ``invalid`` with every problem. Only the team it was made for sees it (either token scope)."""
+        """A check of a large file, made by a worker.
+
+        ``pending`` while a worker reads the file, then ``valid`` with what the file holds, or
+        ``invalid`` with every problem. Only the team it was made for sees it (either token scope).
+        """
         check = upload_check_visible(request_access(request).team_ids, check_id)
         if check is None:
             raise exceptions.NotFound("no such upload check")
