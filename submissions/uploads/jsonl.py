@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from evaluators.base import all_plugins, get_plugin
 from submissions.uploads.context import UploadContext, check_line_count, check_upload_size
 from submissions.uploads.json_values import finite, json_error, json_type, loads, shorten
+from submissions.uploads.line_shape import plainly_valid
 from submissions.uploads.problems import Problem, UploadError
 from submissions.uploads.runs import DEFAULT_LIMITS, UploadedRun, UploadLimits
 
@@ -77,7 +78,8 @@ def code_validator(env: str) -> Draft202012Validator:
 
 def _schema_errors(value: dict[str, Any], context: UploadContext) -> list[tuple[str, Any]]:
     """(path, error) of every way the line breaks the published schema, then its code the environment's."""
-    errors = [(_json_path(error.absolute_path), error) for error in _validator().iter_errors(value)]
+    errors = [] if plainly_valid(value) else [(_json_path(error.absolute_path), error)
+                                              for error in _validator().iter_errors(value)]
     if not errors and isinstance(value.get("code"), dict) and context.code_files:
         errors = [(_json_path(["code", *error.absolute_path]), error)
                   for error in code_validator(context.env).iter_errors(value["code"])]
