@@ -643,9 +643,16 @@ def upload_check_visible(team_ids: Collection[int], check_id: int) -> UploadFile
     return UploadFileCheck.objects.filter(id=check_id, team_id__in=team_ids).first()
 
 
-def upload_check_shown(check: UploadFileCheck) -> dict[str, Any]:
-    """A stored check as the API and the upload page show it."""
-    return {"id": check.id, "status": check.status, "valid": check.status == UploadFileCheck.Status.VALID,
+def upload_check_shown(check: UploadFileCheck, now: datetime | None = None) -> dict[str, Any]:
+    """A stored check as the API and the upload page show it. One still pending after
+    MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS (its worker died, or its message was lost) reads as invalid,
+    saying so, so that no one waits on it for ever."""
+    state, problems = check.status, list(check.problems)
+    limit = timedelta(seconds=settings.MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS)
+    if state == UploadFileCheck.Status.PENDING and check.created_at < (now or timezone.now()) - limit:
+        state, problems = UploadFileCheck.Status.INVALID, ["upload: no worker finished the check in time; "
+                                                           "check the file again"]
+    return {"id": check.id, "status": state, "valid": state == UploadFileCheck.Status.VALID,
             "env": check.environment_id, "flow": check.flow, "subset": check.subset, "suite": check.suite,
-            "file_bytes": check.file_bytes, "problems": list(check.problems),
+            "file_bytes": check.file_bytes, "problems": problems,
             "result": check.result or None, "created_at": check.created_at, "finished_at": check.finished_at}

@@ -441,6 +441,8 @@ MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS = env_float("MAGEBENCH_UPLOAD_WORKER_CHECK
 # A file checked (not uploaded) above this size is checked by a worker: the request answers at once
 # with the stored check to read until it is done, and no web process is held for it.
 MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES = env_int("MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES", 2 * 1024 * 1024)
+# A worker's check still pending after this long (its worker died, its message was lost) reads as failed.
+MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS = env_int("MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS", 3600)
 # Uploads and checks of files, on the site and the API together: at most this many per user and
 # per address (a DRF rate, "<n>/<second|minute|hour|day>").
 MAGEBENCH_THROTTLE_UPLOADS = env_str("MAGEBENCH_THROTTLE_UPLOADS", "60/hour")

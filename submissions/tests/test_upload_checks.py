@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.services import team_create
 from submissions.models import Attempt, ModelEntry, Submission, UploadFileCheck
@@ -131,3 +133,15 @@ def test_checks_are_throttled_per_address_across_accounts(lab, fixture_scenarios
         assert lab.client.post(reverse("api-upload-check"), _check_fields(GOOD)).status_code == 200
     refused = other.post(reverse("api-upload-check"), _check_fields(GOOD))
     assert refused.status_code == 429 and "throttled" in json.dumps(refused.json())
+
+
+def test_a_check_no_worker_finished_in_time_reads_as_invalid_saying_so(lab, fixture_scenarios, settings,
+                                                                        tmp_path) -> None:
+    settings.MEDIA_ROOT = tmp_path
+    settings.MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES = 10
+    url = lab.client.post(reverse("api-upload-check"), _check_fields(GOOD), **lab.auth()).json()["url"]
+    assert lab.client.get(url).json()["status"] == "pending"
+    UploadFileCheck.objects.update(created_at=timezone.now() - timedelta(seconds=3601))
+    shown = lab.client.get(url).json()
+    assert (shown["status"], shown["problems"]) == (
+        "invalid", ["upload: no worker finished the check in time; check the file again"])
