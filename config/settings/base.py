@@ -445,6 +445,25 @@ MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_STALE
 # 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.
 MAGEBENCH_UPLOAD_MAX_BYTES = env_int("MAGEBENCH_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAGEBENCH_REQUEST_MAX_BYTES", 2_621_440)
+# Caps on what a file may hold: the check stops at the first one reached, naming it. The defaults
+# fit the largest legitimate upload (483 scenarios × 20 repeats, 50 model calls a run on average
+# and at most 1000, max_loop's upper bound), with room for blank lines.
+MAGEBENCH_UPLOAD_MAX_LINES = env_int("MAGEBENCH_UPLOAD_MAX_LINES", 20_000)
+MAGEBENCH_UPLOAD_MAX_RUNS = env_int("MAGEBENCH_UPLOAD_MAX_RUNS", 10_000)
+MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN = env_int("MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN", 1_000)
+MAGEBENCH_UPLOAD_MAX_REPLIES = env_int("MAGEBENCH_UPLOAD_MAX_REPLIES", 500_000)
+# Seconds a check of a file may take in a web request (below the application server's 30 s timeout,
+# which would kill the request with nothing said) and on a worker; past it the file is refused.
+MAGEBENCH_UPLOAD_CHECK_SECONDS = env_float("MAGEBENCH_UPLOAD_CHECK_SECONDS", 20.0)
+MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS = env_float("MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS", 300.0)
+# A file checked (not uploaded) above this size is checked by a worker: the request answers at once
+# with the stored check to read until it is done, and no web process is held for it.
+MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES = env_int("MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES", 2 * 1024 * 1024)
+# A worker's check still pending after this long (its worker died, its message was lost) reads as failed.
+MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS = env_int("MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS", 3600)
+# Uploads and checks of files, on the site and the API together: at most this many per user and
+# per address (a DRF rate, "<n>/<second|minute|hour|day>").
+MAGEBENCH_THROTTLE_UPLOADS = env_str("MAGEBENCH_THROTTLE_UPLOADS", "60/hour")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = ["submissions.middleware.UploadSizeLimitHandler",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",
