@@ -311,11 +311,12 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
     return submission
 
 
-def _upload_runs(data: bytes, *, env: str, flow: str, scenario_keys: set[str]) -> list[UploadedRun]:
+def _upload_runs(data: bytes, *, env: str, flow: str, scenario_keys: set[str],
+                 on_worker: bool = False) -> list[UploadedRun]:
     """Every run of the file, or UploadRejected listing every problem in it."""
     try:
         return parse_upload(data, env=env, flow=flow, scenarios=scenario_keys, max_repeats=MAX_UPLOAD_REPEATS,
-                            limits=upload_limits())
+                            limits=upload_limits(on_worker=on_worker))
     except UploadError as exc:
         raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
 
@@ -331,17 +332,26 @@ class UploadCheck:
     missing_scenarios: list[str]
 
 
-def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | None = None) -> UploadCheck:
+def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | None = None,
+                 on_worker: bool = False) -> UploadCheck:
     """Check a file exactly as ``submission_create_upload`` would, storing nothing and using no quota:
-    UploadRejected lists its problems, SubmissionError names a board that does not exist."""
+    UploadRejected lists its problems, SubmissionError names a board that does not exist. A worker's
+    check (``on_worker``) has the worker's time budget."""
     _board_check(env, flow, subset)
     _, suite, scenarios = _board_scenarios(env, subset, suite)
     keys = {scenario.key for scenario in scenarios}
-    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=keys)
+    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=keys, on_worker=on_worker)
     covered = {run.scenario for run in runs}
     return UploadCheck(suite=suite, runs=len(runs), scenarios=len(covered),
                        repeats=max((run.repeat for run in runs), default=-1) + 1,
                        missing_scenarios=sorted(keys - covered))
+
+
+def upload_board(*, env: str, flow: str, subset: str, suite: str | None) -> tuple[Environment, str]:
+    """The board a file is for and its suite; SubmissionError when there is none."""
+    _board_check(env, flow, subset)
+    environment, suite, _ = _board_scenarios(env, subset, suite)
+    return environment, suite
 
 
 def _upload_store(data: bytes, relative: Path) -> None:
@@ -362,8 +372,15 @@ def upload_read(file: Any) -> bytes:
     return file.read()
 
 
-def upload_limits() -> UploadLimits:
-    return UploadLimits(max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES)
+def upload_limits(*, on_worker: bool = False) -> UploadLimits:
+    """The limits of the settings; a worker's check has its own, longer, time budget."""
+    return UploadLimits(
+        max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES,
+        max_lines=django_settings.MAGEBENCH_UPLOAD_MAX_LINES, max_runs=django_settings.MAGEBENCH_UPLOAD_MAX_RUNS,
+        max_replies_per_run=django_settings.MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN,
+        max_replies=django_settings.MAGEBENCH_UPLOAD_MAX_REPLIES,
+        max_seconds=(django_settings.MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS if on_worker
+                     else django_settings.MAGEBENCH_UPLOAD_CHECK_SECONDS))
 
 
 def _attempts_create(submission: Submission, scenarios: list[Scenario], repeats: int) -> None:
