@@ -14,11 +14,14 @@ from pathlib import Path
 
 from bench._abuse.stack import PROXY_HEADERS
 
-#: Bytes read from an answer at a time.
+#: Bytes read from an answer at a time, and the most of a JSON answer kept when its body is not asked for.
 READ = 64 * 1024
+KEEP = 1024 * 1024
 #: The longest Retry-After honoured while polling for a file being built, and the shortest.
 MAX_RETRY_AFTER = 10.0
 MIN_RETRY_AFTER = 0.2
+#: What a polled resource's JSON ``status`` says while its work is not done.
+PENDING = frozenset({"pending", "queued", "running", "building", "preparing", "started"})
 #: Redirects and 202 polls followed before giving up.
 MAX_HOPS = 200
 
@@ -63,8 +66,10 @@ def _one(port: int, method: str, path: str, headers: dict[str, str], body: bytes
         size, kept = 0, []
         while chunk := response.read(READ):
             size += len(chunk)
-            # A 202's body may name where the file will be: kept, it is small.
-            if keep or response.status == 202:
+            # A 202's body may name where the file will be, a polled resource's say it is pending:
+            # JSON answers are kept (up to KEEP bytes) to be read.
+            json_answer = response.getheader("Content-Type", "").startswith("application/json")
+            if keep or response.status == 202 or (json_answer and size <= KEEP):
                 kept.append(chunk)
             if time.monotonic() > deadline:
                 raise TimeoutError("deadline passed while reading the body")
@@ -92,10 +97,30 @@ def _named_url(body: bytes) -> str:
     return ""
 
 
+def _path_of(url: str) -> str:
+    location = urllib.parse.urlsplit(url)
+    return location.path + (f"?{location.query}" if location.query else "")
+
+
+def _as_get(headers: dict[str, str]) -> dict[str, str]:
+    """The headers of a follow-up GET: the credentials and the proxy's, none describing the first body."""
+    return {key: value for key, value in headers.items() if key.lower() not in ("content-type", "content-length")}
+
+
+def _pending(body: bytes) -> bool:
+    """Whether a polled resource says its work is not done yet (a stored check still ``pending``)."""
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and str(found.get("status", "")).lower() in PENDING
+
+
 def fetch(port: int, path: str, *, timeout: float, method: str = "GET", headers: dict[str, str] | None = None,
           body: bytes | None = None, keep: bool = False) -> Answer:
-    """Follow the answer to a file: redirects, and 202 + Retry-After (polled until the file comes);
-    ``first_byte`` is the first answer's head, ``total`` until the file's last byte."""
+    """Follow the answer to a file: redirects, and 202 + Retry-After (polled until the file comes, or
+    until the resource a 202 named is no longer pending); ``first_byte`` is the first answer's head,
+    ``total`` until the last byte of the file or of the finished resource."""
     started = time.monotonic()
     deadline = started + timeout
     answer = Answer(status="?")
@@ -108,26 +133,24 @@ def fetch(port: int, path: str, *, timeout: float, method: str = "GET", headers:
             answer.size, answer.body, answer.status = size, data, str(status)
             if status in (301, 302, 303, 307, 308) and got.get("location"):
                 answer.redirects += 1
-                location = urllib.parse.urlsplit(got["location"])
-                path = location.path + (f"?{location.query}" if location.query else "")
+                path = _path_of(got["location"])
                 if status == 303 or method == "GET":
-                    method, body = "GET", None
+                    method, body, headers = "GET", None, _as_get(headers)
                 continue
-            if status == 202:
-                answer.polls += 1
-                following = got.get("location") or _named_url(data)
-                if not following and method != "GET":
-                    break  # accepted, with nothing named to poll: sending the body again would be another request
-                if following:
-                    location = urllib.parse.urlsplit(following)
-                    path = location.path + (f"?{location.query}" if location.query else "")
-                    method, body = "GET", None
-                time.sleep(min(_retry_after(got.get("retry-after")), max(0.0, deadline - time.monotonic())))
-                if time.monotonic() >= deadline:
-                    answer.status = "timeout (still 202)"
-                    break
-                continue
-            break
+            waiting = status == 202 or (status == 200 and answer.polls > 0 and _pending(data))
+            if not waiting:
+                break
+            answer.polls += 1
+            following = got.get("location") or _named_url(data)
+            if not following and method != "GET":
+                break  # accepted, with nothing named to poll: sending the body again would be another request
+            if following:
+                path = _path_of(following)
+                method, body, headers = "GET", None, _as_get(headers)
+            time.sleep(min(_retry_after(got.get("retry-after")), max(0.0, deadline - time.monotonic())))
+            if time.monotonic() >= deadline:
+                answer.status = f"timeout (still {status}{' pending' if status == 200 else ''})"
+                break
     except TimeoutError:
         answer.status = "timeout"
     except ConnectionResetError:
