@@ -1,19 +1,35 @@
-"""A team's endpoint is its own: the URL the platform calls and the model id it asks for there are
-shown to the team's members (and staff), never to anyone else, published or not. Everything else a
-stranger may read about a submission (pages, API answers, exports, replays) has them struck out."""
+"""A team's endpoint is its own: the URL the platform calls, the model id it asks for there, the ids
+the endpoint lists at ``/models`` and the team's API key are shown to the team's members (and staff),
+never to anyone else, published or not. Everything else a stranger may read about a submission
+(pages, API answers, exports, replays) has them struck out."""
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Iterable
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from accounts.selectors import Access
-from evaluators.endpoints.credentials import display_url
+from evaluators.endpoints.client import CHAT_COMPLETIONS_PATH
+from evaluators.endpoints.credentials import display_url, key_struck
+from submissions.crypto import decrypt_secret
 from submissions.models import Submission
 
 URL_SHOWN = "[the team's endpoint]"
 MODEL_SHOWN = "[the team's model id]"
+KEY_SHOWN = "[the team's API key]"
 #: Shorter model ids or host names are not struck out of free text: "gpt" or "a" would mangle it.
 SHORTEST_STRUCK = 4
+#: A path segment of the endpoint's own is struck alone (without its slashes) from this length on:
+#: a short one ("/lab") is a common word.
+SHORTEST_SEGMENT_STRUCK = 8
+
+#: Path segments every OpenAI-compatible endpoint has: striking them would garble any text that
+#: names the API, and they say nothing of whose endpoint it is.
+_STANDARD_SEGMENTS = frozenset({"api", "openai", "chat", "completions", "models", "engines", "deployments",
+                                "inference", "responses", "embeddings", "compatible", "compat"})
+_VERSION = re.compile(r"(?i)v\d+(?:(?:alpha|beta)\d*)?")
 
 T = TypeVar("T")
 
@@ -23,36 +39,134 @@ def can_see_endpoint(access: Access, submission: Submission) -> bool:
 
 
 def endpoint_marks(submission: Submission) -> list[tuple[str, str]]:
-    """(text, what replaces it) for every form in which the endpoint may appear, longest first."""
-    marks: list[tuple[str, str]] = []
-    url = submission.endpoint_url or ""
-    if url:
-        marks += [(url, URL_SHOWN), (display_url(url), URL_SHOWN)]
-        try:
-            parts = urlsplit(url)
-            marks += [(parts.netloc.rpartition("@")[2], URL_SHOWN), (parts.hostname or "", URL_SHOWN)]
-        except ValueError:
-            pass
-    marks.append((submission.endpoint_model or "", MODEL_SHOWN))
-    unique = {text: shown for text, shown in marks if len(text) >= SHORTEST_STRUCK}
+    """(text, what replaces it) for everything of the endpoint a stranger must not read, longest first.
+
+    What the team published as its model's name stays: a model id equal to it is no secret."""
+    marks = [(text, URL_SHOWN) for text in _url_marks(submission.endpoint_url or "")]
+    public_name = submission.model.name.casefold() if submission.model_id else ""
+    model_ids = [submission.endpoint_model or "", *_listed_models(submission)]
+    marks += [(model_id, MODEL_SHOWN) for model_id in model_ids if model_id.casefold() != public_name]
+    unique = {text: shown for text, shown in reversed(marks) if len(text) >= SHORTEST_STRUCK}
+    api_key = _api_key(submission)
+    if api_key:
+        unique[api_key] = KEY_SHOWN
     return sorted(unique.items(), key=lambda mark: -len(mark[0]))
 
 
 def struck(value: T, marks: list[tuple[str, str]]) -> T:
-    """``value`` (text, or JSON-like lists and dicts of it) with every mark replaced."""
+    """``value`` (text, or JSON-like lists and dicts of it) with every mark replaced, in every form
+    text quotes it: as written, in any case, JSON-escaped (``\\/``) and URL-encoded; a key mark also
+    takes the pieces and masked quotes of the key that providers echo."""
     if not marks:
         return value
-    result: Any = value
-    if isinstance(value, str):
-        for text, shown in marks:
-            result = result.replace(text, shown)
-    elif isinstance(value, dict):
-        result = {key: struck(item, marks) for key, item in value.items()}
-    elif isinstance(value, list):
-        result = [struck(item, marks) for item in value]
-    return result
+    return _struck(value, _striker(tuple(marks)))
 
 
 def for_viewer(value: T, access: Access, submission: Submission) -> T:
     """``value`` as this viewer may read it: whole for the team, struck out for anyone else."""
     return value if can_see_endpoint(access, submission) else struck(value, endpoint_marks(submission))
+
+
+def _url_marks(url: str) -> list[str]:
+    """The URL, and its host with and without the path, the scheme and the port; the path alone
+    where it has segments of the endpoint's own (``/v1/chat/completions`` is everyone's)."""
+    if not url:
+        return []
+    marks = [url, display_url(url)]
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname or ""
+    except ValueError:
+        return marks
+    hosts = [host for host in {parts.netloc.rpartition("@")[2], hostname} if host]
+    paths = _own_paths(parts.path)
+    for host in hosts:
+        marks += [host, *(host + path for path in paths), *(f"{parts.scheme}://{host}{path}" for path in ["", *paths])]
+    if paths:
+        segments = [segment for segment in paths[-1].split("/") if not _standard(segment)]
+        marks += [paths[-1], *(segment for segment in segments if len(segment) >= SHORTEST_SEGMENT_STRUCK)]
+    return marks
+
+
+def _own_paths(path: str) -> list[str]:
+    """The forms of ``path`` that are the endpoint's own, longest first: the whole path, the base the
+    API's routes hang from, and the base up to its last segment that is not a standard one. Empty
+    when every segment is standard."""
+    whole = path.rstrip("/")
+    segments = [segment for segment in whole.split("/") if segment]
+    own = [index for index, segment in enumerate(segments) if not _standard(segment)]
+    if not own:
+        return []
+    base = whole[: -len(CHAT_COMPLETIONS_PATH)] if whole.endswith(CHAT_COMPLETIONS_PATH) else whole
+    distinctive = "/" + "/".join(segments[: own[-1] + 1])
+    return list(dict.fromkeys([whole, base, distinctive]))
+
+
+def _standard(segment: str) -> bool:
+    return segment.lower() in _STANDARD_SEGMENTS or _VERSION.fullmatch(segment) is not None
+
+
+def _listed_models(submission: Submission) -> list[str]:
+    listed = submission.endpoint_listed_models
+    return [str(model_id) for model_id in listed] if isinstance(listed, list) else []
+
+
+def _api_key(submission: Submission) -> str:
+    try:
+        return decrypt_secret(submission.api_key_encrypted)
+    except ValueError:  # a rotated encryption key: the key cannot be read, so neither can it be known
+        return ""
+
+
+def _forms(text: str) -> Iterable[str]:
+    """``text`` as other text may quote it: as written, JSON-escaped (once, or twice where a stored
+    document holds text that was escaped already), and URL-encoded."""
+    yield text
+    yield text.replace("/", "\\/")
+    yield text.replace("/", "\\\\/")
+    yield quote(text, safe="")
+    yield quote(text, safe="/:@")
+
+
+class _Striker:
+    """The marks compiled once: one pattern for every form of every mark, longest first, so that a
+    URL is struck whole before its host is."""
+
+    def __init__(self, marks: tuple[tuple[str, str], ...]) -> None:
+        self.shown: dict[str, str] = {}
+        for text, shown in marks:
+            for form in _forms(text):
+                self.shown.setdefault(form.lower(), shown)
+        forms = sorted(self.shown, key=len, reverse=True)
+        self.pattern = re.compile("|".join(_whole(form) for form in forms), re.IGNORECASE)
+        self.keys = [text for text, shown in marks if shown == KEY_SHOWN]
+
+    def __call__(self, text: str) -> str:
+        text = self.pattern.sub(lambda match: self.shown.get(match[0].lower(), URL_SHOWN), text)
+        for key in self.keys:
+            text = key_struck(text, key, KEY_SHOWN)
+        return text
+
+
+def _whole(form: str) -> str:
+    """A pattern of ``form`` that matches no part of a longer word: the path ``/lab`` stays in
+    ``/laboratory``, the host ``10.0.0.1`` in ``10.0.0.12``."""
+    before = r"(?<!\w)" if re.match(r"\w", form) else ""
+    after = r"(?!\w)" if re.search(r"\w$", form) else ""
+    return f"{before}{re.escape(form)}{after}"
+
+
+@functools.lru_cache(maxsize=64)
+def _striker(marks: tuple[tuple[str, str], ...]) -> _Striker:
+    """Compiled once per set of marks: an export strikes thousands of texts with the same ones."""
+    return _Striker(marks)
+
+
+def _struck(value: Any, striker: _Striker) -> Any:
+    if isinstance(value, str):
+        return striker(value)
+    if isinstance(value, dict):
+        return {key: _struck(item, striker) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_struck(item, striker) for item in value]
+    return value

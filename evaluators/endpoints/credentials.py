@@ -6,6 +6,7 @@ new URLs carrying one are refused, and URLs stored before that rule are shown wi
 """
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
@@ -79,3 +80,46 @@ def scrub_secrets(text: str) -> str:
 def _printable(text: str, limit: int = 40) -> str:
     cleaned = "".join(c for c in text if c.isprintable())
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "…"
+
+
+#: Echoed pieces of a key shorter than this are left in text: a few characters say nothing of it,
+#: and striking them would mangle ordinary words.
+SHORTEST_KEY_PIECE = 8
+#: What providers put in place of the middle of a key they quote ("sk-abc***wxyz", "sk-ab...yz"):
+#: three or more of these in a row, or an ellipsis.
+_KEY_MASKS = "*•."
+_ELLIPSIS = "…"
+
+
+def key_struck(text: str, api_key: str, shown: str) -> str:
+    """``text`` with ``api_key`` replaced by ``shown``: whole, any piece of it of
+    ``SHORTEST_KEY_PIECE`` characters or more, and the masked quotes providers make of it in their
+    errors (OpenAI's "Incorrect API key provided: sk-abc***************wxyz")."""
+    if not api_key or not text:
+        return text
+    text = text.replace(api_key, shown)
+    return _key_pieces(api_key).sub(lambda match: _piece_shown(match, api_key, shown), text)
+
+
+@functools.lru_cache(maxsize=64)
+def _key_pieces(api_key: str) -> re.Pattern[str]:
+    alphabet = set(api_key)
+    key_chars = f"[{re.escape(''.join(sorted(alphabet)))}]"
+    masks = [f"[{re.escape(c)}]{{3,}}" for c in _KEY_MASKS if c not in alphabet]
+    if _ELLIPSIS not in alphabet:
+        masks.append(_ELLIPSIS)
+    piece = f"(?P<piece>{key_chars}{{{SHORTEST_KEY_PIECE},}})"
+    masked = f"(?P<head>{key_chars}*)(?:{'|'.join(masks)})(?P<tail>{key_chars}*)" if masks else ""
+    either = f"{masked}|{piece}" if masked else piece
+    return re.compile(f"(?<!{key_chars})(?:{either})(?!{key_chars})")
+
+
+def _piece_shown(match: re.Match[str], api_key: str, shown: str) -> str:
+    piece = match["piece"]
+    if piece is not None:
+        return shown if piece in api_key else piece
+    head, tail = match["head"] or "", match["tail"] or ""
+    # The visible ends of a masked quote: together they name as much of the key as a long piece.
+    if api_key.startswith(head) and api_key.endswith(tail) and len(head) + len(tail) >= SHORTEST_KEY_PIECE:
+        return shown
+    return match[0]
