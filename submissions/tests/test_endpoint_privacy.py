@@ -167,6 +167,17 @@ def test_no_outsider_reads_the_endpoint_s_path_key_or_listed_models_where_its_wo
     assert "my key is [the team's API key]" in seen["trajectory api"]
 
 
+def test_the_team_still_reads_its_endpoint_s_own_words_whole_where_outsiders_read_them_struck(echoed, lab):
+    attempt = echoed.attempts.filter(status=Attempt.Status.SCORED).first()
+    for client in (Client(), lab.client):
+        page = client.get(reverse("submission-detail", args=[echoed.id])).content.decode()
+        trajectory = client.get(reverse("api-attempt-trajectory", args=[attempt.id])).json()["trajectory"]
+        reply = trajectory["calls"][0]["reply"]
+        whole = client is lab.client
+        assert (f"/{SECRET_PATH}/v1/models answered 404" in page) is whole
+        assert (API_KEY in reply and LISTED_MODEL in reply) is whole
+
+
 def test_an_active_submission_s_latest_error_shows_no_outsider_the_endpoint_s_path(echoed):
     Submission.objects.filter(id=echoed.id).update(status=Submission.Status.RUNNING)
     client = Client()
@@ -178,14 +189,6 @@ def test_an_active_submission_s_latest_error_shows_no_outsider_the_endpoint_s_pa
             "client status": "\n".join(status_lines(detail))}
     for name, text in seen.items():
         assert SECRET_PATH not in text, f"the {name} shows the endpoint's path"
-
-
-def test_the_team_still_reads_its_endpoint_s_own_words_whole(echoed, lab):
-    page = lab.client.get(reverse("submission-detail", args=[echoed.id])).content.decode()
-    assert f"/{SECRET_PATH}/v1/models answered 404" in page
-    attempt = echoed.attempts.filter(status=Attempt.Status.SCORED).first()
-    trajectory = lab.client.get(reverse("api-attempt-trajectory", args=[attempt.id])).json()["trajectory"]
-    assert API_KEY in trajectory["calls"][0]["reply"] and LISTED_MODEL in trajectory["calls"][0]["reply"]
 
 
 def test_the_model_ids_an_endpoint_lists_are_kept_with_the_submission_that_asked_for_them(
