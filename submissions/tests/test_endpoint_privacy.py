@@ -18,6 +18,7 @@ from submissions.crypto import encrypt_secret
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
 from submissions.selectors import trajectory_dir
+from submissions.tests.test_replay_navigator import _webui_attempt
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -203,3 +204,16 @@ def test_the_model_ids_an_endpoint_lists_are_kept_with_the_submission_that_asked
     attempt_run(attempt_id=submission.attempts.order_by("id").first().id)
     submission.refresh_from_db()
     assert submission.endpoint_listed_models == ["oracle"]
+
+
+def test_a_webui_replay_s_load_error_quoting_the_endpoint_shows_no_outsider_its_path(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    attempt = _webui_attempt(settings.MEDIA_ROOT)
+    Submission.objects.filter(id=attempt.submission_id).update(
+        endpoint_url=f"https://gw.example.com/{SECRET_PATH}/v1/chat/completions")
+    Attempt.objects.filter(id=attempt.id).update(details={
+        **attempt.details, "load_error": f"script.js fetched https://gw.example.com/{SECRET_PATH}/v1/models: 401"})
+
+    page = Client().get(reverse("attempt-replay", args=[attempt.id])).content.decode()
+
+    assert "data-load-error=" in page and SECRET_PATH not in page and "gw.example.com" not in page
