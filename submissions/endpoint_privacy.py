@@ -129,31 +129,94 @@ def _forms(text: str) -> Iterable[str]:
 
 
 class _Striker:
-    """The marks compiled once: one pattern for every form of every mark, longest first, so that a
-    URL is struck whole before its host is."""
+    """The marks compiled once: every form of every mark in one pattern, as a tree of their letters
+    (an alternation of hundreds of forms is tried form by form at every character of a long
+    trajectory; the tree fails at the first letter no form has). The longest form that stands
+    alone wins, so that a URL is struck whole before its host is."""
 
     def __init__(self, marks: tuple[tuple[str, str], ...]) -> None:
         self.shown: dict[str, str] = {}
         for text, shown in marks:
             for form in _forms(text):
                 self.shown.setdefault(form.lower(), shown)
-        forms = sorted(self.shown, key=len, reverse=True)
-        self.pattern = re.compile("|".join(_whole(form) for form in forms), re.IGNORECASE)
+        longest_first = sorted(self.shown, key=len, reverse=True)
+        # The shorter forms each form begins with: where a form runs into a longer word, one of them may not.
+        self.shorter: dict[str, list[str]] = {
+            form: [other for other in longest_first if len(other) < len(form) and form.startswith(other)]
+            for form in longest_first}
+        tree = _alternation(_letter_tree(self.shown))
+        # Matched in the lower-cased text, many times faster than ignoring case, wherever lower-casing
+        # keeps every character in its place (a few letters, such as "İ", become two).
+        self.pattern = re.compile(tree)
+        self.pattern_any_case = re.compile(tree, re.IGNORECASE)
         self.keys = [text for text, shown in marks if shown == KEY_SHOWN]
 
     def __call__(self, text: str) -> str:
-        text = self.pattern.sub(lambda match: self.shown.get(match[0].lower(), URL_SHOWN), text)
+        lowered = text.lower()
+        pattern, read = (self.pattern, lowered) if len(lowered) == len(text) else (self.pattern_any_case, text)
+        out: list[str] = []
+        done = 0
+        match = pattern.search(read)
+        while match is not None:
+            form = self._standing_alone(read, match)
+            if form is None:
+                match = pattern.search(read, match.start() + 1)
+                continue
+            out += [text[done:match.start()], self.shown[form]]
+            done = match.start() + len(form)
+            match = pattern.search(read, done)
+        text = "".join(out) + text[done:] if out else text
         for key in self.keys:
             text = key_struck(text, key, KEY_SHOWN)
         return text
 
+    def _standing_alone(self, text: str, match: re.Match[str]) -> str | None:
+        """The longest form at the match that is no part of a longer word: the path ``/lab`` stays
+        in ``/laboratory``, the host ``10.0.0.1`` in ``10.0.0.12``."""
+        start, matched = match.start(), match[0].lower()
+        for form in [matched, *self.shorter.get(matched, ())]:
+            if form in self.shown and _alone(text, start, start + len(form)):
+                return form
+        return None
 
-def _whole(form: str) -> str:
-    """A pattern of ``form`` that matches no part of a longer word: the path ``/lab`` stays in
-    ``/laboratory``, the host ``10.0.0.1`` in ``10.0.0.12``."""
-    before = r"(?<!\w)" if re.match(r"\w", form) else ""
-    after = r"(?!\w)" if re.search(r"\w$", form) else ""
-    return f"{before}{re.escape(form)}{after}"
+
+def _alone(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` begins and ends where a word does."""
+    def joined(left: int) -> bool:
+        return 0 <= left and left + 1 < len(text) and _word(text[left]) and _word(text[left + 1])
+
+    return not joined(start - 1) and not joined(end - 1)
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _letter_tree(forms: Iterable[str]) -> dict[str, Any]:
+    """The forms as nested dicts of their letters; the key "" marks the end of a form."""
+    tree: dict[str, Any] = {}
+    for form in forms:
+        node = tree
+        for char in form:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return tree
+
+
+def _alternation(node: dict[str, Any]) -> str:
+    """A pattern of the forms below ``node``, longer before shorter; a run of single letters is
+    written as one literal, so that only branches nest (a URL-encoded form is hundreds of letters)."""
+    branches = []
+    for char in sorted(key for key in node if key):
+        chain, child = re.escape(char), node[char]
+        while "" not in child and len(child) == 1:
+            (char, child), = child.items()
+            chain += re.escape(char)
+        branches.append(chain + _alternation(child))
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if "" in node else body
 
 
 @functools.lru_cache(maxsize=64)

@@ -37,7 +37,8 @@ def test_the_endpoint_s_own_path_is_struck_where_it_is_quoted_without_its_host()
 def test_the_endpoint_is_struck_in_its_json_escaped_and_url_encoded_forms_and_in_any_case():
     for text in ('{"url": "https:\\/\\/gw.example.com\\/e401-sekrit-DELTA\\/v1"}',
                  '"https:\\\\/\\\\/gw.example.com\\\\/e401-sekrit-DELTA\\\\/v1"',
-                 "?target=" + quote(SECRET_URL, safe=""), "HTTPS://GW.EXAMPLE.COM/E401-SEKRIT-DELTA/v1"):
+                 "?target=" + quote(SECRET_URL, safe=""), "HTTPS://GW.EXAMPLE.COM/E401-SEKRIT-DELTA/v1",
+                 "İSTANBUL proxy to HTTPS://GW.EXAMPLE.COM/E401-SEKRIT-DELTA/v1"):
         shown = _struck(text).lower()
         assert "gw.example.com" not in shown and "e401-sekrit-delta" not in shown, text
 
