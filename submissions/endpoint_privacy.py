@@ -42,15 +42,23 @@ def endpoint_marks(submission: Submission) -> list[tuple[str, str]]:
     """(text, what replaces it) for everything of the endpoint a stranger must not read, longest first.
 
     What the team published as its model's name stays: a model id equal to it is no secret."""
-    marks = [(text, URL_SHOWN) for text in _url_marks(submission.endpoint_url or "")]
-    public_name = submission.model.name.casefold() if submission.model_id else ""
-    model_ids = [submission.endpoint_model or "", *_listed_models(submission)]
-    marks += [(model_id, MODEL_SHOWN) for model_id in model_ids if model_id.casefold() != public_name]
+    public_name = submission.model.name if submission.model_id else ""
+    return list(_marks_of(submission.endpoint_url or "", submission.endpoint_model or "",
+                          tuple(_listed_models(submission)), submission.api_key_encrypted, public_name))
+
+
+@functools.lru_cache(maxsize=256)
+def _marks_of(url: str, endpoint_model: str, listed: tuple[str, ...], api_key_encrypted: str,
+              public_name: str) -> tuple[tuple[str, str], ...]:
+    """Worked out once per endpoint: an export asks for each of a submission's failed attempts."""
+    marks = [(text, URL_SHOWN) for text in _url_marks(url)]
+    marks += [(model_id, MODEL_SHOWN) for model_id in (endpoint_model, *listed)
+              if model_id.casefold() != public_name.casefold()]
     unique = {text: shown for text, shown in reversed(marks) if len(text) >= SHORTEST_STRUCK}
-    api_key = _api_key(submission)
+    api_key = _api_key(api_key_encrypted)
     if api_key:
         unique[api_key] = KEY_SHOWN
-    return sorted(unique.items(), key=lambda mark: -len(mark[0]))
+    return tuple(sorted(unique.items(), key=lambda mark: -len(mark[0])))
 
 
 def struck(value: T, marks: list[tuple[str, str]]) -> T:
@@ -111,9 +119,9 @@ def _listed_models(submission: Submission) -> list[str]:
     return [str(model_id) for model_id in listed] if isinstance(listed, list) else []
 
 
-def _api_key(submission: Submission) -> str:
+def _api_key(api_key_encrypted: str) -> str:
     try:
-        return decrypt_secret(submission.api_key_encrypted)
+        return decrypt_secret(api_key_encrypted)
     except ValueError:  # a rotated encryption key: the key cannot be read, so neither can it be known
         return ""
 
