@@ -2,7 +2,8 @@
 
 A key belongs in the Authorization header, where the platform puts the team's API key. One typed
 into the URL instead would be stored in clear and shown to everyone who sees the submission, so
-new URLs carrying one are refused, and URLs stored before that rule are shown without it.
+new URLs carrying one are refused, and URLs stored before that rule are shown without it. An
+endpoint may also echo the key it was sent, whole, in part or masked: ``key_struck`` hides it.
 """
 from __future__ import annotations
 
