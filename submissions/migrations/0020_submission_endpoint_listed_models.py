@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("submissions", "0018_webui_viewport_recorded"),
+        ("submissions", "0019_upload_file_checks"),
     ]
 
     operations = [
