@@ -211,6 +211,11 @@ class SubmissionOutput(serializers.ModelSerializer):
         access = self.context.get("access")
         if access is None or not can_see_endpoint(access, instance):
             data["endpoint_url"] = data["endpoint_model"] = None
+            # A failure reason and the latest error quote the endpoint's own words.
+            marks = endpoint_marks(instance)
+            data["status_reason"] = struck(data["status_reason"], marks)
+            if isinstance(data.get("progress"), dict):
+                data["progress"]["last_error"] = struck(data["progress"]["last_error"], marks)
         return data
 
 

@@ -85,6 +85,9 @@ class Submission(models.Model):
     endpoint_url = models.URLField(max_length=500, blank=True)
     endpoint_model = models.CharField(max_length=200, blank=True)
     api_key_encrypted = models.TextField(blank=True)
+    #: The model ids the endpoint listed at ``/models`` when the platform asked (it asks when no model
+    #: id was given): the team's alone, kept so that what is shown to others can have them struck out.
+    endpoint_listed_models = models.JSONField(default=list, blank=True)
     #: An operator vouched for the endpoint (``--allow-private-endpoint``): it may be on a private
     #: network the address policy would otherwise keep the workers from calling.
     endpoint_trusted = models.BooleanField(default=False)

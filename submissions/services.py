@@ -488,6 +488,17 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     return result
 
 
+#: The most model ids kept of an endpoint's /models list: a gateway lists hundreds of public models.
+LISTED_MODELS_KEPT = 100
+
+
+def submission_listed_models_record(*, submission_id: int, listed: list[str]) -> None:
+    """Keep the ids the endpoint listed at /models, so that what others are shown has them struck out."""
+    kept = [str(model_id) for model_id in listed[:LISTED_MODELS_KEPT]]
+    Submission.objects.filter(id=submission_id).exclude(endpoint_listed_models=kept).update(
+        endpoint_listed_models=kept)
+
+
 def submission_publish(*, submission: Submission) -> Submission:
     Submission.objects.filter(id=submission.id).update(is_public=True)
     submission.is_public = True
@@ -532,6 +543,7 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False,
             subset=submission.subset, suite=submission.suite, source=submission.source,
             settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
             endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
+            endpoint_listed_models=list(submission.endpoint_listed_models),
             is_baseline=submission.is_baseline, is_public=submission.is_public, rerun_of=submission,
             endpoint_trusted=submission.endpoint_trusted, endpoint_concurrency=submission.endpoint_concurrency,
         )

@@ -28,7 +28,7 @@ from accounts.selectors import (
 )
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
-from submissions.endpoint_privacy import for_viewer
+from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.quotas import quota_status
@@ -204,7 +204,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     items = queue_seen_by(lambda submission: can_view_submission(access, submission))
     for item, visible in items:
         if visible:  # shown, never saved: outside the team the endpoint is struck out of its errors
-            item.last_error = for_viewer(item.last_error, access, item.submission)
+            item.last_error, item.submission.status_reason = for_viewer(
+                [item.last_error, item.submission.status_reason], access, item.submission)
     loads = queue_loads(None if access.is_staff else access.team_ids)
     return render(request, "submissions/queue.html", {"items": items, "loads": loads})
 
@@ -306,8 +307,10 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     viewable_or_404(access, attempt.submission)
     trajectory, panel = _replay_parts(attempt)
     # Shown, never saved: outside the team the endpoint is struck out of what the page quotes.
-    trajectory = for_viewer(trajectory, access, attempt.submission)
-    attempt.error_message = for_viewer(attempt.error_message, access, attempt.submission)
+    marks = [] if can_see_endpoint(access, attempt.submission) else endpoint_marks(attempt.submission)
+    trajectory = struck(trajectory, marks)
+    attempt.error_message = struck(attempt.error_message, marks)
+    attempt.details = struck(attempt.details, marks)  # a generated page's load error quotes what the model wrote
     return render(request, "submissions/replay.html", {"attempt": attempt, "trajectory": trajectory,
                                                         "replay_panel": panel, **(panel.context if panel else {})})
 
