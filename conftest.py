@@ -195,6 +195,20 @@ def empty_cache() -> None:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def queued_runs_prepared_as_they_commit(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tests run no Celery worker, as they run attempts themselves: the preparation a request
+    leaves to a worker (a new run's attempts, the turns of what it queues) is done as the request's
+    transaction commits, as the next free worker would. Tests with real workers, and those about
+    the preparation itself (marked ``prepare_in_worker``), keep its message."""
+    if "celery_workers" in request.fixturenames or request.node.get_closest_marker("prepare_in_worker"):
+        return
+    from submissions import services
+
+    monkeypatch.setattr(services, "submission_prepare_enqueue",
+                        lambda *, submission_id, env: services.submission_prepare(submission_id=submission_id))
+
+
 @pytest.fixture(scope="module")
 def module_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[Any]:
     """One transaction around a whole module, for data its tests share: a module-scoped fixture

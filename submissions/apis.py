@@ -45,6 +45,7 @@ from submissions.selectors import (
     attempt_trajectory,
     queue_item,
     queue_seen_by,
+    submission_attempt_count,
     submission_progress,
     upload_check_shown,
     upload_check_visible,
@@ -326,13 +327,14 @@ class SubmissionListCreateApi(APIView):
                 subset=data["subset"], suite=data["suite"],
                 endpoint_url=data["endpoint_url"], endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 endpoint_concurrency=data["endpoint_concurrency"],
-                settings=data["settings"], is_public=data["public"], enforce_quota=True, created_by=request.user.pk)
+                settings=data["settings"], is_public=data["public"], enforce_quota=True, created_by=request.user.pk,
+                prepare_in_worker=True)
         except SubmissionError:
             raise  # already meant for the submitter, quota refusals (429) included
         except (TypeError, ValueError) as exc:
             raise SubmissionError(str(exc)) from None
         return Response({"id": submission.id, "status": submission.status,
-                         "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
+                         "attempts": submission_attempt_count(submission)}, status=status.HTTP_201_CREATED)
 
 
 #: The largest offset a list or a trajectory page takes; far past any real list, far below 2**63.
@@ -372,9 +374,10 @@ class UploadCreateApi(APIView):
         submission = submission_create_upload(model=model_spec_from(team=team, data=data), env=data["env"],
                                               flow=data["flow"], subset=data["subset"], suite=data["suite"],
                                               data=upload_read(data["file"]), is_public=data["public"],
-                                              enforce_quota=True, created_by=request.user.pk)
+                                              enforce_quota=True, created_by=request.user.pk,
+                                              prepare_in_worker=True)
         return Response({"id": submission.id, "status": submission.status,
-                         "attempts": submission.attempts.count()}, status=status.HTTP_201_CREATED)
+                         "attempts": submission_attempt_count(submission)}, status=status.HTTP_201_CREATED)
 
 
 class UploadCheckApi(APIView):
@@ -554,9 +557,11 @@ class SubmissionActionApi(APIView):
         elif action == "cancel":
             submission = submission_cancel(submission=submission)
         elif action == "resume":
-            submission = submission_resume(submission=submission, enforce_quota=True, actor_id=request.user.pk)
+            submission = submission_resume(submission=submission, enforce_quota=True, actor_id=request.user.pk,
+                                           prepare_in_worker=True)
         else:
-            submission = submission_rerun(submission=submission, enforce_quota=True, created_by=request.user.pk)
+            submission = submission_rerun(submission=submission, enforce_quota=True, created_by=request.user.pk,
+                                          prepare_in_worker=True)
         submission.refresh_from_db()
         return Response(SubmissionOutput(submission, context={"access": access}).data)
 

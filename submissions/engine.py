@@ -34,7 +34,12 @@ from submissions.pacing import EndpointPacer, endpoint_hold
 from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
 from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for
-from submissions.services import attempts_enqueue, submission_listed_models_record, submission_refresh_status
+from submissions.services import (
+    attempts_enqueue,
+    submission_listed_models_record,
+    submission_refresh_status,
+    submissions_prepare_marked,
+)
 from submissions.shutdown import STOPPED_KIND, STOPPED_MESSAGE, stop_requested
 
 logger = logging.getLogger(__name__)
@@ -123,27 +128,31 @@ class EndpointBusy(Exception):
 
 def _endpoint_has_room(attempt_id: int) -> bool:
     """Whether one more attempt may call this attempt's endpoint now (uploads call none)."""
-    url = (Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", flat=True).first() or "")
-    return _endpoint_room(url)
+    row = Submission.objects.filter(attempts__id=attempt_id).values_list("endpoint_url", "team_id").first()
+    return row is None or _endpoint_room(row[0] or "", team_id=row[1])
 
 
-def _endpoint_room(url: str) -> bool:
-    """Whether one more attempt may call this endpoint now.
+def _endpoint_room(url: str, *, team_id: int) -> bool:
+    """Whether one more of this team's attempts may call this endpoint now: within the team's own
+    limit (``endpoint_limit``; another team's setting on the same URL limits that team only) and,
+    when the operators set one, the URL's ceiling across teams (MAGEBENCH_ENDPOINT_URL_MAX_CALLS).
 
-    The endpoint's submissions are locked for the check and the claim, so two workers cannot both
-    take the last free place (on SQLite, writes are serialised anyway).
+    The submissions whose attempts are counted are locked for the check and the claim, so two
+    workers cannot both take the last free place (on SQLite, writes are serialised anyway).
     """
     if not url:
         return True
-    own = list(Submission.objects.select_for_update().filter(endpoint_url=url).values_list(
-        "endpoint_concurrency", "status"))
-    limit = endpoint_limit(own)
-    if limit <= 0:
-        return True
+    ceiling = django_settings.MAGEBENCH_ENDPOINT_URL_MAX_CALLS
+    on_url = Submission.objects.select_for_update().filter(endpoint_url=url)
+    locked = list((on_url if ceiling > 0 else on_url.filter(team_id=team_id)).values_list(
+        "team_id", "endpoint_concurrency", "status"))
+    limit = endpoint_limit([(value, status) for team, value, status in locked if team == team_id])
     fresh = timezone.now() - timedelta(seconds=django_settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     running = Attempt.objects.filter(submission__endpoint_url=url, status=Attempt.Status.RUNNING,
-                                     heartbeat_at__gte=fresh).count()
-    return running < limit
+                                     heartbeat_at__gte=fresh)
+    if limit > 0 and running.filter(submission__team_id=team_id).count() >= limit:
+        return False
+    return ceiling <= 0 or running.count() < ceiling
 
 
 
@@ -180,7 +189,7 @@ def _claim_next_of(contender: Contender, worker: str) -> Attempt | None:
     Raises EndpointBusy when its endpoint is at its concurrency limit.
     """
     with transaction.atomic():
-        if contender.endpoint and not _endpoint_room(contender.endpoint):
+        if contender.endpoint and not _endpoint_room(contender.endpoint, team_id=contender.team_id):
             raise EndpointBusy()
         # Rows another worker is claiming are skipped rather than waited for (PostgreSQL; elsewhere
         # the conditional update below is what keeps a claim single). One row is locked at a time:
@@ -221,9 +230,8 @@ def attempt_claim_next(*, queues: Collection[str], worker: str = "") -> NextClai
     worker = worker or socket.gethostname()
     due = queue_contenders(queues=queues)
     blocked = False
-    limit = django_settings.MAGEBENCH_ENDPOINT_CONCURRENCY
     for contender in fair_order(due.contenders, due.served):
-        if contender.endpoint and 0 < limit <= due.running_by_endpoint.get(contender.endpoint, 0):
+        if contender.endpoint and due.endpoint_full(contender):
             blocked = True
             continue
         try:
@@ -254,6 +262,9 @@ def attempt_run_next(*, queue: str, worker: str = "", hint: int | None = None, r
             attempts_enqueue([hint])
         return
     queues = {queue, *reads}
+    # A run queued meanwhile gets its attempts before this turn is given: its preparation's own
+    # message waits behind every turn sent before it, and so would its place in the fair order.
+    submissions_prepare_marked(queues=queues)
     claim = attempt_claim_next(queues=queues, worker=worker)
     if claim.attempt is not None:
         if hint is not None and queue_for(claim.attempt.submission.environment_id) != queue:

@@ -111,6 +111,10 @@ class Submission(models.Model):
     breaker_attempts = models.JSONField(default=list, blank=True)
     #: No attempt starts before this: the endpoint asked (Retry-After) to be left alone until then.
     calls_resume_at = models.DateTimeField(null=True, blank=True)
+    #: Set while the work a request queued waits for a worker to prepare it (a new run's attempts
+    #: created, the turns of attempts queued again sent: ``services.submission_prepare``), so that
+    #: the request answers at once; the watchdog prepares one still marked after a grace period.
+    prepare_requested_at = models.DateTimeField(null=True, blank=True)
     is_baseline = models.BooleanField(default=False)
     #: Checked by the maintainers (set in the admin); boards can show verified entries only.
     verified = models.BooleanField(default=False, db_index=True)

@@ -121,17 +121,19 @@ class _Slot:
 
 def simulate(submissions: Sequence[SimSubmission], workers: Sequence[SimWorker], *,
              endpoint_limit: int = 0, last_by_team: Mapping[int, float] | None = None,
-             endpoint_limits: Mapping[str, int] | None = None) -> dict[int, SimOutcome]:
+             endpoint_limits: Mapping[tuple[int, str], int] | None = None,
+             url_ceiling: int = 0) -> dict[int, SimOutcome]:
     """Play the fair policy forward from now and say when each submission would finish.
 
     Each free slot of a worker takes the first contender by ``fair_key`` among the queues that
-    worker reads, as the dispatcher does; an endpoint at its limit (``endpoint_limits``' value for it, else
-    ``endpoint_limit``) is skipped. Attempts running now keep their
+    worker reads, as the dispatcher does; a contender is skipped while its team's attempts on its
+    endpoint are at the team's limit (``endpoint_limits``' value for that team and URL, else
+    ``endpoint_limit``), or every team's there at ``url_ceiling`` (0: none). Attempts running now keep their
     slot until their time is up; one running on a worker not listed holds a slot of its own.
     ``last_by_team`` and each submission's ``last_started`` are in seconds from now (negative).
     """
     return _Simulation(submissions, workers, endpoint_limit=endpoint_limit, last_by_team=last_by_team,
-                       endpoint_limits=endpoint_limits).run()
+                       endpoint_limits=endpoint_limits, url_ceiling=url_ceiling).run()
 
 
 class _Simulation:
@@ -139,10 +141,11 @@ class _Simulation:
 
     def __init__(self, submissions: Sequence[SimSubmission], workers: Sequence[SimWorker], *,
                  endpoint_limit: int, last_by_team: Mapping[int, float] | None,
-                 endpoint_limits: Mapping[str, int] | None) -> None:
+                 endpoint_limits: Mapping[tuple[int, str], int] | None, url_ceiling: int = 0) -> None:
         self.workers = workers
         self.endpoint_limit = endpoint_limit
         self.endpoint_limits = endpoint_limits or {}
+        self.url_ceiling = url_ceiling
         self.by_id = {s.contender.submission_id: s for s in submissions}
         self.waiting = {sid: s.waiting for sid, s in self.by_id.items()}
         # What may start now; an attempt waiting to retry joins it when its wait is over.
@@ -157,6 +160,7 @@ class _Simulation:
         for sid in self.by_id:
             self.running[sid] = 0
         self.endpoint_running: dict[str, int] = {}
+        self.team_endpoint_running: dict[tuple[int, str], int] = {}
         self.unknown_started: dict[str, bool] = {}
         self.outcomes = {sid: SimOutcome() for sid in self.by_id}
         self.reads = [set(w.queues) for w in workers]
@@ -190,6 +194,8 @@ class _Simulation:
             self.served.last_by_submission[sid] = now
         if contender.endpoint:
             self.endpoint_running[contender.endpoint] = self.endpoint_running.get(contender.endpoint, 0) + 1
+            key = (contender.team_id, contender.endpoint)
+            self.team_endpoint_running[key] = self.team_endpoint_running.get(key, 0) + 1
 
     def run(self) -> dict[int, SimOutcome]:
         now = 0.0
@@ -222,6 +228,7 @@ class _Simulation:
             self.team_running[contender.team_id] -= 1
             if contender.endpoint:
                 self.endpoint_running[contender.endpoint] -= 1
+                self.team_endpoint_running[(contender.team_id, contender.endpoint)] -= 1
             if self.running[sid] == 0 and self.waiting[sid] == 0:
                 self.outcomes[sid].finish = now
             slot.submission = None
@@ -254,8 +261,11 @@ class _Simulation:
     def _room(self, contender: Contender) -> bool:
         if not contender.endpoint:
             return True
-        limit = self.endpoint_limits.get(contender.endpoint, self.endpoint_limit)
-        return limit <= 0 or self.endpoint_running.get(contender.endpoint, 0) < limit
+        key = (contender.team_id, contender.endpoint)
+        limit = self.endpoint_limits.get(key, self.endpoint_limit)
+        if 0 < limit <= self.team_endpoint_running.get(key, 0):
+            return False
+        return self.url_ceiling <= 0 or self.endpoint_running.get(contender.endpoint, 0) < self.url_ceiling
 
     def _mark_lower_bounds(self) -> None:
         for sid, s in self.by_id.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -16,6 +16,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from accounts.models import Team
+from catalogue.models import Scenario
 from evaluators.base import all_plugins, get_plugin
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
@@ -83,7 +84,23 @@ def _progress(c: dict[str, Any]) -> Progress:
 
 
 def submission_progress(submission: Submission) -> Progress:
-    return _progress(submission.attempts.aggregate(**_PROGRESS_COUNTS))
+    counts = submission.attempts.aggregate(**_PROGRESS_COUNTS)
+    if not counts["total"] and submission.prepare_requested_at is not None:
+        # A run whose attempts a worker has yet to create waits with all of them.
+        planned = _planned_attempts([submission]).get(submission.id, 0)
+        counts |= {"total": planned, "pending": planned}
+    return _progress(counts)
+
+
+def submission_attempt_count(submission: Submission) -> int:
+    """The submission's attempts, counting those of a new run a worker has yet to create (its
+    board's scenarios × repeats)."""
+    count = submission.attempts.count()
+    if count or submission.prepare_requested_at is None or submission.source != Submission.Source.ENDPOINT:
+        return count
+    scenarios = Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
+                                        **Scenario.subset_filter(submission.subset)).count()
+    return scenarios * submission.evaluation_settings.repeats
 
 
 @dataclass
@@ -227,13 +244,14 @@ def _estimate(items: list[QueueItem]) -> None:
             due_in=_held(due_in.get(s.id, []), waiting, s.calls_resume_at, now),
             running_left=left, running_on=[worker if registered else UNREGISTERED for _, worker in runs],
             per_attempt=seconds, last_started=last_started.get(s.id)))
-    own: dict[str, list[tuple[int | None, str]]] = {}
+    own: dict[tuple[int, str], list[tuple[int | None, str]]] = {}
     for item in items:
-        own.setdefault(item.submission.endpoint_url, []).append(
+        own.setdefault((item.submission.team_id, item.submission.endpoint_url), []).append(
             (item.submission.endpoint_concurrency, item.submission.status))
     outcomes = simulate(sims, workers, endpoint_limit=settings.MAGEBENCH_ENDPOINT_CONCURRENCY,
                         last_by_team=last_by_team,
-                        endpoint_limits={url: endpoint_limit(rows) for url, rows in own.items() if url})
+                        endpoint_limits={key: endpoint_limit(rows) for key, rows in own.items() if key[1]},
+                        url_ceiling=settings.MAGEBENCH_ENDPOINT_URL_MAX_CALLS)
     for item in items:
         outcome = outcomes.get(item.submission.id, SimOutcome())
         seconds, basis = per_attempt[item.submission.id]
@@ -268,6 +286,9 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
                 .values("submission_id").annotate(**_PROGRESS_COUNTS).order_by())
     counts = {row.pop("submission_id"): row for row in rows}
     empty = {key: 0 for key in _PROGRESS_COUNTS} | {"heartbeat": None, "seconds": None, "waits": None}
+    # A run whose attempts a worker has yet to create waits with all of them.
+    for submission_id, planned in _planned_attempts([s for s in active if s.id not in counts]).items():
+        counts[submission_id] = empty | {"total": planned, "pending": planned}
     items = [QueueItem(submission=s, progress=_progress(counts.get(s.id, empty)),
                        # Errors stored before URLs with credentials were refused may quote one.
                        last_error=scrub_secrets(f"{s.error_kind}: {s.error_message}") if s.error_kind else "")
@@ -275,6 +296,24 @@ def queue_list(limit: int = 50) -> list[QueueItem]:
     waiting = items[:len(active)]
     _estimate(waiting)
     return waiting + items[len(active):]
+
+
+def _planned_attempts(submissions: list[Submission]) -> dict[int, int]:
+    """The attempts of new endpoint runs a worker has yet to create (their board's scenarios ×
+    repeats), by submission, counted in one query."""
+    waiting = [s for s in submissions if s.prepare_requested_at is not None and s.source == Submission.Source.ENDPOINT]
+    if not waiting:
+        return {}
+    boards = Q()
+    for s in waiting:
+        boards |= Q(environment_id=s.environment_id, suite=s.suite)
+    sizes: dict[tuple[str, str, str], int] = {}
+    for env, suite, mini, full in (Scenario.objects.filter(boards).values("environment_id", "suite").annotate(
+            mini=Count("id", filter=Q(in_mini=True)), full=Count("id", filter=Q(in_full=True))).order_by()
+            .values_list("environment_id", "suite", "mini", "full")):
+        sizes[(env, suite, "mini")], sizes[(env, suite, "full")] = mini, full
+    return {s.id: sizes.get((s.environment_id, s.suite, s.subset), 0) * s.evaluation_settings.repeats
+            for s in waiting}
 
 
 def queue_seen_by(can_view: Callable[[Submission], bool], limit: int = 50) -> list[tuple[QueueItem, bool]]:
@@ -329,8 +368,18 @@ class DueWork:
     contenders: list[Contender]
     #: Last starts in epoch seconds.
     served: Served
-    #: Attempts with a fresh heartbeat per endpoint URL, for its concurrency limit.
+    #: Attempts with a fresh heartbeat per endpoint URL, for the operators' ceiling across teams.
     running_by_endpoint: dict[str, int]
+    #: The same per team and endpoint URL, for each team's own limit.
+    running_by_team_endpoint: dict[tuple[int, str], int] = field(default_factory=dict)
+
+    def endpoint_full(self, contender: Contender) -> bool:
+        """Whether the contender's endpoint has no room for it by these counts, without reading each
+        team's own setting (never above the platform's limit): ``engine`` checks that one, locked."""
+        limit = settings.MAGEBENCH_ENDPOINT_CONCURRENCY
+        ceiling = settings.MAGEBENCH_ENDPOINT_URL_MAX_CALLS
+        team_running = self.running_by_team_endpoint.get((contender.team_id, contender.endpoint), 0)
+        return (0 < limit <= team_running) or (0 < ceiling <= self.running_by_endpoint.get(contender.endpoint, 0))
 
 
 _CONTENDER_FIELDS = ("submission_id", "submission__team_id", "submission__is_baseline",
@@ -345,7 +394,7 @@ def _contender(row: dict[str, Any]) -> Contender:
                      endpoint=row["submission__endpoint_url"] or "")
 
 
-def _served_now() -> tuple[Served, dict[str, int]]:
+def _served_now() -> tuple[Served, dict[str, int], dict[tuple[int, str], int]]:
     """Running attempts and latest starts of the active submissions, and fresh runs per endpoint."""
     fresh = timezone.now() - timedelta(seconds=settings.MAGEBENCH_STALLED_AFTER_SECONDS)
     running = Q(status=Attempt.Status.RUNNING)
@@ -355,6 +404,7 @@ def _served_now() -> tuple[Served, dict[str, int]]:
                       last=Max("started_at")).order_by())
     served = Served()
     by_endpoint: dict[str, int] = {}
+    by_team_endpoint: dict[tuple[int, str], int] = {}
     for row in rows:
         team, submission, last = row["submission__team_id"], row["submission_id"], row["last"].timestamp()
         served.running_by_team[team] = served.running_by_team.get(team, 0) + row["n"]
@@ -364,7 +414,8 @@ def _served_now() -> tuple[Served, dict[str, int]]:
         if row["submission__endpoint_url"]:
             url = row["submission__endpoint_url"]
             by_endpoint[url] = by_endpoint.get(url, 0) + row["fresh"]
-    return served, by_endpoint
+            by_team_endpoint[(team, url)] = by_team_endpoint.get((team, url), 0) + row["fresh"]
+    return served, by_endpoint, by_team_endpoint
 
 
 def queue_contenders(*, queues: Collection[str]) -> DueWork:
@@ -374,8 +425,9 @@ def queue_contenders(*, queues: Collection[str]) -> DueWork:
     rows = (Attempt.objects.filter(due_attempts(timezone.now()), submission__status__in=ACTIVE_SUBMISSIONS,
                                    submission__environment_id__in=envs)
             .values(*_CONTENDER_FIELDS).annotate(n=Count("id")).order_by())
-    served, by_endpoint = _served_now()
-    return DueWork(contenders=[_contender(row) for row in rows], served=served, running_by_endpoint=by_endpoint)
+    served, by_endpoint, by_team_endpoint = _served_now()
+    return DueWork(contenders=[_contender(row) for row in rows], served=served, running_by_endpoint=by_endpoint,
+                   running_by_team_endpoint=by_team_endpoint)
 
 
 def queue_work(queue: str) -> str:
@@ -578,8 +630,9 @@ def team_submissions(team: Team, *, member: bool) -> list[TeamSubmission]:
 
 
 def endpoint_limit(submissions: Collection[tuple[int | None, str]]) -> int:
-    """Attempts that may call one endpoint at once (0: no limit): the platform's limit, or lower where
-    a team set its own on a submission still running against it."""
+    """Attempts of one team that may call one endpoint at once (0: no limit), given that team's
+    submissions on it: the platform's limit, or lower where the team set its own on a submission
+    still running against it. Another team's setting on the same URL limits that team's calls only."""
     limit = settings.MAGEBENCH_ENDPOINT_CONCURRENCY
     active = (Submission.Status.QUEUED, Submission.Status.RUNNING)
     own = [value for value, status in submissions if value and status in active]

@@ -8,17 +8,18 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from celery import current_app
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Team
@@ -27,7 +28,7 @@ from catalogue.changes import results_changed
 from catalogue.models import Environment, Scenario
 from catalogue.prompt_sets import prompt_set_current
 from catalogue.selectors import default_suite, scenario_spec
-from evaluators.base import FLOWS, get_plugin
+from evaluators.base import FLOWS, ScenarioSpec, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
 from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
@@ -36,6 +37,7 @@ from submissions.models import Attempt, EndpointCheck, ModelEntry, Submission, S
 from submissions.quotas import quota_status
 from submissions.rescoring import recorded_run, rescoring_label, upload_settings
 from submissions.selectors import (
+    ACTIVE_SUBMISSIONS,
     attempt_outcomes,
     endpoint_checks_active,
     endpoint_checks_in_window,
@@ -51,6 +53,8 @@ logger = logging.getLogger(__name__)
 RUN_ATTEMPT_TASK = "submissions.run_attempt"
 #: The task that makes an endpoint check's one request (``submissions.tasks``), sent by name likewise.
 RUN_ENDPOINT_CHECK_TASK = "submissions.run_endpoint_check"
+#: The task that prepares a queued submission's work (``submission_prepare``), sent by name likewise.
+PREPARE_SUBMISSION_TASK = "submissions.prepare_submission"
 
 
 class SubmissionError(ValueError):
@@ -185,13 +189,15 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
                                suite: str | None = None, settings: Mapping[str, Any] | None = None,
                                is_baseline: bool = False, is_public: bool = True,
                                enforce_quota: bool = False, endpoint_trusted: bool = False,
-                               endpoint_concurrency: int | None = None, created_by: int | None = None) -> Submission:
+                               endpoint_concurrency: int | None = None, created_by: int | None = None,
+                               prepare_in_worker: bool = False) -> Submission:
     """Register an endpoint submission, create its attempts and queue them.
 
     Public by default for the operators' commands; the site and the API ask the team (private by
     default) and enforce its quota. Everything is checked first; a refusal writes nothing.
     ``settings`` are the submitter's values by name, as every way in receives them: they are
     checked and frozen here, over the plug-in's defaults (``EvaluationSettings``).
+    ``prepare_in_worker`` (a web request) leaves creating and sending the attempts to a worker.
     """
     url, environment, suite, scenarios, frozen = _endpoint_run_checked(
         env=env, flow=flow, subset=subset, suite=suite, endpoint_url=endpoint_url, settings=settings,
@@ -205,15 +211,15 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
             created_by_id=created_by, source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
             endpoint_model=endpoint_model, api_key_encrypted=encrypt_secret(api_key),
             is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
-            endpoint_concurrency=endpoint_concurrency,
+            endpoint_concurrency=endpoint_concurrency, prepare_requested_at=timezone.now(),
         )
-        _attempts_create(submission, scenarios, frozen.repeats)
+        _prepare(submission, in_worker=prepare_in_worker)
     return submission
 
 
 def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None, endpoint_url: str,
                           settings: Mapping[str, Any] | None, trusted: bool = False,
-                          ) -> tuple[str, Environment, str, list[Scenario], EvaluationSettings]:
+                          ) -> tuple[str, Environment, str, QuerySet[Scenario], EvaluationSettings]:
     """What a run against an endpoint needs, checked: the URL, the board's scenarios and the frozen
     settings. A submission and a test call of its endpoint are checked alike, with the same messages."""
     _board_check(env, flow, subset)
@@ -221,12 +227,12 @@ def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None
         url = endpoint_url_validate(endpoint_url, trusted=trusted)
     except ValueError as exc:
         raise SubmissionError(str(exc)) from None
-    environment, suite, scenarios = _board_scenarios(env, subset, suite)
+    environment, suite, scenarios = _board_of(env, subset, suite)
     try:
         frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
     except SettingsError as exc:
         raise SubmissionError(str(exc)) from None
-    refusal = get_plugin(env).settings_refusal(flow, frozen, [scenario_spec(each) for each in scenarios])
+    refusal = get_plugin(env).settings_refusal(flow, frozen, _LazySpecs(scenarios))
     if refusal:
         raise SubmissionError(refusal)
     # The suite's prompts of today, frozen: a later import of other texts starts a new board generation.
@@ -249,14 +255,46 @@ def _board_check(env: str, flow: str, subset: str) -> None:
 
 
 def _board_scenarios(env: str, subset: str, suite: str | None) -> tuple[Environment, str, list[Scenario]]:
+    environment, suite, scenarios = _board_of(env, subset, suite)
+    return environment, suite, list(scenarios)
+
+
+def _board_of(env: str, subset: str, suite: str | None) -> tuple[Environment, str, QuerySet[Scenario]]:
+    """The board's environment, suite and scenarios (not read yet), or why there is no such board."""
     # A read only: importing scenarios registers their environment, so a board with scenarios has one.
     environment = Environment.objects.filter(slug=env).first()
     suite = suite or default_suite(env)
-    scenarios = list(Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset)))
-    if environment is None or not scenarios:
+    scenarios = Scenario.objects.filter(environment_id=env, suite=suite, **Scenario.subset_filter(subset))
+    if environment is None or not scenarios.exists():
         raise SubmissionError(f"no {subset} scenarios of {get_plugin(env).title} in the '{suite}' suite; "
                               "import them first")
     return environment, suite, scenarios
+
+
+class _LazySpecs(Sequence[ScenarioSpec]):
+    """A board's scenarios as a plug-in's check sees them, read only if the check looks at them: most
+    never do, and a full set is hundreds of rows of JSON that a request would decode for nothing."""
+
+    def __init__(self, scenarios: QuerySet[Scenario]) -> None:
+        self._scenarios = scenarios
+        self._specs: list[ScenarioSpec] | None = None
+
+    def _all(self) -> list[ScenarioSpec]:
+        if self._specs is None:
+            self._specs = [scenario_spec(scenario) for scenario in self._scenarios]
+        return self._specs
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, index: int) -> ScenarioSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ScenarioSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> ScenarioSpec | Sequence[ScenarioSpec]:
+        return self._all()[index]
 
 
 class UploadRejected(SubmissionError):
@@ -271,8 +309,8 @@ MAX_UPLOAD_REPEATS = 20
 
 
 def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str, data: bytes,
-                             suite: str | None = None, is_public: bool = True,
-                             enforce_quota: bool = False, created_by: int | None = None) -> Submission:
+                             suite: str | None = None, is_public: bool = True, enforce_quota: bool = False,
+                             created_by: int | None = None, prepare_in_worker: bool = False) -> Submission:
     """Validate an upload completely, then store it and queue its re-scoring in one go.
 
     Nothing is stored for an upload with any problem, nor for a team without quota left (checked
@@ -300,14 +338,16 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
             created_by_id=created_by, source=Submission.Source.UPLOAD, settings=frozen.to_dict(),
             upload_path=str(relative), is_public=is_public,
             rescoring=rescoring_label(env), upload_sha256=digest,
-            missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}))
+            missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}),
+            prepare_requested_at=timezone.now())
         Attempt.objects.bulk_create(
             Attempt(submission=submission, scenario=by_key[run.scenario], repeat=run.repeat,
                     recorded=recorded_run(run, env=env, flow=flow))
             for run in runs)
         # Last, so that a refusal above leaves no file behind; a failed write undoes the rows.
         _upload_store(data, relative)
-        attempts_enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+        # A message per attempt is a broker round trip each: a worker sends them (prepare_in_worker).
+        _prepare(submission, in_worker=prepare_in_worker)
     return submission
 
 
@@ -350,7 +390,7 @@ def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | 
 def upload_board(*, env: str, flow: str, subset: str, suite: str | None) -> tuple[Environment, str]:
     """The board a file is for and its suite; SubmissionError when there is none."""
     _board_check(env, flow, subset)
-    environment, suite, _ = _board_scenarios(env, subset, suite)
+    environment, suite, _ = _board_of(env, subset, suite)
     return environment, suite
 
 
@@ -383,11 +423,85 @@ def upload_limits(*, on_worker: bool = False) -> UploadLimits:
                      else django_settings.MAGEBENCH_UPLOAD_CHECK_SECONDS))
 
 
-def _attempts_create(submission: Submission, scenarios: list[Scenario], repeats: int) -> None:
-    """Every scenario × repeat of a new submission, queued once the transaction commits."""
-    Attempt.objects.bulk_create(Attempt(submission=submission, scenario=scenario, repeat=r)
-                                for scenario in scenarios for r in range(repeats))
-    attempts_enqueue_on_commit(list(submission.attempts.values_list("id", flat=True)))
+def _prepare(submission: Submission, *, in_worker: bool) -> None:
+    """Prepare a submission just marked (``prepare_requested_at``) in this transaction: at once (an
+    operator's command, which has time), or in a worker once the transaction commits (a web
+    request, which answers within a second: a full set is over a thousand attempts, each a row and a
+    broker message)."""
+    if not in_worker:
+        submission_prepare(submission_id=submission.id)
+        return
+    submission_id, env = submission.id, submission.environment_id
+    transaction.on_commit(lambda: submission_prepare_enqueue(submission_id=submission_id, env=env))
+
+
+def submission_prepare_enqueue(*, submission_id: int, env: str) -> None:
+    """Send a submission's preparation to its environment's queue. A broker that cannot be reached
+    loses nothing: the submission stays marked, and the next worker free on that queue or the
+    watchdog prepares it."""
+    from kombu.exceptions import KombuError
+    from kombu.exceptions import OperationalError as BrokerError
+
+    try:
+        current_app.signature(PREPARE_SUBMISSION_TASK).apply_async((submission_id,), queue=queue_for(env))
+    except (BrokerError, KombuError, OSError) as exc:
+        logger.warning("could not queue the preparation of submission %s, a worker will do it later: %s",
+                       submission_id, exc)
+
+
+def submission_prepare(*, submission_id: int) -> int:
+    """Do the work queuing a submission leaves for later: create a new endpoint run's attempts
+    (every scenario of its board × repeats), then send a turn for each of its waiting attempts not
+    sent yet. Returns how many turns it sends.
+
+    Safe to run twice, at once, or after a worker died midway: the submission's row is locked
+    (another run busy with it is left to finish the job), attempts are only created for a run that
+    has none, and the mark is cleared in the same transaction, so the job is done whole or not at
+    all. A turn that is then lost is sent again by the watchdog, as any unsent attempt's.
+    """
+    with transaction.atomic():
+        submission = (Submission.objects.select_for_update(skip_locked=True)
+                      .filter(id=submission_id, prepare_requested_at__isnull=False).first())
+        if submission is None:
+            return 0
+        Submission.objects.filter(id=submission_id).update(prepare_requested_at=None)
+        if submission.status not in ACTIVE_SUBMISSIONS:
+            return 0  # cancelled before a worker came to it: nothing to run
+        if submission.source == Submission.Source.ENDPOINT and not submission.attempts.exists():
+            _attempts_create(submission)
+        unsent = list(submission.attempts.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING],
+                                                 queued_at__isnull=True).values_list("id", flat=True))
+        attempts_enqueue_on_commit(unsent)
+    return len(unsent)
+
+
+def submissions_prepare_marked(*, queues: Collection[str] | None = None,
+                               requested_before: datetime | None = None) -> int:
+    """Prepare the active submissions still marked (of environments served on ``queues``; marked
+    before ``requested_before``): how many turns that sent."""
+    marked = Submission.objects.filter(status__in=ACTIVE_SUBMISSIONS, prepare_requested_at__isnull=False)
+    if requested_before is not None:
+        marked = marked.filter(prepare_requested_at__lt=requested_before)
+    sent = 0
+    for submission_id, env in marked.values_list("id", "environment_id"):
+        if queues is not None and queue_for(env) not in queues:
+            continue
+        try:
+            sent += submission_prepare(submission_id=submission_id)
+        except Exception:
+            # One submission that cannot be prepared must not cost the others their turns (nor the
+            # turn this worker is about to take): it stays marked, and is tried again later.
+            logger.exception("could not prepare submission %s", submission_id)
+    return sent
+
+
+def _attempts_create(submission: Submission) -> None:
+    """Every scenario × repeat of a new endpoint run (its board's scenarios of now)."""
+    scenarios = Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
+                                        **Scenario.subset_filter(submission.subset)).values_list("id", flat=True)
+    repeats = submission.evaluation_settings.repeats
+    Attempt.objects.bulk_create((Attempt(submission=submission, scenario_id=scenario_id, repeat=r)
+                                 for scenario_id in scenarios for r in range(repeats)), ignore_conflicts=True)
 
 
 def _plugin_or_error(env: str):
@@ -439,8 +553,9 @@ def submission_refresh_status(*, submission_id: int) -> Submission:
         cancelled=Count("id", filter=Q(status=Attempt.Status.CANCELLED)),
     )
     # A paused submission waits for its team to resume it, even with nothing left running: it is not finished.
+    # Nor is one whose attempts a worker has yet to create or send.
     live = Submission.objects.exclude(status__in=[Submission.Status.CANCELLED, Submission.Status.PAUSED]).filter(
-        id=submission_id)
+        id=submission_id, prepare_requested_at__isnull=True)
     missing = Submission.objects.filter(id=submission_id).values_list("missing_scenarios", flat=True).first()
     if counts["active"] == 0:
         # The finished status and the stored board numbers land together: a reader that sees the
@@ -511,7 +626,7 @@ def submission_cancel(*, submission: Submission) -> Submission:
         Submission.objects.filter(
             id=submission.id, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
         ).update(status=Submission.Status.CANCELLED, status_reason="cancelled by the submitter",
-                 finished_at=timezone.now())
+                 finished_at=timezone.now(), prepare_requested_at=None)
         # Running attempts notice at their next heartbeat and stop themselves.
         submission.attempts.filter(status__in=[Attempt.Status.PENDING, Attempt.Status.RETRYING]).update(
             status=Attempt.Status.CANCELLED, finished_at=timezone.now())
@@ -519,9 +634,10 @@ def submission_cancel(*, submission: Submission) -> Submission:
     return submission
 
 
-def submission_rerun(*, submission: Submission, enforce_quota: bool = False,
-                     created_by: int | None = None) -> Submission:
-    """A new submission with the same model, endpoint, board and frozen settings; the old one is kept."""
+def submission_rerun(*, submission: Submission, enforce_quota: bool = False, created_by: int | None = None,
+                     prepare_in_worker: bool = False) -> Submission:
+    """A new submission with the same model, endpoint, board and frozen settings; the old one is kept.
+    ``prepare_in_worker`` (a web request) leaves creating and sending its attempts to a worker."""
     if submission.source != Submission.Source.ENDPOINT:
         raise SubmissionError("only endpoint submissions can be re-run by the platform")
     try:
@@ -529,11 +645,9 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False,
         endpoint_url_validate(submission.endpoint_url, trusted=submission.endpoint_trusted)
     except ValueError as exc:
         raise SubmissionError(f"this endpoint cannot be re-run: {exc}") from None
-    scenarios = list(Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
-                                             **Scenario.subset_filter(submission.subset)))
-    if not scenarios:
+    if not Scenario.objects.filter(environment_id=submission.environment_id, suite=submission.suite,
+                                   **Scenario.subset_filter(submission.subset)).exists():
         raise SubmissionError("the board's scenarios are no longer imported")
-    repeats = submission.evaluation_settings.repeats
     with transaction.atomic():
         if enforce_quota and not submission.is_baseline:
             _quota_hold(submission.team, user_id=created_by)
@@ -546,34 +660,40 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False,
             endpoint_listed_models=list(submission.endpoint_listed_models),
             is_baseline=submission.is_baseline, is_public=submission.is_public, rerun_of=submission,
             endpoint_trusted=submission.endpoint_trusted, endpoint_concurrency=submission.endpoint_concurrency,
+            prepare_requested_at=timezone.now(),
         )
-        _attempts_create(rerun, scenarios, repeats)
+        _prepare(rerun, in_worker=prepare_in_worker)
     return rerun
 
 
 def submission_resume(*, submission: Submission, enforce_quota: bool = False,
-                      actor_id: int | None = None) -> Submission:
+                      actor_id: int | None = None, prepare_in_worker: bool = False) -> Submission:
     """Queue again every attempt that did not produce a score (failed, cancelled or stuck waiting).
 
     A finished submission queued again is new work for its team and for ``actor_id``, the user
     resuming it: with ``enforce_quota`` it needs a free slot in both. One still waiting or running
-    only has its stuck attempts sent again.
+    only has its stuck attempts sent again. ``prepare_in_worker`` (a web request) leaves sending
+    them to a worker.
     """
     with transaction.atomic():
         retry = submission.attempts.filter(status__in=[Attempt.Status.INFRA_FAILED, Attempt.Status.CANCELLED,
                                                        Attempt.Status.PENDING, Attempt.Status.RETRYING])
-        ids = list(retry.values_list("id", flat=True))
+        any_retried = retry.exists()
         finished = Submission.objects.filter(id=submission.id).exclude(
             status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]).exists()
-        if ids and finished and enforce_quota and not submission.is_baseline:
+        if any_retried and finished and enforce_quota and not submission.is_baseline:
             _quota_hold(submission.team, reviving=submission, user_id=actor_id)
-        retry.update(status=Attempt.Status.PENDING, tries=0, error_kind="", error_message="", next_try_at=None)
-        if ids:
+        # Each is sent again (queued_at empty: not sent), stuck ones included.
+        retry.update(status=Attempt.Status.PENDING, tries=0, error_kind="", error_message="", next_try_at=None,
+                     queued_at=None)
+        if any_retried:
             # A paused submission's breaker starts counting again: the team says the cause is fixed.
             Submission.objects.filter(id=submission.id).update(status=Submission.Status.QUEUED, status_reason="",
                                                                finished_at=None, breaker_cause="",
-                                                               breaker_attempts=[], calls_resume_at=None)
-            attempts_enqueue_on_commit(ids)
+                                                               breaker_attempts=[], calls_resume_at=None,
+                                                               prepare_requested_at=timezone.now())
+            submission.refresh_from_db(fields=["status", "prepare_requested_at"])
+            _prepare(submission, in_worker=prepare_in_worker)
             if finished:
                 # It leaves its board until it finishes again.
                 results_changed((submission.environment_id, submission.flow, submission.subset))

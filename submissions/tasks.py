@@ -5,7 +5,7 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from evaluators.retry import Backoff
-from submissions.services import RUN_ATTEMPT_TASK, RUN_ENDPOINT_CHECK_TASK
+from submissions.services import PREPARE_SUBMISSION_TASK, RUN_ATTEMPT_TASK, RUN_ENDPOINT_CHECK_TASK
 
 #: A database that is restarting fails the claim: the message is sent again later instead of being
 #: acknowledged and lost (the attempt is still waiting, so nothing was done twice).
@@ -39,6 +39,18 @@ def run_endpoint_check_task(check_id: int) -> None:
     from submissions.endpoint_checks import endpoint_check_run
 
     endpoint_check_run(check_id=check_id)
+
+
+@shared_task(name=PREPARE_SUBMISSION_TASK, bind=True, acks_late=True, max_retries=None)
+def prepare_submission_task(self: Task, submission_id: int) -> None:
+    """Create a queued run's attempts and send their turns, off the request that queued it. A
+    message delivered twice, or after a worker took the job on its own, finds nothing left to do."""
+    from submissions.services import submission_prepare
+
+    try:
+        submission_prepare(submission_id=submission_id)
+    except (OperationalError, InterfaceError) as exc:
+        raise self.retry(exc=exc, countdown=CLAIM_BACKOFF.delay(self.request.retries + 1)) from exc
 
 
 @shared_task(name="submissions.run_upload_check", acks_late=True)

@@ -41,6 +41,7 @@ from submissions.selectors import (
     endpoint_check_visible,
     queue_loads,
     queue_seen_by,
+    submission_attempt_count,
     submission_progress,
     trajectory_dir,
     upload_check_shown,
@@ -89,13 +90,13 @@ def submit(request: HttpRequest) -> HttpResponse:
                 flow=data["flow"], subset=data["subset"], endpoint_url=data["endpoint_url"],
                 endpoint_model=data["endpoint_model"], api_key=data["api_key"],
                 endpoint_concurrency=data["endpoint_concurrency"], settings=form.settings_values(),
-                is_public=data["public"], enforce_quota=True, created_by=request.user.pk,
+                is_public=data["public"], enforce_quota=True, created_by=request.user.pk, prepare_in_worker=True,
             )
         except SubmissionError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request,
-                             f"Submission #{submission.id} queued with {submission.attempts.count()} attempts.")
+            count = submission_attempt_count(submission)
+            messages.success(request, f"Submission #{submission.id} queued with {count} attempts.")
             return redirect("submission-detail", submission_id=submission.id)
     return render(request, "submissions/submit.html", {
         "form": form, "teams": teams, "quotas": [(team, quota_status(team)) for team in teams], "check": check})
@@ -169,7 +170,8 @@ def upload(request: HttpRequest) -> HttpResponse:
             submission = submission_create_upload(model=model_spec_from(team=team, data=data, blanks_unchanged=True),
                                                   env=data["env"], flow=data["flow"], subset=data["subset"],
                                                   data=upload_read(data["file"]), is_public=data["public"],
-                                                  enforce_quota=True, created_by=request.user.pk)
+                                                  enforce_quota=True, created_by=request.user.pk,
+                                                  prepare_in_worker=True)
         except UploadRejected as exc:
             problems = exc.problems
             form.add_error("file", f"{len(problems)} problem(s) in the file; nothing was stored")
@@ -234,14 +236,16 @@ def submission_action(request: HttpRequest, submission_id: int, action: str) -> 
             messages.info(request, "Nothing to resume: no attempt is waiting for another try.")
             return redirect("submission-detail", submission_id=submission.id)
         try:
-            submission_resume(submission=submission, enforce_quota=True, actor_id=request.user.pk)
+            submission_resume(submission=submission, enforce_quota=True, actor_id=request.user.pk,
+                              prepare_in_worker=True)
         except SubmissionError as exc:
             messages.error(request, str(exc))
         else:
             messages.info(request, "Unscored attempts queued again.")
     elif action == "rerun":
         try:
-            rerun = submission_rerun(submission=submission, enforce_quota=True, created_by=request.user.pk)
+            rerun = submission_rerun(submission=submission, enforce_quota=True, created_by=request.user.pk,
+                                     prepare_in_worker=True)
         except SubmissionError as exc:
             messages.error(request, str(exc))
         else:

@@ -11,7 +11,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from submissions.models import Attempt, Submission
-from submissions.services import attempts_enqueue_on_commit, submission_refresh_status
+from submissions.services import attempts_enqueue_on_commit, submission_refresh_status, submissions_prepare_marked
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +120,20 @@ def watchdog_run() -> dict[str, int]:
     if lost:
         logger.warning("the broker holds none of our messages (restarted empty?): sending every waiting attempt again")
     stalled_after = django_settings.MAGEBENCH_STALLED_AFTER_SECONDS
+    prepared = submissions_prepare_stalled(grace_seconds=0.0 if lost else UNSENT_GRACE_SECONDS)
     with transaction.atomic():
         counts = attempts_requeue_stalled(stalled_after_seconds=stalled_after, include_waiting=lost)
         resent = 0 if lost else attempts_resend_idle_turns(idle_after_seconds=stalled_after)
-    return {**counts, "broker_emptied": int(lost), "idle_resent": resent}
+    return {**counts, "broker_emptied": int(lost), "idle_resent": resent, "prepared": prepared}
+
+
+def submissions_prepare_stalled(*, grace_seconds: float) -> int:
+    """Prepare the queued runs no worker prepared within ``grace_seconds`` (their message was lost,
+    or the worker preparing one died): how many submissions that was."""
+    cutoff = timezone.now() - timedelta(seconds=grace_seconds)
+    stalled = Submission.objects.filter(status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING],
+                                        prepare_requested_at__lt=cutoff).count()
+    if stalled:
+        logger.warning("%d queued submission(s) not prepared by a worker: preparing them now", stalled)
+        submissions_prepare_marked(requested_before=cutoff)
+    return stalled

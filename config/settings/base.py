@@ -68,6 +68,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Around everything that may query the database: a request running long is answered 503.
+    "config.deadline.RequestDeadlineMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -422,9 +424,14 @@ MAGEBENCH_ENDPOINT_BACKOFF = env_float("MAGEBENCH_ENDPOINT_BACKOFF", 2.0)
 MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER = env_float("MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER", 600.0)
 # A submission pauses (no more requests) once one failure has ended tries of this many attempts in a row.
 MAGEBENCH_BREAKER_ATTEMPTS = env_int("MAGEBENCH_BREAKER_ATTEMPTS", 3)
-# Attempts calling one endpoint at once, however many workers run (0: no limit), so the platform
-# never floods a team's server; an attempt finding no room waits this long and looks again.
+# Attempts of one team calling one endpoint at once, however many workers run (0: no limit), so the
+# platform never floods a team's server; a team may set a lower limit for its own calls, which
+# never limits another team's calls to the same URL. An attempt finding no room waits this long
+# and looks again.
 MAGEBENCH_ENDPOINT_CONCURRENCY = env_int("MAGEBENCH_ENDPOINT_CONCURRENCY", 8)
+# The operators' ceiling on attempts calling one endpoint URL at once across every team (0: none),
+# e.g. for a shared provider whose URL many teams use.
+MAGEBENCH_ENDPOINT_URL_MAX_CALLS = env_int("MAGEBENCH_ENDPOINT_URL_MAX_CALLS", 0)
 MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS = env_float("MAGEBENCH_ENDPOINT_BUSY_RETRY_SECONDS", 5.0)
 # Which addresses the workers may call for a team: public ones only in production, where an endpoint
 # URL must not reach the operator's own network; loopback and private ones too in development and
@@ -445,6 +452,10 @@ MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_STALE
 # 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.
 MAGEBENCH_UPLOAD_MAX_BYTES = env_int("MAGEBENCH_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAGEBENCH_REQUEST_MAX_BYTES", 2_621_440)
+# Seconds a web request may run before it is answered 503 with Retry-After (config.deadline; 0: no
+# limit): below gunicorn's worker timeout (--timeout, 30 s by default, as the Dockerfile runs it),
+# so that a slow request is refused instead of its worker being killed.
+MAGEBENCH_REQUEST_DEADLINE = env_float("MAGEBENCH_REQUEST_DEADLINE", 20.0)
 # Caps on what a file may hold: the check stops at the first one reached, naming it. The defaults
 # fit the largest legitimate upload (483 scenarios × 20 repeats, 50 model calls a run on average
 # and at most 1000, max_loop's upper bound), with room for blank lines.

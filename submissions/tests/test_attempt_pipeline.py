@@ -253,7 +253,8 @@ def test_the_watchdog_fails_an_attempt_whose_worker_died_on_every_try_with_the_r
     Attempt.objects.filter(id=stalled.id).update(status=Attempt.Status.RUNNING, tries=1,
                                                  heartbeat_at=timezone.now() - timedelta(hours=1))
     # The beat task queues only what it released: the other waiting attempts keep their messages.
-    assert watchdog_task() == {"stalled": 1, "failed": 1, "queued": 1, "broker_emptied": 0, "idle_resent": 0}
+    assert watchdog_task() == {"stalled": 1, "failed": 1, "queued": 1, "broker_emptied": 0, "idle_resent": 0,
+                               "prepared": 0}
     doomed.refresh_from_db()
     stalled.refresh_from_db()
     assert doomed.status == Attempt.Status.INFRA_FAILED and "each of its 2 tries" in doomed.error_message

@@ -68,12 +68,12 @@ def test_a_teams_own_limit_caps_the_attempts_calling_its_endpoint(fixture_scenar
     assert endpoint_limit([(2, Submission.Status.QUEUED), (None, Submission.Status.QUEUED)]) == 2
     assert endpoint_limit([(2, Submission.Status.COMPLETED)]) == 8  # a finished submission's limit is gone
     running = list(submission.attempts.order_by("id")[:2])
-    assert _endpoint_room(url)
+    assert _endpoint_room(url, team_id=submission.team_id)
     Attempt.objects.filter(id__in=[a.id for a in running]).update(status=Attempt.Status.RUNNING,
                                                                    heartbeat_at=timezone.now())
-    assert not _endpoint_room(url)  # two running: the team's limit
+    assert not _endpoint_room(url, team_id=submission.team_id)  # two running: the team's limit
     Submission.objects.filter(id=submission.id).update(endpoint_concurrency=None)
-    assert _endpoint_room(url)  # the platform's 8
+    assert _endpoint_room(url, team_id=submission.team_id)  # the platform's 8
     with pytest.raises(SubmissionError, match="between 1 and 8"):
         _submission(url, limit=9, name="Too many")
 

@@ -18,6 +18,7 @@ from submissions.crypto import encrypt_secret
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
 from submissions.selectors import trajectory_dir
+from submissions.services import submission_prepare
 from submissions.tests.test_replay_navigator import _webui_attempt
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -34,6 +35,7 @@ def published(lab, fixture_scenarios, baseline_endpoint):
         "suite": "fixture", "endpoint_url": server.url, "endpoint_model": ENDPOINT_MODEL,
         "settings": {"repeats": 1, "resolution": 256}}, content_type="application/json", **lab.auth())
     assert response.status_code == 201, response.content
+    submission_prepare(submission_id=response.json()["id"])  # as a worker does after the request
     submission = Submission.objects.get(id=response.json()["id"])
     # Three attempts show everything a published page has (scored ones and a failed one), in seconds.
     attempts = list(submission.attempts.order_by("id")[:3])
@@ -199,6 +201,7 @@ def test_the_model_ids_an_endpoint_lists_are_kept_with_the_submission_that_asked
         "model_name": "Lab model", "env": "sokoban", "flow": "online", "subset": "mini", "suite": "fixture",
         "endpoint_url": server.url, "settings": {"repeats": 1, "resolution": 256}},
         content_type="application/json", **lab.auth())
+    submission_prepare(submission_id=response.json()["id"])  # as a worker does after the request
     submission = Submission.objects.get(id=response.json()["id"])
     assert submission.endpoint_listed_models == []
     attempt_run(attempt_id=submission.attempts.order_by("id").first().id)

@@ -232,7 +232,8 @@ def test_an_unreachable_broker_keeps_new_attempts_waiting_until_the_watchdog_sen
     client.delete("light")
     assert watchdog_run()["queued"] == 0  # a moment's grace for a send still on its way
     submission.attempts.update(created_at=timezone.now() - timedelta(minutes=5))
-    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 2, "broker_emptied": 0, "idle_resent": 0}
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 2, "broker_emptied": 0,
+                              "idle_resent": 0, "prepared": 0}
     assert client.llen("light") == 2
     assert all(a.queued_at is not None for a in submission.attempts.all())
     client.delete("light")
@@ -248,7 +249,8 @@ def test_the_watchdog_sends_every_waiting_attempt_again_when_the_broker_comes_ba
     client.set(BROKER_MARKER_KEY, "up")
     assert watchdog_run()["broker_emptied"] == 0 and client.llen("light") == 0
     client.delete(BROKER_MARKER_KEY)  # what a restart without persistence leaves
-    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 3, "broker_emptied": 1, "idle_resent": 0}
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 3, "broker_emptied": 1,
+                              "idle_resent": 0, "prepared": 0}
     assert client.llen("light") == 3
     assert watchdog_run()["broker_emptied"] == 0  # the marker is back: no second round of copies
     client.delete("light")
@@ -275,7 +277,8 @@ def test_the_watchdog_sends_again_the_turns_a_killed_worker_took_once_their_queu
     LiveWorker.objects.all().delete()
     assert watchdog_run()["idle_resent"] == 0  # no worker reads the queue: copies would only pile up
     worker_seen(hostname="light@elsewhere", queues=["light"], concurrency=2)
-    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 0, "broker_emptied": 0, "idle_resent": 3}
+    assert watchdog_run() == {"stalled": 0, "failed": 0, "queued": 0, "broker_emptied": 0,
+                              "idle_resent": 3, "prepared": 0}
     assert client.llen("light") == 3 and all(a.queued_at > long_ago for a in attempts)
     assert watchdog_run()["idle_resent"] == 0  # sent again just now: no second round of copies
     client.delete("light")

@@ -16,7 +16,7 @@ from submissions.breaker import breaker_record_failure
 from submissions.engine import _attempt_play, attempt_run
 from submissions.models import Attempt, Submission
 from submissions.selectors import queue_contenders, queue_for
-from submissions.services import submission_resume
+from submissions.services import submission_prepare, submission_resume
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -32,6 +32,7 @@ def _create(lab: Any, url: str, **settings: Any) -> Submission:
         "endpoint_url": url, "endpoint_model": "o-double", "settings": {"repeats": 1, **settings}},
         content_type="application/json", **lab.auth())
     assert response.status_code == 201, response.content
+    submission_prepare(submission_id=response.json()["id"])  # as a worker does after the request
     return Submission.objects.get(id=response.json()["id"])
 
 

@@ -7,6 +7,7 @@ from django.urls import reverse
 from submissions.crypto import decrypt_secret
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
+from submissions.services import submission_prepare
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -23,6 +24,7 @@ def test_the_form_registers_a_model_and_queues_its_attempts(lab, fixture_scenari
                                                    parameter_count=7_000_000_000, open_weights="on"))
     submission = Submission.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("submission-detail", args=[submission.id])
+    submission_prepare(submission_id=submission.id)  # as a worker does after the request
     assert submission.attempts.count() == 10 and submission.status == Submission.Status.QUEUED
     assert submission.settings["prompt_version"] == "sokoban-global-v3" and submission.settings["repeats"] == 1
     assert {k: submission.settings[k] for k in ("temperature", "top_p", "frequency_penalty", "max_tokens",
@@ -58,6 +60,7 @@ def test_the_replay_shows_every_step_of_an_attempt(client, lab, fixture_scenario
         "suite": "fixture", "endpoint_url": server.url, "settings": {"repeats": 1}}, content_type="application/json",
         **lab.auth())
     assert response.status_code == 201
+    submission_prepare(submission_id=response.json()["id"])  # as a worker does after the request
     attempt = Attempt.objects.filter(submission_id=response.json()["id"]).first()
     attempt_run(attempt_id=attempt.id)
     attempt.refresh_from_db()

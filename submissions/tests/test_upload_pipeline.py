@@ -16,7 +16,7 @@ from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
 from submissions.official_layout import OfficialRun, zip_runs
 from submissions.selectors import attempt_trajectory
-from submissions.services import model_entry_upsert, submission_create_endpoint
+from submissions.services import model_entry_upsert, submission_create_endpoint, submission_prepare
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -29,6 +29,7 @@ def _upload(lab, data: bytes, name: str, **fields):
 
 
 def _run_all(submission_id: int) -> Submission:
+    submission_prepare(submission_id=submission_id)  # as a worker does after the request
     for attempt_id in Attempt.objects.filter(submission_id=submission_id).values_list("id", flat=True):
         attempt_run(attempt_id=attempt_id)
     return Submission.objects.get(id=submission_id)
