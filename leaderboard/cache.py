@@ -195,6 +195,9 @@ class CachedPage:
     charts: bool = False
     #: Whether the page may be stored (see ``cached``'s ``keep``).
     cacheable: bool = True
+    #: A board page's submissions, of every row of its query (not only this page's): its export
+    #: links, which differ per visitor (private entries, file sizes), are built from them per request.
+    entries: tuple[int | None, ...] = ()
 
     @property
     def html(self) -> SafeString:
