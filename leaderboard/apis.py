@@ -17,7 +17,15 @@ from leaderboard.cache import board_scope, cached
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
 from submissions.apis import viewable_submission
-from submissions.export_apis import EXPORT_RESPONSES, FORMAT_HELP, FRAMES, export_format, export_response, wants_frames
+from submissions.export_apis import (
+    EXPORT_RESPONSES,
+    FORMAT_HELP,
+    FRAMES,
+    AnyAccept,
+    export_format,
+    export_response,
+    wants_frames,
+)
 from submissions.exports import FORMATS
 
 
@@ -69,6 +77,8 @@ BOARD_PATH = [OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environme
 
 
 class BoardAttemptsExportApi(APIView):
+    content_negotiation_class = AnyAccept
+
     @extend_schema(
         operation_id="boards_attempts_export",
         parameters=[*BOARD_PATH,
@@ -94,6 +104,8 @@ class BoardAttemptsExportApi(APIView):
 
 
 class SubmissionExportApi(APIView):
+    content_negotiation_class = AnyAccept
+
     @extend_schema(
         operation_id="submissions_export",
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),

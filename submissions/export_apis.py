@@ -3,6 +3,8 @@ files: a built one is served as it is; one not built yet is sent to a worker and
 at once with 202 and Retry-After (``submissions.export_files``). The caller decides what is seen."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.http import FileResponse, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
@@ -10,6 +12,10 @@ from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
 
 from submissions.apis import ErrorOutput
 from submissions.export_files import ExportSpec, export_requested
@@ -34,6 +40,19 @@ EXPORT_RESPONSES = {
     202: OpenApiResponse(ErrorOutput, description="the file is being built: ask again after Retry-After seconds"),
     404: ErrorOutput,
 }
+
+
+class AnyAccept(BaseContentNegotiation):
+    """An export answers with its file whatever the Accept header says (a browser following a link asks
+    for HTML first): only the 202 and error bodies are rendered, as JSON."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
+
+    def select_renderer(self, request: Request, renderers: Iterable[BaseRenderer],
+                        format_suffix: str | None = None) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
 
 
 def export_format(fmt: str) -> str:
