@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.selectors import request_access
 from evaluators.base import environment_flows, environment_slugs
-from leaderboard.attempt_exports import board_export_spec, payload_entries, submission_export_spec
+from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, payload_entries, submission_export_spec
 from leaderboard.cache import board_scope, cached
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
@@ -24,6 +24,7 @@ from submissions.export_apis import (
     AnyAccept,
     export_format,
     export_response,
+    export_unavailable,
     wants_frames,
 )
 from submissions.exports import FORMATS
@@ -98,8 +99,11 @@ class BoardAttemptsExportApi(APIView):
         """
         export_format(fmt)
         payload = board_payload(request, env, flow, subset)
-        spec = board_export_spec((env, flow, subset), payload_entries(payload), request_access(request).team_ids, fmt,
-                                 frames=wants_frames(request, fmt))
+        try:
+            spec = board_export_spec((env, flow, subset), payload_entries(payload), request_access(request).team_ids,
+                                     fmt, frames=wants_frames(request, fmt))
+        except GenerationUnknown:
+            return export_unavailable()
         return export_response(request, spec, f"magebench-{env}-{flow}-{subset}-{payload['suite']}")
 
 
@@ -124,7 +128,10 @@ class SubmissionExportApi(APIView):
         """
         export_format(fmt)
         submission = viewable_submission(request_access(request), submission_id)
-        spec = submission_export_spec(submission, fmt, frames=wants_frames(request, fmt))
+        try:
+            spec = submission_export_spec(submission, fmt, frames=wants_frames(request, fmt))
+        except GenerationUnknown:
+            return export_unavailable()
         return export_response(request, spec, f"magebench-submission-{submission.id}")
 
 

@@ -32,8 +32,15 @@ def _board(env: str, flow: str, subset: str) -> str:
     return f"{env}-{flow}-{subset}"
 
 
+class GenerationUnknown(Exception):
+    """The board cache (which keeps the generations) cannot be reached: no file can be named."""
+
+
 def board_generation(env: str, flow: str, subset: str) -> str:
-    return ".".join(map(str, generation(board_scope(env, flow, subset))))
+    try:
+        return ".".join(map(str, generation(board_scope(env, flow, subset))))
+    except Exception as exc:  # noqa: BLE001 - the cache is down (Redis): the pages still serve, without exports
+        raise GenerationUnknown("the board cache cannot be reached") from exc
 
 
 def board_export_spec(board: tuple[str, str, str], entries: Iterable[int | None],
@@ -46,6 +53,16 @@ def board_export_spec(board: tuple[str, str, str], entries: Iterable[int | None]
     visible = set(Submission.objects.filter(visible_entries(team_ids), id__in=ids).values_list("id", flat=True))
     return ExportSpec(fmt=fmt, submission_ids=tuple(i for i in ids if i in visible), board=_board(*board),
                       generation=board_generation(*board), frames=frames and fmt == "zip")
+
+
+def board_page_export(board: tuple[str, str, str], entries: Iterable[int | None]) -> ExportSpec | None:
+    """The CSV export of a board page's entries (already those its visitor sees), for its links; none
+    when the board's generation cannot be read."""
+    try:
+        return ExportSpec(fmt="csv", submission_ids=tuple(i for i in entries if i is not None), board=_board(*board),
+                          generation=board_generation(*board))
+    except GenerationUnknown:
+        return None
 
 
 def payload_entries(payload: dict[str, Any]) -> list[int | None]:
@@ -79,28 +96,38 @@ class ExportLink:
         return size_text(self.size) if self.size is not None else "size shown once built"
 
 
+def _href(url: str, fmt: str, query: str, frames: bool) -> str:
+    params = "&".join(part for part in (query, "frames=1" if frames else "") if part)
+    return url.replace("FORMAT", fmt) + (f"?{params}" if params else "")
+
+
 def export_links(specs: dict[str, ExportSpec], url: str, query: str = "") -> list[ExportLink]:
     """Links to these files (label: spec), each on ``url`` with its format and ``query``."""
     links = []
     for label, spec in specs.items():
-        params = "&".join(part for part in (query, "frames=1" if spec.frames else "") if part)
         ready = export_ready(spec)
-        links.append(ExportLink(label=label, href=url.replace("FORMAT", spec.fmt) + (f"?{params}" if params else ""),
+        links.append(ExportLink(label=label, href=_href(url, spec.fmt, query, spec.frames),
                                 size=ready.stat().st_size if ready is not None else None, frames=spec.frames))
     return links
 
 
-def board_export_links(board: tuple[str, str, str], entries: Iterable[int | None], team_ids: Collection[int],
-                       query: str) -> list[ExportLink]:
-    first = board_export_spec(board, entries, team_ids, "csv")
-    specs = {label: replace(first, fmt=fmt, frames=frames) for label, fmt, frames in LINKS}
-    return export_links(specs, reverse("api-board-attempts-export", args=[*board, "FORMAT"]), query)
+def board_export_links(board: tuple[str, str, str], export: ExportSpec | None, query: str) -> list[ExportLink]:
+    """A board page's export links; with no export (its generation unknown), without sizes."""
+    url = reverse("api-board-attempts-export", args=[*board, "FORMAT"])
+    if export is None:
+        return [ExportLink(label=label, href=_href(url, fmt, query, frames), size=None, frames=frames)
+                for label, fmt, frames in LINKS]
+    return export_links({label: replace(export, fmt=fmt, frames=frames) for label, fmt, frames in LINKS}, url, query)
 
 
 def submission_export_links(submission: Submission) -> list[ExportLink]:
-    first = submission_export_spec(submission, "csv")
-    specs = {label: replace(first, fmt=fmt, frames=frames) for label, fmt, frames in LINKS}
-    return export_links(specs, reverse("api-submission-export", args=[submission.id, "FORMAT"]))
+    url = reverse("api-submission-export", args=[submission.id, "FORMAT"])
+    try:
+        first = submission_export_spec(submission, "csv")
+    except GenerationUnknown:
+        return [ExportLink(label=label, href=_href(url, fmt, "", frames), size=None, frames=frames)
+                for label, fmt, frames in LINKS]
+    return export_links({label: replace(first, fmt=fmt, frames=frames) for label, fmt, frames in LINKS}, url)
 
 
 def board_exports_warm(board: tuple[str, str, str], entries: Iterable[int | None]) -> list[str]:

@@ -27,6 +27,8 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.db.models import F
 from django.utils.safestring import SafeString, mark_safe
 
+from submissions.export_files import ExportSpec
+
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
@@ -195,9 +197,9 @@ class CachedPage:
     charts: bool = False
     #: Whether the page may be stored (see ``cached``'s ``keep``).
     cacheable: bool = True
-    #: A board page's submissions, of every row of its query (not only this page's): its export
-    #: links, which differ per visitor (private entries, file sizes), are built from them per request.
-    entries: tuple[int | None, ...] = ()
+    #: A board page's per-attempt export (its entries on every page of its query, the board's generation
+    #: then): its links, whose sizes change once the files are built, are added per request.
+    export: ExportSpec | None = None
 
     @property
     def html(self) -> SafeString:

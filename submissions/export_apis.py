@@ -38,6 +38,7 @@ EXPORT_RESPONSES = {
     (200, "application/vnd.apache.parquet"): OpenApiResponse(OpenApiTypes.BINARY, description="parquet"),
     (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="zip"),
     202: OpenApiResponse(ErrorOutput, description="the file is being built: ask again after Retry-After seconds"),
+    503: OpenApiResponse(ErrorOutput, description="exports are unavailable for a moment: ask again after Retry-After"),
     404: ErrorOutput,
 }
 
@@ -69,6 +70,15 @@ def export_filename(spec: ExportSpec, stem: str) -> str:
     if spec.fmt == "zip":
         return f"{stem}-trajectories{'-frames' if spec.frames else ''}.zip"
     return f"{stem}-attempts.{spec.fmt}"
+
+
+def export_unavailable() -> HttpResponseBase:
+    """No file can be named now (the cache holding the boards' generations is down): ask again later."""
+    retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
+    response = JsonResponse({"message": "exports are unavailable for a moment: ask again later",
+                             "extra": {"retry_after": retry_after}}, status=503)
+    response["Retry-After"] = str(retry_after)
+    return response
 
 
 def export_response(request: HttpRequest, spec: ExportSpec, stem: str) -> HttpResponseBase:

@@ -209,3 +209,23 @@ def test_a_real_worker_builds_the_export_a_request_sent_and_the_next_request_dow
     archive = zipfile.ZipFile(io.BytesIO(_body(response)))
     assert len([n for n in archive.namelist() if n.endswith("trajectory.json")]) == submission.attempts.count()
     assert not [n for n in archive.namelist() if n.endswith(".png")]
+
+
+@pytest.mark.django_db
+def test_without_the_boards_generation_no_file_can_be_named_so_an_export_asks_to_come_back_and_pages_serve(
+        client, fixture_scenarios, sent, monkeypatch):
+    from leaderboard import attempt_exports
+
+    submission = _entry("Open lab", "open model", public=True)
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("the cache is down")
+
+    monkeypatch.setattr(attempt_exports, "generation", unreachable)
+    for url in (_url("csv"), reverse("api-submission-export", args=[submission.id, "zip"])):
+        response = client.get(url)
+        assert response.status_code == 503 and response["Retry-After"] and not sent
+    page = client.get(reverse("board", args=BOARD) + "?suite=fixture").content.decode()
+    assert "open model" in page and page.count("size shown once built") == 4
+    detail = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
+    assert detail.count("size shown once built") == 4
