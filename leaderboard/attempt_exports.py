@@ -2,8 +2,8 @@
 its download links with their sizes, and the builds set off when a board changes.
 
 A file is named after its board's generation: every write that changes what the board shows moves it
-on, so a file is never served once its rows changed, and the warm of the changed board removes the
-older generations' files and sends the new default ones to be built.
+on, so a file is never served once its rows changed; the warm of a changed board sends its default
+files to be built, and each build removes the board's files of older generations.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 from django.db.models import Count, Max
 from django.urls import reverse
 
-from leaderboard.cache import board_scope, generation
+from leaderboard.cache import board_scope, shared_generation
 from magebench_client.output import size_text
-from submissions.export_files import ExportSpec, export_build_send, export_files_prune, export_ready
+from submissions.export_files import ExportSpec, export_build_send, export_ready
 from submissions.models import Attempt, Submission
 from submissions.selectors import visible_entries
 
@@ -38,7 +38,7 @@ class GenerationUnknown(Exception):
 
 def board_generation(env: str, flow: str, subset: str) -> str:
     try:
-        return ".".join(map(str, generation(board_scope(env, flow, subset))))
+        return ".".join(map(str, shared_generation(board_scope(env, flow, subset))))
     except Exception as exc:  # noqa: BLE001 - the cache is down (Redis): the pages still serve, without exports
         raise GenerationUnknown("the board cache cannot be reached") from exc
 
@@ -132,8 +132,6 @@ def submission_export_links(submission: Submission) -> list[ExportLink]:
 
 def board_exports_warm(board: tuple[str, str, str], entries: Iterable[int | None]) -> list[str]:
     """Send the builds of the board's default frame-free exports (what an anonymous visitor gets of
-    ``entries``, its rows' submissions) and remove its older generations' files; the formats sent."""
+    ``entries``, its rows' submissions), which remove its older generations' files; the formats sent."""
     spec = board_export_spec(board, entries, (), "csv")
-    sent = [fmt for fmt in WARMED_FORMATS if export_build_send(replace(spec, fmt=fmt))]
-    export_files_prune(spec.board, spec.generation)
-    return sent
+    return [fmt for fmt in WARMED_FORMATS if export_build_send(replace(spec, fmt=fmt))]

@@ -89,6 +89,19 @@ def generation(scope: str = EVERYTHING) -> tuple[int, ...]:
     return counters + tuple(stored.get(name, 0) for name in scopes)
 
 
+def shared_generation(scope: str = EVERYTHING) -> tuple[int, ...]:
+    """The generation of ``scope`` every process reads alike (what names files other processes build):
+    the shared cache's counters, or the database's where the cache is each process's own (its
+    counters start from each process's clock)."""
+    if not _process_local():
+        return generation(scope)
+    from leaderboard.models import BoardsGeneration
+
+    scopes = (EVERYTHING,) if scope == EVERYTHING else (EVERYTHING, scope)
+    stored = dict(BoardsGeneration.objects.filter(scope__in=scopes).values_list("scope", "value"))
+    return tuple(stored.get(name, 0) for name in scopes)
+
+
 def bump_cache(scopes: tuple[str, ...]) -> None:
     for scope in scopes:
         key = _counter_key(scope)

@@ -7,9 +7,9 @@ in it: the format and options, the exact submissions (those the visitor may see)
 their data the caller names (its board's generation), so a visitor is only ever served a file built
 from the very submissions they may see, and a file is never served once its data changed.
 
-Files are grouped by board, named after the board's generation first: once a board moves on, the
-warm removes its older generations' files (``export_files_prune``), so the disk holds about one
-generation of each board's exports.
+Files are grouped by board, named after the board's generation first: each build removes the
+board's files of older generations (``export_files_prune``), so the disk holds about one generation
+of each board's exports.
 """
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ class ExportSpec:
     submission_ids: tuple[int, ...]
     #: The board the submissions are on, as env/flow/subset: the folder its files share.
     board: str
-    #: The board's generation the rows were read at: older generations' files are removed.
+    #: The board's generation the rows were read at, as numbers joined by dots (each only ever grows):
+    #: files of older generations are removed.
     generation: str
     #: Anything else the rows depend on (an unfinished submission's progress).
     stamp: str = ""
@@ -66,18 +67,16 @@ class ExportSpec:
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
             raise ValueError(f"an export is one of: {', '.join(FORMATS)}")
+        if _generation(self.generation) is None:
+            raise ValueError(f"a generation is numbers joined by dots, not {self.generation!r}")
 
     @property
     def digest(self) -> str:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:40]
 
     @property
-    def generation_tag(self) -> str:
-        return _tag(self.generation)
-
-    @property
     def path(self) -> Path:
-        return board_folder(self.board) / f"{self.generation_tag}-{self.digest}.{self.fmt}"
+        return board_folder(self.board) / f"{self.generation}-{self.digest}.{self.fmt}"
 
     def message(self) -> dict[str, Any]:
         """The spec as a task's JSON arguments."""
@@ -88,8 +87,11 @@ class ExportSpec:
         return cls(**{**message, "submission_ids": tuple(int(i) for i in message["submission_ids"])})
 
 
-def _tag(generation: str) -> str:
-    return hashlib.sha256(generation.encode()).hexdigest()[:12]
+def _generation(text: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError:
+        return None
 
 
 def export_root() -> Path:
@@ -178,6 +180,7 @@ def export_file_build(spec: ExportSpec) -> Path:
                     part.unlink()
             with contextlib.suppress(FileNotFoundError):
                 spec.path.with_name(f".{spec.path.name}.lock").unlink()
+        export_files_prune(spec.board, spec.generation)
     finally:
         with contextlib.suppress(Exception):
             cache.delete(PENDING_KEY.format(digest=spec.digest))
@@ -197,19 +200,20 @@ def _write(spec: ExportSpec, part: Path) -> None:
 
 
 def export_files_prune(board: str, generation: str) -> int:
-    """Remove the board's files of every generation but ``generation``, and temporary files of builds
-    that died; how many files were removed."""
+    """Remove the board's files of generations before ``generation`` (never a later one: a build of
+    an older generation may finish after a newer one), and temporary files of builds that died; how
+    many files were removed."""
     folder = board_folder(board)
     if not folder.is_dir():
         return 0
-    keep = _tag(generation)
+    current = _generation(generation)
     removed = 0
     now = time.time()
     for path in folder.iterdir():
-        name = path.name
         # A build's lock and temporary files are named after its file, with a leading dot.
-        older = not name.lstrip(".").startswith(f"{keep}-")
-        if older or (name.endswith(".part") and now - path.stat().st_mtime > STALE_PART_SECONDS):
+        made_at = _generation(path.name.lstrip(".").split("-", 1)[0])
+        older = made_at is not None and current is not None and made_at < current
+        if older or (path.name.endswith(".part") and now - path.stat().st_mtime > STALE_PART_SECONDS):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
                 removed += 1

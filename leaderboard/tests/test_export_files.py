@@ -17,7 +17,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
-from catalogue.changes import results_changed
 from catalogue.models import Scenario
 from conftest import _wait_for
 from leaderboard.attempt_exports import board_export_spec, board_exports_warm, payload_entries
@@ -176,23 +175,28 @@ def test_a_file_with_a_private_entry_is_never_served_to_another_team(client, lab
 
 
 @pytest.mark.django_db
-def test_a_board_change_sends_its_default_builds_and_removes_the_older_generations_files(
-        client, fixture_scenarios, sent):
+def test_a_board_change_sends_its_default_builds_whose_files_replace_the_older_generations_ones(
+        client, fixture_scenarios, sent, django_capture_on_commit_callbacks):
     _entry("Open lab", "open model", public=True)
     assert client.get(_url("zip", "&frames=1")).status_code == 202
     old = export_file_build(sent.pop())
-    newer = _entry("Open lab", "newer model", public=True)  # its result moves the board on
-    results_changed(BOARD)
+    with django_capture_on_commit_callbacks(execute=True):
+        newer = _entry("Open lab", "newer model", public=True)  # its result moves the board on
 
     from leaderboard.apis import board_payload
     from leaderboard.warming import _anonymous
 
     payload = board_payload(_anonymous(reverse("api-board", args=BOARD)), *BOARD)
     assert board_exports_warm(BOARD, payload_entries(payload)) == ["csv", "parquet", "zip"]
-    assert not old.exists()
     assert [(spec.fmt, spec.frames) for spec in sent] == [("csv", False), ("parquet", False), ("zip", False)]
     assert all(newer.id in spec.submission_ids for spec in sent)
     assert sent[0] == board_export_spec(BOARD, payload_entries(payload), (), "csv")
+    assert old.exists()
+    current = export_file_build(sent[0])
+    assert not old.exists() and current.exists()
+    # A build of an older generation finishing late removes nothing newer than itself.
+    export_file_build(ExportSpec.from_message({**sent[1].message(), "generation": "0.0"}))
+    assert current.exists()
 
 
 @pytest.mark.integration
@@ -221,7 +225,7 @@ def test_without_the_boards_generation_no_file_can_be_named_so_an_export_asks_to
     def unreachable(*args, **kwargs):
         raise ConnectionError("the cache is down")
 
-    monkeypatch.setattr(attempt_exports, "generation", unreachable)
+    monkeypatch.setattr(attempt_exports, "shared_generation", unreachable)
     for url in (_url("csv"), reverse("api-submission-export", args=[submission.id, "zip"])):
         response = client.get(url)
         assert response.status_code == 503 and response["Retry-After"] and not sent
