@@ -4,6 +4,7 @@ at once with 202 and Retry-After (``submissions.export_files``). The caller deci
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import BinaryIO
 
 from django.conf import settings
 from django.http import FileResponse, HttpRequest, JsonResponse
@@ -18,7 +19,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 from submissions.apis import ErrorOutput
-from submissions.export_files import ExportSpec, export_requested
+from submissions.export_files import ExportSpec, export_build_send, export_requested
 from submissions.exports import CONTENT_TYPES, FORMATS
 
 #: What the schema says each format is.
@@ -86,21 +87,39 @@ def export_response(request: HttpRequest, spec: ExportSpec, stem: str) -> HttpRe
     (a page that reloads itself for a browser, JSON for anyone else). The caller has checked that the
     visitor may see every submission in it."""
     name = export_filename(spec, stem)
-    path = export_requested(spec)
+    file = _opened(spec)
     response: HttpResponseBase
-    if path is None:
-        retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
-        if "text/html" in request.headers.get("Accept", ""):
-            response = render(request, "submissions/export_preparing.html",
-                              {"name": name, "retry_after": retry_after}, status=202)
-        else:
-            response = JsonResponse({"message": f"{name} is being prepared: ask again in {retry_after} s",
-                                     "extra": {"retry_after": retry_after}}, status=202)
-        response["Retry-After"] = str(retry_after)
+    if file is None:
+        response = _preparing(request, name)
     else:
+        response = FileResponse(file, content_type=CONTENT_TYPES[spec.fmt])
         # The stem is built from ids and slugs only: nothing to escape in the header.
-        response = FileResponse(path.open("rb"), content_type=CONTENT_TYPES[spec.fmt])
         response["Content-Disposition"] = f'attachment; filename="{name}"'
     # Private rows may be in it: no shared cache keeps a copy.
     response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def _opened(spec: ExportSpec) -> BinaryIO | None:
+    """The built file, open; or None once its build is sent."""
+    path = export_requested(spec)
+    if path is None:
+        return None
+    try:
+        return path.open("rb")
+    except FileNotFoundError:  # removed since (a newer generation's build removed it): built again
+        export_build_send(spec)
+        return None
+
+
+def _preparing(request: HttpRequest, name: str) -> HttpResponseBase:
+    retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
+    response: HttpResponseBase
+    if "text/html" in request.headers.get("Accept", ""):
+        response = render(request, "submissions/export_preparing.html", {"name": name, "retry_after": retry_after},
+                          status=202)
+    else:
+        response = JsonResponse({"message": f"{name} is being prepared: ask again in {retry_after} s",
+                                 "extra": {"retry_after": retry_after}}, status=202)
+    response["Retry-After"] = str(retry_after)
     return response

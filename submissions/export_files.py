@@ -54,7 +54,7 @@ class ExportSpec:
 
     fmt: str
     submission_ids: tuple[int, ...]
-    #: The board the submissions are on, as env/flow/subset: the folder its files share.
+    #: The board the submissions are on, as env-flow-subset: the folder its files share.
     board: str
     #: The board's generation the rows were read at, as numbers joined by dots (each only ever grows):
     #: files of older generations are removed.
