@@ -15,6 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.services import team_get_or_create
 from catalogue.models import Scenario
@@ -233,3 +234,24 @@ def test_without_the_boards_generation_no_file_can_be_named_so_an_export_asks_to
     assert "open model" in page and page.count("size shown once built") == 4
     detail = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
     assert detail.count("size shown once built") == 4
+
+
+@pytest.mark.django_db
+def test_a_running_submissions_export_is_built_again_once_another_attempt_has_ended(client, fixture_scenarios, sent):
+    submission = _entry("Open lab", "running model", public=True)
+    Submission.objects.filter(id=submission.id).update(status=Submission.Status.RUNNING)
+    waiting = submission.attempts.order_by("id").first()
+    Attempt.objects.filter(id=waiting.id).update(status=Attempt.Status.RUNNING, score=None, finished_at=None)
+    url = reverse("api-submission-export", args=[submission.id, "csv"])
+    assert client.get(url).status_code == 202
+    export_file_build(sent.pop())
+    rows = list(csv.DictReader(io.StringIO(_body(client.get(url)).decode())))
+    assert {row["status"] for row in rows} == {"running", "scored"}
+
+    # Its board has not moved (the submission has not finished), but its rows have.
+    Attempt.objects.filter(id=waiting.id).update(status=Attempt.Status.SCORED, score=75.0,
+                                                 finished_at=timezone.now())
+    assert client.get(url).status_code == 202
+    export_file_build(sent.pop())
+    rows = list(csv.DictReader(io.StringIO(_body(client.get(url)).decode())))
+    assert {row["status"] for row in rows} == {"scored"} and "75.0" in {row["score"] for row in rows}
