@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 #: The Celery task that builds one file (submissions.tasks), sent by name.
 BUILD_EXPORT_TASK = "submissions.build_export"
 PENDING_KEY = "exports:pending:{digest}"
+SLOT_KEY = "exports:slot:{index}"
 #: Temporary files of a build that died are removed by the next prune once they are this old.
 STALE_PART_SECONDS = 3600
 
@@ -113,17 +114,22 @@ def export_requested(spec: ExportSpec) -> Path | None:
     many requests ask for it meanwhile)."""
     ready = export_ready(spec)
     if ready is not None:
+        _build_done(spec.digest)
         return ready
     export_build_send(spec)
     return None
 
 
 def export_build_send(spec: ExportSpec) -> bool:
-    """Send a build of ``spec`` unless one is waiting or running; whether this call sent it."""
+    """Send a build of ``spec`` unless one is waiting or running, or ``MAGEBENCH_EXPORT_MAX_BUILDS``
+    others are (the next request asks again); whether this call sent it."""
     key = PENDING_KEY.format(digest=spec.digest)
     try:
         # Expires on its own, so a build lost with its worker does not hold every later one back.
         if not cache.add(key, 1, timeout=settings.MAGEBENCH_EXPORT_PENDING_SECONDS):
+            return False
+        if not _slot_taken(spec.digest):
+            cache.delete(key)
             return False
     except Exception:  # noqa: BLE001 - no cache: the file lock still keeps builds from repeating work
         logger.warning("cache unavailable; sending the export build anyway", exc_info=True)
@@ -131,10 +137,28 @@ def export_build_send(spec: ExportSpec) -> bool:
         _send_build(spec)
     except Exception:  # noqa: BLE001 - the visitor is asked to come back; their next request sends it again
         logger.warning("could not send an export build", exc_info=True)
-        with contextlib.suppress(Exception):
-            cache.delete(key)
+        _build_done(spec.digest)
         return False
     return True
+
+
+def _slot_taken(digest: str) -> bool:
+    """One of the few builds that may wait or run at once, taken for ``digest``: queries made up by the
+    thousand (each search is a file of its own) must not fill the queue that also runs attempts."""
+    return any(cache.add(SLOT_KEY.format(index=index), digest, timeout=settings.MAGEBENCH_EXPORT_PENDING_SECONDS)
+               for index in range(settings.MAGEBENCH_EXPORT_MAX_BUILDS))
+
+
+def _build_done(digest: str) -> None:
+    """Free the build's slot and its pending mark (the worker does; a request finding the file does too,
+    for a worker that shares no cache with it)."""
+    with contextlib.suppress(Exception):
+        if cache.get(PENDING_KEY.format(digest=digest)) is None:
+            return
+        cache.delete(PENDING_KEY.format(digest=digest))
+        for index in range(settings.MAGEBENCH_EXPORT_MAX_BUILDS):
+            if cache.get(SLOT_KEY.format(index=index)) == digest:
+                cache.delete(SLOT_KEY.format(index=index))
 
 
 def _send_build(spec: ExportSpec) -> None:
@@ -182,8 +206,7 @@ def export_file_build(spec: ExportSpec) -> Path:
                 spec.path.with_name(f".{spec.path.name}.lock").unlink()
         export_files_prune(spec.board, spec.generation)
     finally:
-        with contextlib.suppress(Exception):
-            cache.delete(PENDING_KEY.format(digest=spec.digest))
+        _build_done(spec.digest)
     return path
 
 

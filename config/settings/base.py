@@ -303,6 +303,9 @@ MAGEBENCH_WARM_PENDING_SECONDS = env_int("MAGEBENCH_WARM_PENDING_SECONDS", 300)
 MAGEBENCH_EXPORT_ROOT = Path(env_str("MAGEBENCH_EXPORT_ROOT", str(DATA_DIR / "exports")))
 MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS = env_int("MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS", 5)
 MAGEBENCH_EXPORT_PENDING_SECONDS = env_int("MAGEBENCH_EXPORT_PENDING_SECONDS", 900)
+# At most this many builds wait or run at once (a request past it is answered 202 and sends its build
+# when it asks again): each search of a board is a file of its own, and the queue also runs attempts.
+MAGEBENCH_EXPORT_MAX_BUILDS = env_int("MAGEBENCH_EXPORT_MAX_BUILDS", 12)
 
 # Content-Security-Policy of every response (config/security.py): scripts and styles from the
 # site itself, images also as data: URLs (charts), no plugins, no framing, forms post to the site.

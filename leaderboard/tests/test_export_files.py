@@ -255,3 +255,17 @@ def test_a_running_submissions_export_is_built_again_once_another_attempt_has_en
     export_file_build(sent.pop())
     rows = list(csv.DictReader(io.StringIO(_body(client.get(url)).decode())))
     assert {row["status"] for row in rows} == {"scored"} and "75.0" in {row["score"] for row in rows}
+
+
+@pytest.mark.django_db
+def test_no_more_builds_than_the_limit_wait_at_once_and_a_request_past_it_sends_its_build_once_one_ends(
+        client, fixture_scenarios, sent, settings):
+    settings.MAGEBENCH_EXPORT_MAX_BUILDS = 2
+    _entry("Open lab", "open model", public=True)
+    for fmt in ("csv", "parquet", "zip"):
+        assert client.get(_url(fmt)).status_code == 202
+    assert [spec.fmt for spec in sent] == ["csv", "parquet"]
+    assert client.get(_url("zip")).status_code == 202 and len(sent) == 2
+    export_file_build(sent[0])
+    assert client.get(_url("zip")).status_code == 202
+    assert [spec.fmt for spec in sent] == ["csv", "parquet", "zip"]
