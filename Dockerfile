@@ -24,8 +24,11 @@ RUN --mount=type=secret,id=ca,required=false \
 COPY . .
 ENV PATH=/app/.venv/bin:$PATH
 # Production settings refuse to load without their secrets and the proxy count: build-only values.
-RUN DJANGO_SECRET_KEY=build-only FIELD_ENCRYPTION_KEY=YnVpbGQtb25seS1idWlsZC1vbmx5LWJ1aWxkLW9ubHk= \
-    DJANGO_ALLOWED_HOSTS=localhost MAGEBENCH_NUM_PROXIES=1 python manage.py collectstatic --noinput --verbosity 0
+# The client's wheel the site serves is built here, with its sha256, into /app/build/client-wheel: in
+# the image, outside the data volume; the site serves it only while its bytes match that digest.
+RUN export DJANGO_SECRET_KEY=build-only FIELD_ENCRYPTION_KEY=YnVpbGQtb25seS1idWlsZC1vbmx5LWJ1aWxkLW9ubHk= \
+    DJANGO_ALLOWED_HOSTS=localhost MAGEBENCH_NUM_PROXIES=1 \
+    && python manage.py collectstatic --noinput --verbosity 0 && python manage.py build_client_wheel
 EXPOSE 8000
 # gunicorn caps the request line and the header fields, but has no cap on the body: the reverse
 # proxy in front caps it (nginx: client_max_body_size 51m, i.e. MAGEBENCH_UPLOAD_MAX_BYTES plus the

@@ -177,6 +177,15 @@ def shared_playwright_stopped_after_each_module() -> Iterator[None]:
     stop_shared_playwright()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def client_wheel_built() -> None:
+    """The client's wheel, as the image and the demo build it before the site starts (a request never
+    builds it): once per change of client/, under the checkout's git-ignored build/ folder."""
+    from submissions.client_wheel import build_client_wheel
+
+    build_client_wheel()
+
+
 @pytest.fixture(autouse=True)
 def empty_cache() -> None:
     """Every test starts with an empty cache: the test settings' cache lives in the process, and a

@@ -22,14 +22,15 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("the Authorization header is 'Bearer <token>'")
-        ip = client_ip(request)
-        until = locked_until(token_scopes(ip=ip))
-        if until is not None:
-            # The right token too: otherwise the lock would only slow a guesser to the rate of learning.
-            raise exceptions.Throttled(wait=max(1, math.ceil(until.timestamp() - time.time())),
-                                       detail="too many wrong API tokens from your address")
         token = token_authenticate(header[1])
         if token is None:
+            ip = client_ip(request)
+            until = locked_until(token_scopes(ip=ip))
+            if until is not None:
+                # Only wrong tokens are held: a team's right token from the same address (a shared
+                # NAT, a CI runner) keeps working while a guesser there is slowed down.
+                raise exceptions.Throttled(wait=max(1, math.ceil(until.timestamp() - time.time())),
+                                           detail="too many wrong API tokens from your address")
             token_failure_record(ip=ip)
             raise exceptions.AuthenticationFailed("unknown or revoked API token")
         token_touch(token=token)

@@ -8,10 +8,11 @@ from typing import Any
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm, UserCreationForm
+from django.urls import reverse
 
 from accounts.models import ApiToken, Membership
-from accounts.selectors import client_ip, login_locked_until
-from accounts.services import login_failure_record, login_success_record
+from accounts.selectors import client_ip, login_locked_until, login_needs_proof
+from accounts.services import login_failure_record, login_proof_send, login_success_record
 
 
 def refuse_if_locked(*, username: str, ip: str) -> None:
@@ -47,8 +48,27 @@ class ThrottledLoginMixin:
             if self.get_user() is None:  # type: ignore[attr-defined]
                 login_failure_record(username=username, ip=ip)
             raise
+        if login_needs_proof(username=username):
+            self._ask_for_proof()
         login_success_record(username=username, ip=ip)
         return cleaned
+
+    def _ask_for_proof(self) -> None:
+        """Past the account's cap of failed log-ins a right password alone is not enough: its owner
+        is mailed a one-time link that logs in, and the form says so (nobody is logged in here)."""
+        user = self.get_user()  # type: ignore[attr-defined]
+        request = self.request
+        mailed = login_proof_send(user=user, link=lambda secret: request.build_absolute_uri(
+            reverse("login-proof", args=[secret])))
+        if mailed:
+            raise forms.ValidationError(
+                "This account has had many failed log-ins lately, so its password alone does not open it: "
+                "we have e-mailed a one-time log-in link to the account's address. It works for a few minutes; "
+                "if several mails came, any of their links works.", code="proof_required")
+        raise forms.ValidationError(
+            "This account has had many failed log-ins lately, so its password alone does not open it, and it "
+            "has no e-mail address to send a log-in link to; try again tomorrow, or ask the site's operators.",
+            code="proof_required")
 
 
 class LoginForm(ThrottledLoginMixin, AuthenticationForm):

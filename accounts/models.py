@@ -76,3 +76,18 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class LoginProof(models.Model):
+    """A one-time log-in link mailed to an account that has had too many failed log-ins, once its
+    owner gave the right password. Only a SHA-256 digest of the link's 256-bit secret is stored; it
+    works once, before ``expires_at``."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="login_proofs")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"log-in link for {self.user} until {self.expires_at:%Y-%m-%d %H:%M}"

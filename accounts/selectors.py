@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -129,6 +130,23 @@ def client_ip(request: Any) -> str:
     return addresses[-min(proxies, len(addresses))] if addresses else remote
 
 
+def address_key(ip: str) -> str:
+    """The key an address is counted under: an IPv4 address as is, an IPv6 one as its /64 network.
+
+    One IPv6 host is usually given a whole /64, so counting its single addresses would hand it
+    2**64 fresh counters. An IPv4 address written in IPv6 (::ffff:a.b.c.d) counts as the IPv4 one.
+    """
+    try:
+        address = ipaddress.ip_address(ip.strip())
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
 def login_key(kind: str, scope: str, value: str) -> str:
     """The cache key of a failure counter ("fail") or a lock ("lock") of one user name or address."""
     return f"login:{kind}:{scope}:{hashlib.sha256(value.encode()).hexdigest()[:40]}"
@@ -143,6 +161,7 @@ def login_scopes(*, username: str, ip: str) -> list[tuple[str, str, int]]:
     """
     # Case-folded: "Ada" and "ada" share one counter, so changing case buys no extra guesses.
     name = username.strip().casefold()
+    ip = address_key(ip) if ip else ""
     if not ip:
         return [("user", name, settings.MAGEBENCH_LOGIN_MAX_FAILURES)]
     return [("user-ip", f"{name}\n{ip}", settings.MAGEBENCH_LOGIN_MAX_FAILURES),
@@ -151,7 +170,20 @@ def login_scopes(*, username: str, ip: str) -> list[tuple[str, str, int]]:
 
 def token_scopes(*, ip: str) -> list[tuple[str, str, int]]:
     """The counter wrong API tokens from one address fall under."""
-    return [("token-ip", ip, settings.MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP)] if ip else []
+    return [("token-ip", address_key(ip), settings.MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP)] if ip else []
+
+
+def account_failures_key(username: str) -> str:
+    """The counter of failed log-ins of one user name from every address together."""
+    return login_key("fail", "account", username.strip().casefold())
+
+
+def login_needs_proof(*, username: str) -> bool:
+    """Whether the account has had MAGEBENCH_LOGIN_MAX_FAILURES_PER_ACCOUNT failed log-ins within
+    MAGEBENCH_LOGIN_ACCOUNT_WINDOW_SECONDS, from any addresses: then a right password alone does not
+    log in, and the owner proves themselves with a link mailed to the account's address."""
+    failures = cache.get(account_failures_key(username))
+    return isinstance(failures, int) and failures >= settings.MAGEBENCH_LOGIN_MAX_FAILURES_PER_ACCOUNT
 
 
 def locked_until(scopes: list[tuple[str, str, int]]) -> datetime | None:

@@ -1,19 +1,32 @@
 """Teams, members, API tokens and log-in throttling."""
 from __future__ import annotations
 
+import contextlib
+import enum
 import secrets
 import time
+from collections.abc import Callable
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from accounts.models import ApiToken, Membership, Team
-from accounts.selectors import login_key, login_scopes, token_digest, token_scopes, user_role
+from accounts.models import ApiToken, LoginProof, Membership, Team
+from accounts.selectors import (
+    account_failures_key,
+    address_key,
+    login_key,
+    login_scopes,
+    token_digest,
+    token_scopes,
+    user_role,
+)
 
 
 class AccountError(ValueError):
@@ -142,9 +155,10 @@ def _counter_incr(key: str, timeout: int) -> int:
 
 
 def login_failure_record(*, username: str, ip: str) -> None:
-    """Count a failed log-in (or a wrong old password) against the user name from this address, and
-    against the address."""
+    """Count a failed log-in (or a wrong old password) against the user name from this address,
+    against the address, and against the account from every address (``login_needs_proof``)."""
     failures_record(login_scopes(username=username, ip=ip))
+    _counter_incr(account_failures_key(username), settings.MAGEBENCH_LOGIN_ACCOUNT_WINDOW_SECONDS)
 
 
 def token_failure_record(*, ip: str) -> None:
@@ -160,30 +174,109 @@ def login_success_record(*, username: str, ip: str = "") -> None:
         cache.delete(login_key("strikes", scope, value))
 
 
-def signup_allowed(*, ip: str) -> bool:
-    """Count a sign-up against its address and the whole site, and say whether it may go ahead: at
-    most MAGEBENCH_SIGNUP_MAX_PER_ADDRESS from one address and MAGEBENCH_SIGNUP_MAX_PER_HOUR in all
-    per hour, so that nobody mints accounts (and their teams' quotas) in bulk."""
+def login_proof_send(*, user: User, link: Callable[[str], str]) -> bool:
+    """Mail the account a one-time log-in link (``link`` makes its address from the secret); False
+    when the account has no e-mail address to send it to.
+
+    At most MAGEBENCH_LOGIN_PROOF_MAX_MAILS go out per account within MAGEBENCH_LOGIN_PROOF_SECONDS;
+    past that nothing more is sent, and the links already sent, each valid that long, still work.
+    Only a right password asks for a link, so a guesser cannot fill the owner's mailbox.
+    """
+    if not user.email:
+        return False
+    lifetime = settings.MAGEBENCH_LOGIN_PROOF_SECONDS
+    mails = _counter_incr(login_key("fail", "proof-mail", str(user.pk)), lifetime)
+    if mails > settings.MAGEBENCH_LOGIN_PROOF_MAX_MAILS:
+        return True
+    secret = secrets.token_urlsafe(32)
+    LoginProof.objects.create(user=user, digest=token_digest(secret),
+                              expires_at=timezone.now() + timedelta(seconds=lifetime))
+    minutes = max(1, lifetime // 60)
+    send_mail(
+        "MageBench log-in link",
+        f"Someone, we hope you, gave the right password for the account {user.get_username()}, which has had "
+        f"many failed log-ins lately. To log in, open this link within {minutes} minutes; it works once:\n\n"
+        f"{link(secret)}\n\nIf it was not you, log in with this link and change your password.\n",
+        None, [user.email])
+    return True
+
+
+def login_proof_use(*, secret: str) -> User | None:
+    """The user a one-time log-in link stands for, once: None for an unknown, used or expired link.
+    Using it clears the account's failed log-ins, so that its owner's next password log-in goes through."""
+    now = timezone.now()
+    with transaction.atomic():
+        proof = (LoginProof.objects.select_for_update().select_related("user")
+                 .filter(digest=token_digest(secret), used_at__isnull=True, expires_at__gt=now).first())
+        if proof is None:
+            return None
+        proof.used_at = now
+        proof.save(update_fields=["used_at"])
+    cache.delete(account_failures_key(proof.user.get_username()))
+    return proof.user
+
+
+#: The site-wide sign-up counter of the current hour.
+SIGNUP_SITE_KEY = login_key("fail", "signup", "all")
+
+
+def signup_reserve(*, ip: str) -> bool:
+    """Count a sign-up that is about to create an account against its address and the whole site,
+    and say whether it may go ahead: at most MAGEBENCH_SIGNUP_MAX_PER_ADDRESS from one address and
+    MAGEBENCH_SIGNUP_MAX_PER_HOUR in all per hour, so that nobody mints accounts (and their teams'
+    quotas) in bulk.
+
+    Only accounts created spend the site-wide budget: a sign-up refused for its address never
+    touches it, one refused by the site-wide cap gives its place back, and so does one whose account
+    could not be created (``signup_release``). Otherwise one address posting forms would close
+    sign-up for everyone.
+    """
     hour = 3600
-    per_address = _counter_incr(login_key("fail", "signup-ip", ip), hour) if ip else 0
-    site_wide = _counter_incr(login_key("fail", "signup", "all"), hour)
-    return (per_address <= settings.MAGEBENCH_SIGNUP_MAX_PER_ADDRESS
-            and site_wide <= settings.MAGEBENCH_SIGNUP_MAX_PER_HOUR)
+    from_address = _counter_incr(login_key("fail", "signup-ip", address_key(ip)), hour) if ip else 0
+    if from_address > settings.MAGEBENCH_SIGNUP_MAX_PER_ADDRESS:
+        return False
+    if _counter_incr(SIGNUP_SITE_KEY, hour) > settings.MAGEBENCH_SIGNUP_MAX_PER_HOUR:
+        signup_release()
+        return False
+    return True
 
 
-def password_reset_request_record(*, email: str, ip: str) -> bool:
-    """Count a password-reset request against the address and the e-mail address, and say whether it
-    may send its mail: past MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS / _PER_EMAIL within the log-in
-    window it may not, so the form can neither flood a mailbox nor probe many addresses quickly."""
+def signup_release() -> None:
+    """Give back a place in the site-wide sign-up budget that created no account."""
+    with contextlib.suppress(ValueError):  # the hour ended meanwhile: nothing to give back
+        cache.decr(SIGNUP_SITE_KEY)
+
+
+class ResetVerdict(enum.Enum):
+    SEND = "send"
+    #: The e-mail address had its mails for the window: the page answers as if sent, and the links
+    #: already sent work.
+    QUIET = "quiet"
+    #: Too many requests from the requester's own address.
+    REFUSED = "refused"
+
+
+def password_reset_request_record(*, email: str, ip: str, own_address: bool = False) -> ResetVerdict:
+    """Count a password-reset request and say what to do with it.
+
+    Requests are refused per requesting address (MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS within the
+    log-in window), so one client can neither flood a mailbox nor probe many addresses quickly. The
+    e-mail address's own cap (MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL) only limits the mails sent:
+    past it the request is answered as usual without a new mail, since the links already sent
+    keep working, so requests from strangers' addresses never stop the owner resetting. A signed-in
+    user asking for their own address (``own_address``) is never refused nor capped.
+    """
+    if own_address:
+        return ResetVerdict.SEND
     window = settings.MAGEBENCH_LOGIN_WINDOW_SECONDS
-    allowed = True
-    counters = (("reset-ip", ip, settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS),
-                ("reset-email", email.strip().casefold(), settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL))
-    for scope, value, limit in counters:
-        if not value:
-            continue
-        allowed = _counter_incr(login_key("fail", scope, value), window) <= limit and allowed
-    return allowed
+    if ip and _counter_incr(login_key("fail", "reset-ip", address_key(ip)), window) > \
+            settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS:
+        return ResetVerdict.REFUSED
+    value = email.strip().casefold()
+    if value and _counter_incr(login_key("fail", "reset-email", value), window) > \
+            settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL:
+        return ResetVerdict.QUIET
+    return ResetVerdict.SEND
 
 
 def user_email_set(*, user: User, email: str) -> None:

@@ -10,7 +10,8 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm
 from django.contrib.auth.models import User
 from django.contrib.auth.views import PasswordChangeView, PasswordResetView
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db import IntegrityError, transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
@@ -20,10 +21,13 @@ from accounts.models import ApiToken, Team
 from accounts.selectors import client_ip, user_memberships, user_role
 from accounts.services import (
     AccountError,
+    ResetVerdict,
+    login_proof_use,
     member_add,
     member_remove,
     password_reset_request_record,
-    signup_allowed,
+    signup_release,
+    signup_reserve,
     team_create,
     token_create,
     token_revoke,
@@ -40,11 +44,17 @@ class SignedInRequest(HttpRequest):
 def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        if not signup_allowed(ip=client_ip(request)):
+        if not signup_reserve(ip=client_ip(request)):
             form.add_error(None, "Too many sign-ups from your address, or on the site, in the last hour; "
                                  "try again later. Nothing was created.")
             return render(request, "accounts/signup.html", {"form": form})
-        user = form.save()
+        try:
+            with transaction.atomic():
+                user = form.save()
+        except IntegrityError:  # the same user name, created meanwhile by another request
+            signup_release()
+            form.add_error("username", "A user with that username already exists.")
+            return render(request, "accounts/signup.html", {"form": form})
         login(request, user)
         messages.success(request, "Welcome. Create a team, or ask a team's owner to add you.")
         return redirect("account")
@@ -72,17 +82,36 @@ class PasswordChange(PasswordChangeView):
 
 class PasswordReset(PasswordResetView):
     """Mails a one-time link to set a new password to the accounts with the address given; the page
-    says the same whether or not an account has it. Requests are counted per address and per e-mail
-    (``password_reset_request_record``): past the limit the form is refused and nothing is sent."""
+    says the same whether or not an account has it. Too many requests from one address are refused;
+    past the e-mail address's cap the page reads the same but no new mail goes out
+    (``password_reset_request_record``)."""
 
     template_name = "registration/password_reset_form.html"
 
     def form_valid(self, form: PasswordResetForm) -> HttpResponse:
-        if not password_reset_request_record(email=form.cleaned_data["email"], ip=client_ip(self.request)):
-            form.add_error(None, "Too many password-reset requests for this address or from yours; "
-                                 "try again in a few minutes.")
+        email = form.cleaned_data["email"]
+        user = self.request.user
+        own = bool(user.is_authenticated and user.email and user.email.casefold() == email.strip().casefold())
+        verdict = password_reset_request_record(email=email, ip=client_ip(self.request), own_address=own)
+        if verdict is ResetVerdict.REFUSED:
+            form.add_error(None, "Too many password-reset requests from your address; try again in a few minutes.")
             return self.form_invalid(form)
+        if verdict is ResetVerdict.QUIET:
+            return HttpResponseRedirect(self.get_success_url())
         return super().form_valid(form)
+
+
+def login_proof(request: HttpRequest, secret: str) -> HttpResponse:
+    """The one-time log-in link mailed past an account's cap of failed log-ins. Opening it shows a
+    button; the log-in happens on its POST, so a mail scanner fetching the link does not use it up."""
+    if request.method != "POST":
+        return render(request, "accounts/login_proof.html", {"secret": secret})
+    user = login_proof_use(secret=secret)
+    if user is None:
+        return render(request, "accounts/login_proof.html", {"secret": secret, "spent": True}, status=410)
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    messages.success(request, "Logged in with the mailed link. If you did not ask for it, change your password now.")
+    return redirect("account")
 
 
 @login_required

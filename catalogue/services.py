@@ -23,6 +23,7 @@ from evaluators.base import (
     all_plugins,
     get_plugin,
 )
+from evaluators.checkout_files import link_out_of, links_out_of
 
 
 def environment_ensure(slug: str) -> Environment:
@@ -80,6 +81,7 @@ def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | N
     Nothing is written unless every environment's files (and the checkout's) read cleanly.
     """
     resources = resources_dir(path)
+    _links_inside(path.expanduser().resolve(), resources)
     checkout = OfficialCheckout(official_code.expanduser().resolve()) if official_code else \
         OfficialCheckout.beside(resources)
     report = ImportReport(suite=suite)
@@ -101,6 +103,18 @@ def scenarios_import(*, path: Path, suite: str = "official", envs: list[str] | N
             report.prompts = _prompt_sets_store(suite, prompt_sets, checkout)
         results_changed()  # boards count their scenarios, and an official import changes the default suite
     return report
+
+
+def _links_inside(root: Path, resources: Path) -> None:
+    """Refuses, naming it, a symbolic link under ``resources`` that leads out of ``root`` (the folder the
+    operator named): its file would be imported, stored and shown as a scenario's."""
+    escape = link_out_of(root, resources)
+    escapes = [escape] if escape is not None else links_out_of(root, resources)
+    if escapes:
+        link, target = escapes[0]
+        more = f" ({len(escapes) - 1} more such link(s))" if len(escapes) > 1 else ""
+        raise ResourceError(f"{link}: a symbolic link that leads out of {root} (to {target}){more}; "
+                            "only the checkout's own files are imported, and nothing was")
 
 
 def _official_prompt_sets(checkout: OfficialCheckout, envs: list[str]) -> dict[tuple[str, str], PromptSet]:

@@ -1,17 +1,17 @@
 """Scenario lists of a MageBench ``resources/`` directory, shared by every environment."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from evaluators.base import ResourceError
+from evaluators.checkout_files import loads_json
 
 
 def read_list(path: Path) -> list[str]:
     """Scenario names (file or folder stems) from a MageBench list file."""
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        entries = loads_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise ResourceError(f"{path.name} cannot be read as JSON: {exc}") from None
     if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
         raise ResourceError(f"{path.name} must be a JSON list of scenario paths")

@@ -78,6 +78,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     marks = [] if can_see_endpoint(access, submission) else endpoint_marks(submission)
     for attempt in attempts:  # shown, never saved: outside the team the endpoint is struck out
         attempt.error_message = struck(attempt.error_message, marks)
+    submission.status_reason = struck(submission.status_reason, marks)
     progress = submission_progress(submission)
     headline = submission_headline(submission, access.team_ids)
     return render(request, "submissions/detail.html", {
@@ -89,7 +90,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "scenarios": scenario_rows(attempts), "effort": submission_effort(submission, attempts),
         "prompts": _prompts_of(submission),
         "can_manage": can_manage_submission(access, submission),
-        "can_see_endpoint": can_see_endpoint(access, submission), "endpoint_marks": marks,
+        "can_see_endpoint": can_see_endpoint(access, submission),
         "can_publish": can_publish_submission(access, submission) and not submission.is_public,
         "export_links": submission_export_links(submission),
     })

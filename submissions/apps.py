@@ -1,3 +1,4 @@
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,12 @@ class SubmissionsConfig(AppConfig):
             (data, ""),
             (settings.BASE_DIR, ""),
         ])
+        # The client wheel's digest is read as each process starts, before any request: a wheel and
+        # its digest file both swapped later are still refused (client_wheel.py).
+        from submissions.client_wheel import pinned_digest
+
+        with contextlib.suppress(OSError):
+            pinned_digest()
         # Workers record themselves, so the queue page and time-left estimates know what serves each
         # queue (a worker has loaded the apps before it reports ready).
         signals.worker_ready.connect(_worker_ready, dispatch_uid="submissions.worker_ready")

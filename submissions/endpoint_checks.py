@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from catalogue.prompt_sets import prompt_sets_for_run
+from evaluators.endpoints.credentials import key_struck
 from evaluators.endpoints.errors import INVALID_RESPONSE, InfraError
 from evaluators.first_request import first_request
 from evaluators.runner import EnvironmentFailure
@@ -103,5 +104,6 @@ def _result_of(check: EndpointCheck) -> dict[str, Any]:
 
 
 def _hidden(text: str, api_key: str) -> str:
-    """``text`` without the key: an endpoint may echo what it was sent, and the result is shown."""
-    return text.replace(api_key, REDACTED) if api_key else text
+    """``text`` without the key, whole or in the pieces and masked quotes providers echo of it: an
+    endpoint may echo what it was sent, and the result is kept after the key is dropped."""
+    return key_struck(text, api_key, REDACTED)

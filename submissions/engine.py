@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from catalogue.prompt_sets import prompt_sets_for_run
 from catalogue.selectors import scenario_spec
-from evaluators.agents.flows import Cancelled, ChatModel
+from evaluators.agents.flows import Cancelled
 from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
 from evaluators.runner import EnvironmentFailure, run_attempt
@@ -34,7 +34,7 @@ from submissions.pacing import EndpointPacer, endpoint_hold
 from submissions.rescoring import replay_recorded, self_report
 from submissions.scheduling import Contender, fair_order
 from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for
-from submissions.services import attempts_enqueue, submission_refresh_status
+from submissions.services import attempts_enqueue, submission_listed_models_record, submission_refresh_status
 from submissions.shutdown import STOPPED_KIND, STOPPED_MESSAGE, stop_requested
 
 logger = logging.getLogger(__name__)
@@ -322,12 +322,15 @@ def _attempt_play(attempt: Attempt) -> float | None:
             heartbeat = _Heartbeat(attempt)
             pacer = EndpointPacer(submission_id=submission.id, keep_alive=heartbeat.keep_alive,
                                   longest=django_settings.MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER)
-            client: ChatModel = endpoint_client(submission, pacer=pacer)
-            result = run_attempt(
-                scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=settings,
-                model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=heartbeat,
-                prompts=prompts,
-            )
+            client = endpoint_client(submission, pacer=pacer)
+            try:
+                result = run_attempt(
+                    scenario=scenario_spec(attempt.scenario), flow=submission.flow, settings=settings,
+                    model=client, out_dir=django_settings.MEDIA_ROOT / relative, progress=heartbeat,
+                    prompts=prompts,
+                )
+            finally:
+                _listed_models_keep(submission, client.listed_models)
     except (WorkerStopping, Paused) as stop:
         _hand_back(attempt, stopping=isinstance(stop, WorkerStopping))
         return None
@@ -370,6 +373,16 @@ def _attempt_play(attempt: Attempt) -> float | None:
     _with_database(partial(breaker_reset, submission_id=attempt.submission_id),
                    what=f"submission {attempt.submission_id}")
     return None
+
+
+def _listed_models_keep(submission: Submission, listed: list[str] | None) -> None:
+    """What the endpoint listed at /models, kept with the submission (asked when no model id was given)."""
+    if listed is None:
+        return
+    try:
+        submission_listed_models_record(submission_id=submission.id, listed=listed)
+    except DatabaseError:  # the list is asked again by the next attempt; the attempt's own outcome comes first
+        logger.warning("submission %s: the endpoint's model list was not kept", submission.id, exc_info=True)
 
 
 def _hand_back(attempt: Attempt, *, stopping: bool = True) -> None:

@@ -85,6 +85,9 @@ class Submission(models.Model):
     endpoint_url = models.URLField(max_length=500, blank=True)
     endpoint_model = models.CharField(max_length=200, blank=True)
     api_key_encrypted = models.TextField(blank=True)
+    #: The model ids the endpoint listed at ``/models`` when the platform asked (it asks when no model
+    #: id was given): the team's alone, kept so that what is shown to others can have them struck out.
+    endpoint_listed_models = models.JSONField(default=list, blank=True)
     #: An operator vouched for the endpoint (``--allow-private-endpoint``): it may be on a private
     #: network the address policy would otherwise keep the workers from calling.
     endpoint_trusted = models.BooleanField(default=False)
@@ -333,3 +336,37 @@ class EndpointCheck(models.Model):
 
     def __str__(self) -> str:
         return f"check #{self.pk} {self.environment_id}/{self.flow} {self.status}"
+
+
+class UploadFileCheck(models.Model):
+    """A check of a file too large to read within a web request: a worker reads it as an upload would be
+    read and records what it found. The file is kept only until then; the row stores nothing of it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        VALID = "valid"
+        INVALID = "invalid"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="upload_checks")
+    created_by = models.ForeignKey(django_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                   blank=True, related_name="+")
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="+")
+    flow = models.CharField(max_length=16, validators=[validate_flow])
+    subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
+    suite = models.SlugField(max_length=32)
+    #: Relative to MEDIA_ROOT while the check waits; emptied once the worker has read the file.
+    file_path = models.CharField(max_length=200, blank=True)
+    file_bytes = models.BigIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    #: "where: message" of each problem found, in file order (an invalid file).
+    problems = models.JSONField(default=list, blank=True)
+    #: What a valid file holds: runs, scenarios, repeats and the subset's scenarios it lacks.
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"upload check #{self.pk} {self.environment_id}/{self.flow} {self.status}"

@@ -21,7 +21,7 @@ from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import INDEX_NAME, load_trajectory
 from scoring.ordering import natural_key
 from scoring.stats import AttemptOutcome
-from submissions.models import Attempt, EndpointCheck, Submission
+from submissions.models import Attempt, EndpointCheck, Submission, UploadFileCheck
 from submissions.scheduling import NEVER, Contender, Served, SimOutcome, SimSubmission, SimWorker, simulate
 
 FRAME_NAME = re.compile(r"^(frame_\d{4,6}|state\d{2}_(target|generated))\.png$")
@@ -636,3 +636,23 @@ def endpoint_check_shown(check: EndpointCheck) -> dict[str, Any]:
             "subset": check.subset, "suite": check.suite, "endpoint_url": display_url(check.endpoint_url),
             "endpoint_model": check.endpoint_model, "settings": check.settings, "created_at": check.created_at,
             "finished_at": check.finished_at, "result": result if state == EndpointCheck.Status.FINISHED else None}
+
+
+def upload_check_visible(team_ids: Collection[int], check_id: int) -> UploadFileCheck | None:
+    """A stored check of a file by one of these teams; None for any other team's."""
+    return UploadFileCheck.objects.filter(id=check_id, team_id__in=team_ids).first()
+
+
+def upload_check_shown(check: UploadFileCheck, now: datetime | None = None) -> dict[str, Any]:
+    """A stored check as the API and the upload page show it. One still pending after
+    MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS (its worker died, or its message was lost) reads as invalid,
+    saying so, so that no one waits on it for ever."""
+    state, problems = check.status, list(check.problems)
+    limit = timedelta(seconds=settings.MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS)
+    if state == UploadFileCheck.Status.PENDING and check.created_at < (now or timezone.now()) - limit:
+        state, problems = UploadFileCheck.Status.INVALID, ["upload: no worker finished the check in time; "
+                                                           "check the file again"]
+    return {"id": check.id, "status": state, "valid": state == UploadFileCheck.Status.VALID,
+            "env": check.environment_id, "flow": check.flow, "subset": check.subset, "suite": check.suite,
+            "file_bytes": check.file_bytes, "problems": problems,
+            "result": check.result or None, "created_at": check.created_at, "finished_at": check.finished_at}

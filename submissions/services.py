@@ -311,11 +311,12 @@ def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: s
     return submission
 
 
-def _upload_runs(data: bytes, *, env: str, flow: str, scenario_keys: set[str]) -> list[UploadedRun]:
+def _upload_runs(data: bytes, *, env: str, flow: str, scenario_keys: set[str],
+                 on_worker: bool = False) -> list[UploadedRun]:
     """Every run of the file, or UploadRejected listing every problem in it."""
     try:
         return parse_upload(data, env=env, flow=flow, scenarios=scenario_keys, max_repeats=MAX_UPLOAD_REPEATS,
-                            limits=upload_limits())
+                            limits=upload_limits(on_worker=on_worker))
     except UploadError as exc:
         raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
 
@@ -331,17 +332,26 @@ class UploadCheck:
     missing_scenarios: list[str]
 
 
-def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | None = None) -> UploadCheck:
+def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | None = None,
+                 on_worker: bool = False) -> UploadCheck:
     """Check a file exactly as ``submission_create_upload`` would, storing nothing and using no quota:
-    UploadRejected lists its problems, SubmissionError names a board that does not exist."""
+    UploadRejected lists its problems, SubmissionError names a board that does not exist. A worker's
+    check (``on_worker``) has the worker's time budget."""
     _board_check(env, flow, subset)
     _, suite, scenarios = _board_scenarios(env, subset, suite)
     keys = {scenario.key for scenario in scenarios}
-    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=keys)
+    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=keys, on_worker=on_worker)
     covered = {run.scenario for run in runs}
     return UploadCheck(suite=suite, runs=len(runs), scenarios=len(covered),
                        repeats=max((run.repeat for run in runs), default=-1) + 1,
                        missing_scenarios=sorted(keys - covered))
+
+
+def upload_board(*, env: str, flow: str, subset: str, suite: str | None) -> tuple[Environment, str]:
+    """The board a file is for and its suite; SubmissionError when there is none."""
+    _board_check(env, flow, subset)
+    environment, suite, _ = _board_scenarios(env, subset, suite)
+    return environment, suite
 
 
 def _upload_store(data: bytes, relative: Path) -> None:
@@ -362,8 +372,15 @@ def upload_read(file: Any) -> bytes:
     return file.read()
 
 
-def upload_limits() -> UploadLimits:
-    return UploadLimits(max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES)
+def upload_limits(*, on_worker: bool = False) -> UploadLimits:
+    """The limits of the settings; a worker's check has its own, longer, time budget."""
+    return UploadLimits(
+        max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES,
+        max_lines=django_settings.MAGEBENCH_UPLOAD_MAX_LINES, max_runs=django_settings.MAGEBENCH_UPLOAD_MAX_RUNS,
+        max_replies_per_run=django_settings.MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN,
+        max_replies=django_settings.MAGEBENCH_UPLOAD_MAX_REPLIES,
+        max_seconds=(django_settings.MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS if on_worker
+                     else django_settings.MAGEBENCH_UPLOAD_CHECK_SECONDS))
 
 
 def _attempts_create(submission: Submission, scenarios: list[Scenario], repeats: int) -> None:
@@ -471,6 +488,17 @@ def submission_result_rebuild(*, submission_id: int) -> SubmissionResult:
     return result
 
 
+#: The most model ids kept of an endpoint's /models list: a gateway lists hundreds of public models.
+LISTED_MODELS_KEPT = 100
+
+
+def submission_listed_models_record(*, submission_id: int, listed: list[str]) -> None:
+    """Keep the ids the endpoint listed at /models, so that what others are shown has them struck out."""
+    kept = [str(model_id) for model_id in listed[:LISTED_MODELS_KEPT]]
+    Submission.objects.filter(id=submission_id).exclude(endpoint_listed_models=kept).update(
+        endpoint_listed_models=kept)
+
+
 def submission_publish(*, submission: Submission) -> Submission:
     Submission.objects.filter(id=submission.id).update(is_public=True)
     submission.is_public = True
@@ -515,6 +543,7 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False,
             subset=submission.subset, suite=submission.suite, source=submission.source,
             settings=dict(submission.settings), endpoint_url=submission.endpoint_url,
             endpoint_model=submission.endpoint_model, api_key_encrypted=submission.api_key_encrypted,
+            endpoint_listed_models=list(submission.endpoint_listed_models),
             is_baseline=submission.is_baseline, is_public=submission.is_public, rerun_of=submission,
             endpoint_trusted=submission.endpoint_trusted, endpoint_concurrency=submission.endpoint_concurrency,
         )

@@ -42,6 +42,14 @@ def run_endpoint_check_task(check_id: int) -> None:
     endpoint_check_run(check_id=check_id)
 
 
+@shared_task(name="submissions.run_upload_check", acks_late=True)
+def run_upload_check_task(check_id: int) -> None:
+    """Check a stored file as an upload would be checked; a check already done is left alone."""
+    from submissions.upload_checks import upload_check_run
+
+    upload_check_run(check_id=check_id)
+
+
 @shared_task(name="submissions.watchdog", ignore_result=False)
 def watchdog_task() -> dict[str, int]:
     """Celery beat's periodic check for attempts whose worker died or whose message was lost."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import math
 from typing import Any
 
 from django.conf import settings
@@ -27,7 +28,7 @@ from accounts.selectors import (
 )
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
-from submissions.endpoint_privacy import for_viewer
+from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
 from submissions.quotas import quota_status
@@ -42,6 +43,8 @@ from submissions.selectors import (
     queue_seen_by,
     submission_progress,
     trajectory_dir,
+    upload_check_shown,
+    upload_check_visible,
 )
 from submissions.services import (
     SubmissionError,
@@ -58,6 +61,8 @@ from submissions.services import (
     upload_check,
     upload_read,
 )
+from submissions.upload_checks import upload_check_create, upload_check_is_deferred
+from submissions.upload_throttle import upload_wait
 
 logger = logging.getLogger(__name__)
 
@@ -138,9 +143,18 @@ def upload(request: HttpRequest) -> HttpResponse:
     form = UploadSubmissionForm(request.POST or None, request.FILES or None, teams=teams)
     problems: list[str] = []
     check: UploadCheck | None = None
-    if request.method == "POST" and "check" in request.POST and form.is_valid():
+    wait = upload_wait(request) if request.method == "POST" else None
+    if wait is not None:
+        form.add_error(None, f"you have sent too many files for now (uploads and checks count together); "
+                             f"try again in {math.ceil(wait)} s")
+    elif request.method == "POST" and "check" in request.POST and form.is_valid():
         data = form.cleaned_data
         try:
+            if upload_check_is_deferred(data["file"].size):
+                team = next(t for t in teams if str(t.id) == data["team"])
+                stored = upload_check_create(team=team, env=data["env"], flow=data["flow"], subset=data["subset"],
+                                             data=upload_read(data["file"]), created_by=request.user.pk)
+                return redirect("upload-check", check_id=stored.id)
             check = upload_check(env=data["env"], flow=data["flow"], subset=data["subset"],
                                  data=upload_read(data["file"]))
         except UploadRejected as exc:
@@ -173,7 +187,16 @@ def upload(request: HttpRequest) -> HttpResponse:
         "chosen_file": (chosen.name or "")[:200] if chosen is not None else "", "check": check,
         "upload_notes": [plugin.upload_note for plugin in plugins if plugin.upload_note],
         "code_uploads": [(plugin.title, [name for _, name in plugin.code_files]) for plugin in plugins
-                         if plugin.code_files]})
+                         if plugin.code_files]}, status=429 if wait is not None else 200)
+
+
+@login_required
+def upload_check_page(request: HttpRequest, check_id: int) -> HttpResponse:
+    """A worker's check of a large file; the page reloads itself while the check waits."""
+    check = upload_check_visible(request_access(request).team_ids, check_id)
+    if check is None:
+        raise Http404("no such upload check")
+    return render(request, "submissions/upload_check.html", {"check": upload_check_shown(check)})
 
 
 def queue(request: HttpRequest) -> HttpResponse:
@@ -181,7 +204,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     items = queue_seen_by(lambda submission: can_view_submission(access, submission))
     for item, visible in items:
         if visible:  # shown, never saved: outside the team the endpoint is struck out of its errors
-            item.last_error = for_viewer(item.last_error, access, item.submission)
+            item.last_error, item.submission.status_reason = for_viewer(
+                [item.last_error, item.submission.status_reason], access, item.submission)
     loads = queue_loads(None if access.is_staff else access.team_ids)
     return render(request, "submissions/queue.html", {"items": items, "loads": loads})
 
@@ -283,8 +307,10 @@ def attempt_replay(request: HttpRequest, attempt_id: int) -> HttpResponse:
     viewable_or_404(access, attempt.submission)
     trajectory, panel = _replay_parts(attempt)
     # Shown, never saved: outside the team the endpoint is struck out of what the page quotes.
-    trajectory = for_viewer(trajectory, access, attempt.submission)
-    attempt.error_message = for_viewer(attempt.error_message, access, attempt.submission)
+    marks = [] if can_see_endpoint(access, attempt.submission) else endpoint_marks(attempt.submission)
+    trajectory = struck(trajectory, marks)
+    attempt.error_message = struck(attempt.error_message, marks)
+    attempt.details = struck(attempt.details, marks)  # a generated page's load error quotes what the model wrote
     return render(request, "submissions/replay.html", {"attempt": attempt, "trajectory": trajectory,
                                                         "replay_panel": panel, **(panel.context if panel else {})})
 

@@ -55,12 +55,22 @@ def test_an_unknown_address_gets_the_same_answer_and_no_mail(client, db, mailout
     assert mailoutbox == []
 
 
-def test_reset_requests_past_the_limit_are_refused_and_send_nothing(client, db, mailoutbox, settings):
+def test_past_the_e_mail_s_cap_the_page_reads_the_same_and_sends_nothing_more(client, db, mailoutbox, settings):
     settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL = 2
     get_user_model().objects.create_user("ada", email="ada@example.org", password="the old passphrase 1")
-    for _ in range(2):
-        assert client.post("/accounts/password/reset/", {"email": "ADA@example.org"}).status_code == 302
-    refused = client.post("/accounts/password/reset/", {"email": "ada@example.org"})
+    answers = [client.post("/accounts/password/reset/", {"email": address}, REMOTE_ADDR=f"198.51.100.{n}")
+               for n, address in enumerate(["ADA@example.org", "ada@example.org", "ada@example.org"])]
+    assert [(a.status_code, a["Location"]) for a in answers] == [(302, "/accounts/password/reset/sent/")] * 3
+    assert len(mailoutbox) == 2
+
+
+def test_reset_requests_past_the_limit_of_one_address_are_refused_and_send_nothing(client, db, mailoutbox,
+                                                                                     settings):
+    settings.MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS = 2
+    for n in range(2):
+        get_user_model().objects.create_user(f"user{n}", email=f"user{n}@example.org", password="a passphrase 1")
+        assert client.post("/accounts/password/reset/", {"email": f"user{n}@example.org"}).status_code == 302
+    refused = client.post("/accounts/password/reset/", {"email": "someone@example.org"})
     assert refused.status_code == 200 and "Too many password-reset requests" in refused.content.decode()
     assert len(mailoutbox) == 2
 

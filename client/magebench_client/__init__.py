@@ -1,6 +1,7 @@
 """Command-line client for the MageBench Leaderboard REST API.
 
-    pip install https://magebench.example/client/magebench_client-<version>-py3-none-any.whl   # or ./client
+    pip install "https://magebench.example/client/magebench_client-<version>-py3-none-any.whl#sha256=<digest>"
+    # the line https://magebench.example/client/ shows, with the digest pip checks; or: pip install ./client
     magebench --url https://magebench.example submit-endpoint --model "My model" \\
         --env sokoban --flow global --subset mini --endpoint https://llm.example/v1 --api-key-env MY_KEY --follow
 

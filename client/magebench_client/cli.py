@@ -138,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--flow", required=True, help="agent flow the environment plays, as listed by the site")
     check.add_argument("--subset", required=True, choices=["mini", "full"])
     check.add_argument("--suite", help="scenario suite (the site's default when left out)")
+    check.add_argument("--interval", type=float, default=1.0,
+                       help="seconds between polls of a large file's check, which a worker makes")
     check.set_defaults(handler=cmd_check)
 
     follow_cmd = commands.add_parser("follow", help="show progress until the submission finishes")

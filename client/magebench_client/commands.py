@@ -184,9 +184,27 @@ def cmd_check(client: Client, args: argparse.Namespace) -> int:
             result = client.post_file("/api/v1/uploads/check/", fields, os.path.basename(args.file), file)
     except OSError as exc:
         raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    if result.get("status") == "pending" and result.get("url"):
+        result = _stored_check(client, result, args.interval)
     for line in check_lines(result):
         print(line)
     return EXIT_OK
+
+
+def _stored_check(client: Client, queued: dict[str, Any], interval: float) -> dict[str, Any]:
+    """A large file's check, made by a worker: read until it is done; what a valid file holds, or the
+    problems of an invalid one raised as the site's refusal of a file checked at once would be."""
+    line = StatusLine(sys.stderr)
+    while True:
+        check = client.get(queued["url"])
+        if check.get("status") != "pending":
+            line.finish()
+            break
+        line.draw(f"check #{queued['id']} pending: a worker reads the file")
+        time.sleep(interval)
+    if not check.get("valid"):
+        raise ApiError(400, "the file has problems; nothing was stored", [str(p) for p in check.get("problems") or []])
+    return dict(check.get("result") or {})
 
 
 def cmd_test_endpoint(client: Client, args: argparse.Namespace) -> int:

@@ -157,14 +157,21 @@ MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MAGEBENCH_MEDIA_ROOT", str(DATA_DIR / "media")))
 # Scenario resources (pickled levels, pages) live outside MEDIA_ROOT: they are never served.
 SCENARIO_ROOT = Path(env_str("MAGEBENCH_SCENARIO_ROOT", str(DATA_DIR / "scenarios")))
+# The command-line client's wheel and its sha256, written by manage.py build_client_wheel (the image
+# builds it) and only read by the site: outside DATA_DIR, which the web process and every worker write.
+MAGEBENCH_CLIENT_WHEEL_DIR = Path(env_str("MAGEBENCH_CLIENT_WHEEL_DIR", str(BASE_DIR / "build" / "client-wheel")))
+if PRODUCTION and MAGEBENCH_CLIENT_WHEEL_DIR.resolve().is_relative_to(DATA_DIR.resolve()):
+    raise ImproperlyConfigured("MAGEBENCH_CLIENT_WHEEL_DIR must be outside MAGEBENCH_DATA_DIR, which the site's "
+                               "processes can write")
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.BearerTokenAuthentication",
                                        "rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",
-                                 "rest_framework.throttling.UserRateThrottle"],
+    # Anonymous callers are counted per address, an IPv6 one per /64 (accounts.selectors.address_key).
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.AddressAnonRateThrottle",
+                                 "accounts.throttling.AddressUserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"anon": env_str("MAGEBENCH_THROTTLE_ANON", "120/minute"),
                                "user": env_str("MAGEBENCH_THROTTLE_USER", "600/minute")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -236,17 +243,28 @@ MAGEBENCH_LOGIN_MAX_FAILURES_PER_IP = env_int("MAGEBENCH_LOGIN_MAX_FAILURES_PER_
 MAGEBENCH_LOGIN_WINDOW_SECONDS = env_int("MAGEBENCH_LOGIN_WINDOW_SECONDS", 900)
 MAGEBENCH_LOGIN_LOCKOUT_SECONDS = env_int("MAGEBENCH_LOGIN_LOCKOUT_SECONDS", 900)
 MAGEBENCH_LOGIN_LOCKOUT_MAX_SECONDS = env_int("MAGEBENCH_LOGIN_LOCKOUT_MAX_SECONDS", 24 * 3600)
-# Wrong API tokens from one address within the log-in window before that address's API calls are
-# answered 429 (with Retry-After) for the log-in lockout.
+# Failed log-ins of one account from every address together, within ACCOUNT_WINDOW seconds, after
+# which a right password alone no longer logs in: the account's owner is mailed a one-time link
+# (valid PROOF seconds, at most PROOF_MAX_MAILS mails per PROOF seconds) that does. Many addresses
+# guessing at one account are held, and its owner is never locked out.
+MAGEBENCH_LOGIN_MAX_FAILURES_PER_ACCOUNT = env_int("MAGEBENCH_LOGIN_MAX_FAILURES_PER_ACCOUNT", 30)
+MAGEBENCH_LOGIN_ACCOUNT_WINDOW_SECONDS = env_int("MAGEBENCH_LOGIN_ACCOUNT_WINDOW_SECONDS", 24 * 3600)
+MAGEBENCH_LOGIN_PROOF_SECONDS = env_int("MAGEBENCH_LOGIN_PROOF_SECONDS", 900)
+MAGEBENCH_LOGIN_PROOF_MAX_MAILS = env_int("MAGEBENCH_LOGIN_PROOF_MAX_MAILS", 3)
+# Wrong API tokens from one address within the log-in window before that address's further wrong
+# tokens are answered 429 (with Retry-After) for the log-in lockout; a right token always works.
 MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP = env_int("MAGEBENCH_TOKEN_MAX_FAILURES_PER_IP", 20)
-# Sign-ups per address, and on the whole site, per rolling hour; past them the form says so.
+# Sign-ups per address, and accounts created on the whole site, per hour; past them the form says so.
+# Every per-address counter (log-ins, tokens, sign-ups, resets, API throttles) counts an IPv6
+# address as its /64 network, which one host usually holds whole.
 MAGEBENCH_SIGNUP_MAX_PER_ADDRESS = env_int("MAGEBENCH_SIGNUP_MAX_PER_ADDRESS", 5)
 MAGEBENCH_SIGNUP_MAX_PER_HOUR = env_int("MAGEBENCH_SIGNUP_MAX_PER_HOUR", 200)
 # Teams one user may own: each team has its own quota and its own turn in the fair order.
 MAGEBENCH_MAX_TEAMS_PER_USER = env_int("MAGEBENCH_MAX_TEAMS_PER_USER", 3)
-# Password-reset requests: at most MAX_PER_ADDRESS from one address and MAX_PER_EMAIL for one e-mail
-# address within the log-in window; past that the form is refused until the window ends, so the
-# form cannot be used to flood someone's mailbox.
+# Password-reset requests within the log-in window: past MAX_PER_ADDRESS from one address the form is
+# refused; past MAX_PER_EMAIL mails for one e-mail address no more are sent (the page reads the same,
+# and the links already sent work), so the form floods no mailbox and strangers cannot stop the
+# owner's reset. A signed-in user asking for their own address is always sent one.
 MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS = env_int("MAGEBENCH_PASSWORD_RESET_MAX_PER_ADDRESS", 5)
 MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL = env_int("MAGEBENCH_PASSWORD_RESET_MAX_PER_EMAIL", 3)
 # Mail (password-reset links). Development writes each mail to the console, or with "file" to
@@ -437,6 +455,25 @@ MAGEBENCH_ENDPOINT_CHECK_STALE_SECONDS = env_int("MAGEBENCH_ENDPOINT_CHECK_STALE
 # 64 KiB of form fields and multipart framing); the reverse proxy should cap bodies as well.
 MAGEBENCH_UPLOAD_MAX_BYTES = env_int("MAGEBENCH_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAGEBENCH_REQUEST_MAX_BYTES", 2_621_440)
+# Caps on what a file may hold: the check stops at the first one reached, naming it. The defaults
+# fit the largest legitimate upload (483 scenarios × 20 repeats, 50 model calls a run on average
+# and at most 1000, max_loop's upper bound), with room for blank lines.
+MAGEBENCH_UPLOAD_MAX_LINES = env_int("MAGEBENCH_UPLOAD_MAX_LINES", 20_000)
+MAGEBENCH_UPLOAD_MAX_RUNS = env_int("MAGEBENCH_UPLOAD_MAX_RUNS", 10_000)
+MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN = env_int("MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN", 1_000)
+MAGEBENCH_UPLOAD_MAX_REPLIES = env_int("MAGEBENCH_UPLOAD_MAX_REPLIES", 500_000)
+# Seconds a check of a file may take in a web request (below the application server's 30 s timeout,
+# which would kill the request with nothing said) and on a worker; past it the file is refused.
+MAGEBENCH_UPLOAD_CHECK_SECONDS = env_float("MAGEBENCH_UPLOAD_CHECK_SECONDS", 20.0)
+MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS = env_float("MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS", 300.0)
+# A file checked (not uploaded) above this size is checked by a worker: the request answers at once
+# with the stored check to read until it is done, and no web process is held for it.
+MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES = env_int("MAGEBENCH_UPLOAD_CHECK_ASYNC_BYTES", 2 * 1024 * 1024)
+# A worker's check still pending after this long (its worker died, its message was lost) reads as failed.
+MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS = env_int("MAGEBENCH_UPLOAD_CHECK_STALE_SECONDS", 3600)
+# Uploads and checks of files, on the site and the API together: at most this many per user and
+# per address (a DRF rate, "<n>/<second|minute|hour|day>").
+MAGEBENCH_THROTTLE_UPLOADS = env_str("MAGEBENCH_THROTTLE_UPLOADS", "60/hour")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = ["submissions.middleware.UploadSizeLimitHandler",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",

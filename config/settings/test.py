@@ -33,6 +33,7 @@ if _xdist_worker and os.environ.get("MAGEBENCH_TEST_PROCESS_OF") != _xdist_worke
 # Throttles count in a per-process cache that outlives a test; the test of throttling sets its own rate.
 os.environ.setdefault("MAGEBENCH_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("MAGEBENCH_THROTTLE_USER", "100000/minute")
+os.environ.setdefault("MAGEBENCH_THROTTLE_UPLOADS", "100000/minute")
 
 from config.env import env_float  # noqa: E402
 from config.settings.base import *  # noqa: E402, F403

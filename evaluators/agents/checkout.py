@@ -37,6 +37,7 @@ from evaluators.agents.official_source import (
     task_branch,
     walk_statements,
 )
+from evaluators.checkout_files import TooDeep, link_out_of, parse_python
 from evaluators.declarations import PROMPTS_OFFICIAL, PromptSet
 
 GLOBAL_FLOW = "Flow/GlobalPlanning.py"
@@ -78,12 +79,19 @@ class OfficialCheckout:
         if cached is not None:
             return cached
         full = self.root / path
+        escape = link_out_of(self.root, full)
+        if escape is not None:
+            link, target = escape
+            raise CheckoutError(f"{link}: a symbolic link that leads out of the official checkout at {self.root} "
+                                f"(to {target}); only the checkout's own files are read")
         if not full.is_file():
             raise CheckoutError(f"{path}: missing from the official checkout at {self.root}")
         data = full.read_bytes()
         try:
             text = data.decode("utf-8")
-            tree = ast.parse(text, filename=path)
+            tree = parse_python(text, path)
+        except TooDeep as exc:
+            raise CheckoutError(f"{path}: cannot be read as data: {exc}") from None
         except (UnicodeDecodeError, SyntaxError, ValueError) as exc:
             raise CheckoutError(f"{path}: cannot be read as Python source: {exc}") from None
         parsed = SourceFile(path, tree, hashlib.sha256(data).hexdigest())

@@ -118,6 +118,8 @@ class ChatClient:
         self.url = normalise_endpoint_url(url)
         self.model = model
         self._listed: str | None = None
+        #: What the endpoint listed at ``/models`` the last time it was asked; None until it is.
+        self.listed_models: list[str] | None = None
         self._paced = 0.0
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
@@ -226,6 +228,7 @@ class ChatClient:
             return [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
 
         models, _ = self._with_retries(attempt)
+        self.listed_models = models
         return models
 
     # -- retries ------------------------------------------------------------------------------

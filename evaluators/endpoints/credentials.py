@@ -2,10 +2,12 @@
 
 A key belongs in the Authorization header, where the platform puts the team's API key. One typed
 into the URL instead would be stored in clear and shown to everyone who sees the submission, so
-new URLs carrying one are refused, and URLs stored before that rule are shown without it.
+new URLs carrying one are refused, and URLs stored before that rule are shown without it. An
+endpoint may also echo the key it was sent, whole, in part or masked: ``key_struck`` hides it.
 """
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
@@ -79,3 +81,74 @@ def scrub_secrets(text: str) -> str:
 def _printable(text: str, limit: int = 40) -> str:
     cleaned = "".join(c for c in text if c.isprintable())
     return cleaned if len(cleaned) <= limit else cleaned[:limit] + "…"
+
+
+#: Echoed pieces of a key shorter than this are left in text: a few characters say nothing of it,
+#: and striking them would mangle ordinary words.
+SHORTEST_KEY_PIECE = 8
+#: A provider's masked quote of a key ("sk-abc***wxyz") is struck once its visible ends show this
+#: many of the key's characters: its last four alone are what providers print to name a key.
+SHORTEST_MASKED_ENDS = 4
+#: What providers put in place of the middle of a key they quote ("sk-abc***wxyz", "sk-ab...yz"):
+#: three or more of these in a row, or an ellipsis.
+_KEY_MASKS = "*•."
+_ELLIPSIS = "…"
+_MASK_RUNS = (*(mask * 3 for mask in _KEY_MASKS), _ELLIPSIS)
+
+
+def key_struck(text: str, api_key: str, shown: str) -> str:
+    """``text`` with ``api_key`` replaced by ``shown``: whole, any run of ``SHORTEST_KEY_PIECE``
+    characters or more of it (also inside a longer word), and the masked quotes providers make of it
+    in their errors (OpenAI's "Incorrect API key provided: sk-abc***************wxyz")."""
+    if not api_key or not text:
+        return text
+    # Plain searches first: most text quotes nothing of the key, and they are many times faster.
+    if any(mask in text for mask in _MASK_RUNS):
+        text = _masked_quotes(api_key).sub(lambda match: _quote_shown(match, api_key, shown), text)
+    if len(api_key) < SHORTEST_KEY_PIECE:
+        return text.replace(api_key, shown)
+    windows, _ = _key_windows(api_key)
+    return _pieces_struck(text, api_key, shown) if any(window in text for window in windows) else text
+
+
+@functools.lru_cache(maxsize=64)
+def _masked_quotes(api_key: str) -> re.Pattern[str]:
+    alphabet = set(api_key)
+    key_chars = f"[{re.escape(''.join(sorted(alphabet)))}]"
+    masks = [f"[{re.escape(c)}]{{3,}}" for c in _KEY_MASKS if c not in alphabet]
+    if _ELLIPSIS not in alphabet:
+        masks.append(_ELLIPSIS)
+    if not masks:
+        return re.compile("(?!)")  # a key of every mask character: no quote of it can be told apart
+    return re.compile(f"(?<!{key_chars})(?P<head>{key_chars}*)(?:{'|'.join(masks)})(?P<tail>{key_chars}*)"
+                      f"(?!{key_chars})")
+
+
+def _quote_shown(match: re.Match[str], api_key: str, shown: str) -> str:
+    head, tail = match["head"], match["tail"]
+    if api_key.startswith(head) and api_key.endswith(tail) and len(head) + len(tail) >= SHORTEST_MASKED_ENDS:
+        return shown
+    return match[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _key_windows(api_key: str) -> tuple[frozenset[str], re.Pattern[str]]:
+    windows = frozenset(api_key[i: i + SHORTEST_KEY_PIECE] for i in range(len(api_key) - SHORTEST_KEY_PIECE + 1))
+    return windows, re.compile("|".join(re.escape(window) for window in sorted(windows)))
+
+
+def _pieces_struck(text: str, api_key: str, shown: str) -> str:
+    """``text`` with every run of at least ``SHORTEST_KEY_PIECE`` characters of the key replaced:
+    a run is found by its first window of the key, then followed as long as each next window is one."""
+    windows, first = _key_windows(api_key)
+    out: list[str] = []
+    done = 0
+    match = first.search(text)
+    while match is not None:
+        end = match.end()
+        while end < len(text) and text[end - SHORTEST_KEY_PIECE + 1: end + 1] in windows:
+            end += 1
+        out += [text[done:match.start()], shown]
+        done = end
+        match = first.search(text, end)
+    return "".join(out) + text[done:] if out else text

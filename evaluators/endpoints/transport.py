@@ -23,7 +23,7 @@ import urllib3.exceptions
 
 from evaluators.endpoints.address import AddressPolicy, AddressRefused
 from evaluators.endpoints.connections import Deadline, guarded_session
-from evaluators.endpoints.credentials import display_url, scrub_secrets
+from evaluators.endpoints.credentials import display_url, key_struck, scrub_secrets
 from evaluators.endpoints.errors import (
     AUTH_ERROR,
     ENDPOINT_UNREACHABLE,
@@ -47,10 +47,9 @@ MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 _REASON_CHARS = 120
 #: The longest Retry-After the platform honours by default (seconds); MAGEBENCH_ENDPOINT_MAX_RETRY_AFTER.
 MAX_RETRY_AFTER = 600.0
+#: What replaces the API key, or any run of ``SHORTEST_KEY_PIECE`` characters of it, or a provider's
+#: masked quote of it ("Incorrect API key provided: sk-abc123…"), in the endpoint's words.
 _REDACTED = "[redacted]"
-#: Any run of this many characters of the API key is hidden, so an endpoint echoing a prefix of it
-#: ("Incorrect API key provided: sk-abc123…") does not publish that either.
-_KEY_FRAGMENT = 8
 _TAG = re.compile(r"<[^>]{0,200}>")
 
 
@@ -247,11 +246,8 @@ class Transport:
     def _redact(self, text: str) -> str:
         # An error body or exception text may echo request headers back; the key must not follow,
         # nor the secrets of a URL stored before they were refused.
-        key = self._api_key
-        if key:
-            text = text.replace(key, _REDACTED)
-            if len(key) >= _KEY_FRAGMENT:
-                text = _hide_fragments(text, key)
+        if self._api_key:
+            text = key_struck(text, self._api_key, _REDACTED)
         return scrub_secrets(text)
 
 
@@ -305,22 +301,6 @@ def _status_phrase(status: int) -> str:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return f"HTTP {status}"
-
-
-def _hide_fragments(text: str, key: str) -> str:
-    """``text`` with every run of at least :data:`_KEY_FRAGMENT` characters of ``key`` hidden."""
-    windows = {key[i : i + _KEY_FRAGMENT] for i in range(len(key) - _KEY_FRAGMENT + 1)}
-    hidden = [False] * len(text)
-    for start in range(len(text) - _KEY_FRAGMENT + 1):
-        if text[start : start + _KEY_FRAGMENT] in windows:
-            hidden[start : start + _KEY_FRAGMENT] = [True] * _KEY_FRAGMENT
-    out: list[str] = []
-    for index, char in enumerate(text):
-        if not hidden[index]:
-            out.append(char)
-        elif index == 0 or not hidden[index - 1]:
-            out.append(_REDACTED)
-    return "".join(out)
 
 
 def _describe(exc: BaseException) -> str:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from evaluators.base import ImportedScenario, ResourceError
+from evaluators.checkout_files import loads_json
 from evaluators.gridwalk.grid import DEFAULT_MAX_STEPS, Level, LevelError
 from evaluators.resources import read_listed_files
 
@@ -28,7 +29,7 @@ def discover_gridwalk(resources: Path) -> list[ImportedScenario]:
         path = folder / f"{name}.json"
         raw = path.read_bytes()
         try:
-            content = json.loads(raw)
+            content = loads_json(raw)
             level = Level.from_rows(content["grid"], max_steps=int(content.get("max_steps", DEFAULT_MAX_STEPS)))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, LevelError) as exc:
             raise ResourceError(f"{path.name} is not a GridWalk level: {exc}") from None

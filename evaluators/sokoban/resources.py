@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluators.base import ImportedScenario, ResourceError
+from evaluators.checkout_files import loads_json
 from evaluators.resources import read_listed_files
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,8 +35,8 @@ def discover_sokoban(resources: Path, *, verify: bool = True) -> list[ImportedSc
     bound_file = folder / "upper_bound.json"
     if bound_file.exists():
         try:
-            bounds = json.loads(bound_file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
+            bounds = loads_json(bound_file.read_text(encoding="utf-8"))
+        except ValueError as exc:
             raise ResourceError(f"upper_bound.json is not valid JSON: {exc}") from None
 
     found: list[ImportedScenario] = []

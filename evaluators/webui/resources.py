@@ -13,6 +13,7 @@ import hashlib
 from pathlib import Path
 
 from evaluators.base import ImportedScenario, ResourceError
+from evaluators.checkout_files import TooDeep, parse_python
 from evaluators.resources import read_subsets
 
 #: Files a page needs; a page without actions.py has no interactions (one official page, Hoodie3).
@@ -33,8 +34,10 @@ def action_names(actions_file: Path) -> list[str]:
     if not actions_file.exists():
         return []
     try:
-        tree = ast.parse(actions_file.read_text(encoding="utf-8"))
-    except (SyntaxError, UnicodeDecodeError) as exc:
+        tree = parse_python(actions_file.read_text(encoding="utf-8"), actions_file.name)
+    except TooDeep as exc:
+        raise ResourceError(f"{actions_file}: cannot be read as data: {exc}") from None
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
         raise ResourceError(f"{actions_file} is not valid Python: {exc}") from None
     names: list[str] = []
     for node in tree.body:

@@ -2,6 +2,7 @@
 from the wheel the site serves, and its `magebench` command then talks to the live site."""
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import tomllib
@@ -75,7 +76,8 @@ def test_pip_install_of_the_client_folder_into_an_empty_virtualenv_gives_a_worki
 def test_the_site_serves_the_clients_wheel_and_pip_installs_it_from_its_url(live_server, lab, tmp_path):
     index = requests.get(f"{live_server.url}/client/", timeout=60)
     url = f"{live_server.url}{reverse('client-wheel', args=[wheel_name()])}"
-    assert index.status_code == 200 and f"pip install {url}" in index.text
+    assert index.status_code == 200 and f"pip install {url}#sha256=" in index.text
+    install_line = index.text.split("pip install ", 1)[1].split()[0]
 
     wheel = requests.get(url, timeout=300)
     assert wheel.status_code == 200, wheel.text
@@ -87,14 +89,16 @@ def test_the_site_serves_the_clients_wheel_and_pip_installs_it_from_its_url(live
     assert requests.get(f"{live_server.url}/client/magebench_client-0.0.1-py3-none-any.whl", timeout=60
                         ).status_code == 404
 
+    assert install_line == f"{url}#sha256={hashlib.sha256(wheel.content).hexdigest()}"
     bin_dir = _venv(tmp_path / "venv")
-    _pip_install(bin_dir, url)
+    # pip checks the download against the line's digest.
+    _pip_install(bin_dir, install_line)
     _works(bin_dir, live_server.url, lab.read_token)
 
 
 def test_the_submit_and_upload_pages_show_how_to_install_the_client(lab):
     for page in ("submit", "upload"):
         html = lab.client.get(reverse(page)).content.decode()
-        assert f"pip install http://testserver/client/{wheel_name()}" in html
+        assert f"pip install http://testserver/client/{wheel_name()}#sha256=" in html
         assert "pip install ./client" in html and "magebench me" in html
 

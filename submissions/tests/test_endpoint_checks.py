@@ -198,3 +198,14 @@ def test_a_read_only_token_cannot_start_a_check_and_other_teams_cannot_see_one(l
     client.logout()
 
     assert client.get(reverse("api-endpoint-check", args=[check.id])).status_code in (401, 403, 404)
+
+
+def test_a_refusal_quoting_the_key_as_openai_masks_it_keeps_none_of_the_key(lab, fixture_scenarios):
+    refused = {"error": {"message": "Incorrect API key provided: sk-check" + "*" * 8 + "4471. You can find your API "
+                                    "key at https://platform.openai.com/account/api-keys.",
+                         "type": "invalid_request_error", "code": "invalid_api_key"}}
+    with ScriptedServer([(401, refused, {})]) as server:
+        data = checked(lab, start_check(lab, server.url, endpoint_model="m", api_key=SECRET))
+
+    message = data["result"]["error"]["message"]
+    assert "Incorrect API key provided: [redacted]" in message and "4471" not in str(data["result"])

@@ -3,6 +3,7 @@ submission shows its model and results to everyone, never where or what the plat
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import pytest
@@ -11,8 +12,13 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.services import team_create, token_create
+from evaluators.trajectory import INDEX_NAME
+from magebench_client.output import status_lines
+from submissions.crypto import encrypt_secret
 from submissions.engine import attempt_run
 from submissions.models import Attempt, Submission
+from submissions.selectors import trajectory_dir
+from submissions.tests.test_replay_navigator import _webui_attempt
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -118,3 +124,98 @@ def test_the_publish_confirmation_lists_what_becomes_public_and_what_stays_priva
     assert 'id="becomes-public"' in page and 'id="stays-private"' in page
     private_part = page.split('id="stays-private"', 1)[1]
     assert "endpoint URL" in private_part and "model id" in private_part and "API key" in private_part
+
+
+SECRET_PATH = "e401-sekrit-DELTA"
+API_KEY = "sk-abcD1234567890efghijklmnopqrstWXYZ"
+#: The API key as OpenAI quotes it back in its 401 ("Incorrect API key provided: sk-abcD***…WXYZ").
+MASKED_KEY = "sk-abcD" + "*" * 28 + "WXYZ"
+LISTED_MODEL = "lab-internal-ckpt-0427-b"
+
+
+@pytest.fixture
+def echoed(published):
+    """``published``, on an endpoint with a path of its own whose words quote it: the failed attempt and
+    the failure reason quote another of its routes, and a reply echoes the key and a model id it lists."""
+    host = published.endpoint_url.split("//", 1)[1].split("/", 1)[0]
+    models_route = f"http://{host}/{SECRET_PATH}/v1/models"
+    Submission.objects.filter(id=published.id).update(
+        endpoint_url=f"http://{host}/{SECRET_PATH}/v1/chat/completions", api_key_encrypted=encrypt_secret(API_KEY),
+        endpoint_listed_models=[LISTED_MODEL, ENDPOINT_MODEL],
+        status_reason=f"1 attempt(s) failed: endpoint_unreachable — GET {models_route} answered 404")
+    published.attempts.filter(status=Attempt.Status.INFRA_FAILED).update(
+        error_message=f"GET {models_route} answered 404")
+    scored = published.attempts.filter(status=Attempt.Status.SCORED).first()
+    index = trajectory_dir(scored) / INDEX_NAME
+    document = json.loads(index.read_text())
+    document["calls"][0]["reply"] += (f"\nmy key is {API_KEY}; Incorrect API key provided: {MASKED_KEY}; "
+                                      f"I am {LISTED_MODEL} at /{SECRET_PATH}/v1")
+    index.write_text(json.dumps(document))
+    published.refresh_from_db()
+    return published
+
+
+def _echoed_secrets(submission: Submission) -> list[str]:
+    return [*_secrets(submission), SECRET_PATH, API_KEY, MASKED_KEY, "sk-abcD", "WXYZ", LISTED_MODEL]
+
+
+@pytest.mark.parametrize("visitor", ["anonymous", "another team"])
+def test_no_outsider_reads_the_endpoint_s_path_key_or_listed_models_where_its_words_quote_them(echoed, visitor):
+    client = Client() if visitor == "anonymous" else _another_team()
+    seen = _everything_seen(client, echoed)
+    seen["client status"] = "\n".join(status_lines(json.loads(seen["api detail"])))
+    for name, text in seen.items():
+        for secret in _echoed_secrets(echoed):
+            assert secret not in text, f"{visitor} sees {secret!r} in the {name}"
+    assert "my key is [the team's API key]" in seen["trajectory api"]
+
+
+def test_the_team_still_reads_its_endpoint_s_own_words_whole_where_outsiders_read_them_struck(echoed, lab):
+    attempt = echoed.attempts.filter(status=Attempt.Status.SCORED).first()
+    for client in (Client(), lab.client):
+        page = client.get(reverse("submission-detail", args=[echoed.id])).content.decode()
+        trajectory = client.get(reverse("api-attempt-trajectory", args=[attempt.id])).json()["trajectory"]
+        reply = trajectory["calls"][0]["reply"]
+        whole = client is lab.client
+        assert (f"/{SECRET_PATH}/v1/models answered 404" in page) is whole
+        assert (API_KEY in reply and LISTED_MODEL in reply) is whole
+
+
+def test_an_active_submission_s_latest_error_shows_no_outsider_the_endpoint_s_path(echoed):
+    Submission.objects.filter(id=echoed.id).update(status=Submission.Status.RUNNING)
+    client = Client()
+    detail = client.get(reverse("api-submission-detail", args=[echoed.id])).json()
+    assert detail["progress"]["last_error"]  # the error is shown, struck
+    seen = {"page": client.get(reverse("submission-detail", args=[echoed.id])).content.decode(),
+            "queue": client.get(reverse("queue")).content.decode(),
+            "queue api": client.get(reverse("api-queue")).content.decode(),
+            "client status": "\n".join(status_lines(detail))}
+    for name, text in seen.items():
+        assert SECRET_PATH not in text, f"the {name} shows the endpoint's path"
+
+
+def test_the_model_ids_an_endpoint_lists_are_kept_with_the_submission_that_asked_for_them(
+        lab, fixture_scenarios, baseline_endpoint):
+    server = baseline_endpoint("oracle")
+    response = lab.client.post(reverse("api-submission-create"), {
+        "model_name": "Lab model", "env": "sokoban", "flow": "online", "subset": "mini", "suite": "fixture",
+        "endpoint_url": server.url, "settings": {"repeats": 1, "resolution": 256}},
+        content_type="application/json", **lab.auth())
+    submission = Submission.objects.get(id=response.json()["id"])
+    assert submission.endpoint_listed_models == []
+    attempt_run(attempt_id=submission.attempts.order_by("id").first().id)
+    submission.refresh_from_db()
+    assert submission.endpoint_listed_models == ["oracle"]
+
+
+def test_a_webui_replay_s_load_error_quoting_the_endpoint_shows_no_outsider_its_path(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    attempt = _webui_attempt(settings.MEDIA_ROOT)
+    Submission.objects.filter(id=attempt.submission_id).update(
+        endpoint_url=f"https://gw.example.com/{SECRET_PATH}/v1/chat/completions")
+    Attempt.objects.filter(id=attempt.id).update(details={
+        **attempt.details, "load_error": f"script.js fetched https://gw.example.com/{SECRET_PATH}/v1/models: 401"})
+
+    page = Client().get(reverse("attempt-replay", args=[attempt.id])).content.decode()
+
+    assert "data-load-error=" in page and SECRET_PATH not in page and "gw.example.com" not in page

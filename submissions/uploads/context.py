@@ -1,6 +1,7 @@
 """The evaluation an upload is checked against, and the checks every format shares."""
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 
 from evaluators.base import FLOWS, get_plugin
@@ -29,6 +30,34 @@ class UploadContext:
         self.limits = limits
         self.problems = ProblemList(limits.max_problems)
         self.seen: dict[tuple[str, int], str] = {}
+        self.runs = 0
+        self.replies = 0
+        self._deadline = None if limits.max_seconds is None else time.monotonic() + limits.max_seconds
+
+    def check_time(self, where: str) -> None:
+        """Stops the check once it has used its time budget: a refusal the caller can show, where a
+        request running on would be killed by the web server with nothing said."""
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self.problems.stop(where, f"checking stopped here: the file takes longer than the "
+                                      f"{self.limits.max_seconds:g} s a check may take; upload it in parts")
+
+    def count_run(self, where: str) -> None:
+        """One more run of the file; stops the check past the cap on runs."""
+        self.runs += 1
+        cap = self.limits.max_runs
+        if self.runs > cap:
+            self.problems.stop(where, f"more than {cap} runs: the cap is {cap} runs per file; upload it in parts")
+
+    def count_replies(self, where: str, count: int, *, what: str = "replies") -> None:
+        """A run's ``count`` replies (or actions); stops the check past the cap per run or per file."""
+        cap = self.limits.max_replies_per_run
+        if count > cap:
+            self.problems.stop(where, f"{count} {what}: the cap is {cap} {what} per run (one per model call)")
+        self.replies += count
+        cap = self.limits.max_replies
+        if self.replies > cap:
+            self.problems.stop(where, f"more than {cap} replies and actions in the file: the cap is {cap} per "
+                                      f"file; upload it in parts")
 
     def check_identity(self, where: str, scenario: str, repeat: int, *, place: str) -> bool:
         """Scenario known, repeat in range, pair not seen before (``place`` names it in messages)."""
@@ -69,3 +98,12 @@ def check_upload_size(data: bytes, context: UploadContext) -> None:
     limit = context.limits.max_upload_bytes
     if len(data) > limit:
         raise UploadError([Problem("upload", f"upload is {len(data)} bytes, the limit is {limit}")])
+
+
+def check_line_count(data: bytes, context: UploadContext) -> None:
+    """Refuses, before any parsing, a text with more lines than the cap, naming the first line past it."""
+    cap = context.limits.max_lines
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    if lines > cap:
+        context.problems.stop(f"line {cap + 1}", f"the file has {lines} lines: the cap is {cap} lines per file; "
+                                                 f"upload it in parts")

@@ -11,8 +11,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from evaluators.base import all_plugins, get_plugin
-from submissions.uploads.context import UploadContext, check_upload_size
+from submissions.uploads.context import UploadContext, check_line_count, check_upload_size
 from submissions.uploads.json_values import finite, json_error, json_type, loads, shorten
+from submissions.uploads.line_shape import plainly_valid
 from submissions.uploads.problems import Problem, UploadError
 from submissions.uploads.runs import DEFAULT_LIMITS, UploadedRun, UploadLimits
 
@@ -26,6 +27,7 @@ def parse_jsonl(data: bytes, *, env: str, flow: str, scenarios: Collection[str],
     """Parse the JSONL format: one object per line, blank lines skipped."""
     context = UploadContext(env=env, flow=flow, scenarios=scenarios, max_repeats=max_repeats, limits=limits)
     check_upload_size(data, context)
+    check_line_count(data, context)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -42,6 +44,9 @@ def parse_jsonl(data: bytes, *, env: str, flow: str, scenarios: Collection[str],
         if not line.strip():
             continue
         entries += 1
+        where = f"line {number}"
+        context.check_time(where)
+        context.count_run(where)
         run = _parse_line(line, number, context)
         if run is not None:
             runs.append(run)
@@ -73,7 +78,8 @@ def code_validator(env: str) -> Draft202012Validator:
 
 def _schema_errors(value: dict[str, Any], context: UploadContext) -> list[tuple[str, Any]]:
     """(path, error) of every way the line breaks the published schema, then its code the environment's."""
-    errors = [(_json_path(error.absolute_path), error) for error in _validator().iter_errors(value)]
+    errors = [] if plainly_valid(value) else [(_json_path(error.absolute_path), error)
+                                              for error in _validator().iter_errors(value)]
     if not errors and isinstance(value.get("code"), dict) and context.code_files:
         errors = [(_json_path(["code", *error.absolute_path]), error)
                   for error in code_validator(context.env).iter_errors(value["code"])]
@@ -90,6 +96,10 @@ def _parse_line(line: str, number: int, context: UploadContext) -> UploadedRun |
     if not isinstance(value, dict):
         context.problems.add(where, f"expected a JSON object, got {json_type(value)}")
         return None
+    # Before the schema, whose check of a long list is the slow part: a list past the cap is not read.
+    for key in ("replies", "actions"):
+        if isinstance(value.get(key), list):
+            context.count_replies(f"{where}: {key}", len(value[key]), what=key)
 
     errors = _schema_errors(value, context)
     for path, error in errors:

@@ -47,6 +47,13 @@ class ProblemList:
     def __bool__(self) -> bool:
         return bool(self.items)
 
+    def stop(self, where: str, message: str) -> None:
+        """Raise at once: the problems so far and this one, which ends the check (a cap reached)."""
+        problems = [*self.items, Problem(where, message)]
+        if self.dropped:
+            problems.insert(len(self.items), Problem("upload", f"{self.dropped} more problem(s) not listed"))
+        raise UploadError(problems)
+
     def raise_if_any(self) -> None:
         if not self.items:
             return

@@ -57,6 +57,8 @@ class ZipReader:
             self.context.problems.add("upload", "the archive contains no run folders (<scenario>_r<repeat>/)")
         runs = []
         for folder in folders:
+            self.context.check_time(folder.prefix)
+            self.context.count_run(folder.prefix)
             run = self._read_run(folder)
             if run is not None:
                 runs.append(run)
@@ -124,6 +126,8 @@ class ZipReader:
         code: dict[str, str] | None = None
         reply_names: list[str] = []
         official = self._official_reply_files(folder)
+        if official:
+            self.context.count_replies(prefix, len(official), what="reply files")
         if official and "replies.json" in folder.files:
             problems.add(prefix, f"gives the replies twice, in replies.json and in {official[0]}; keep one")
         elif "replies.json" in folder.files:
@@ -237,6 +241,7 @@ class ZipReader:
         if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
             self.context.problems.add(where, f"expected a non-empty JSON list of {what}")
             return ()
+        self.context.count_replies(where, len(value), what="actions" if action_names else "replies")
         if action_names:
             for index, item in enumerate(value):
                 if not item or "," in item or "\n" in item or "\r" in item or len(item) > 100:
@@ -266,6 +271,7 @@ class ZipReader:
 
     def _read_member(self, where: str, info: zipfile.ZipInfo) -> bytes | None:
         """The member's bytes, read in chunks so that sizes the archive lies about cannot exhaust memory."""
+        self.context.check_time(where)
         limits = self.context.limits
         limit = min(info.file_size, limits.max_member_bytes, limits.max_total_bytes - self.bytes_read)
         chunks: list[bytes] = []

@@ -32,6 +32,20 @@ class UploadLimits:
     max_reply_chars: int = 200_000
     #: Problems beyond this are counted, not listed, so a garbage file cannot produce a huge report.
     max_problems: int = 1000
+    # The caps below stop the check at the first one reached: what a file holds beyond them is never
+    # parsed, so its size in lines, runs or replies cannot buy it more of a worker's time.
+    #: Lines of a JSONL file, blank ones included (a line is parsed and schema-checked, the costly part).
+    max_lines: int = 20_000
+    #: Runs of a file: 483 scenarios (the whole set) × 20 repeats (the most an upload may give) fit.
+    max_runs: int = 10_000
+    #: Replies (or actions) of one run: one per model call, and a flow makes at most max_loop's
+    #: upper bound (1000) of them.
+    max_replies_per_run: int = 1_000
+    #: Replies (or actions) of the whole file: 483 scenarios × 20 repeats × 50 calls (the Online
+    #: flows' default max_loop) fit.
+    max_replies: int = 500_000
+    #: Seconds the check may take before it stops and refuses the file (None: no limit, offline).
+    max_seconds: float | None = None
 
 
 #: The limits an upload is read within when its caller names none.
