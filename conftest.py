@@ -499,3 +499,24 @@ def celery_workers(transactional_db, settings, tmp_path) -> Iterator[Callable[..
 def celery_worker_process(celery_workers) -> subprocess.Popen:
     """One real `celery worker` process on the local Redis (two pool processes)."""
     return celery_workers("test").process
+
+
+@pytest.fixture
+def exports_built_when_sent(monkeypatch, settings, tmp_path) -> Callable[..., Any]:
+    """Export files built at once by whoever sends their build (instead of by a worker), into this
+    test's own folder; returns ``download(client, url, **headers)``, which asks for an export as a
+    client following Retry-After does: once more when the first answer is 202 (the file is built by then)."""
+    from submissions import export_files
+
+    settings.MAGEBENCH_EXPORT_ROOT = tmp_path / "exports"
+    settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS = 1
+    monkeypatch.setattr(export_files, "_send_build", export_files.export_file_build)
+
+    def download(client: Any, url: str, **headers: Any) -> Any:
+        response = client.get(url, **headers)
+        if response.status_code == 202:
+            assert response["Retry-After"] == "1"
+            response = client.get(url, **headers)
+        return response
+
+    return download

@@ -12,7 +12,6 @@ from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
 from submissions import check_apis, team_views
-from submissions import export_apis as submission_export_apis
 from submissions import views as submission_views
 from submissions.client_wheel import client_index, client_wheel
 
@@ -37,7 +36,7 @@ urlpatterns = [
     path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/attempts.<str:fmt>",
          board_apis.BoardAttemptsExportApi.as_view(), name="api-board-attempts-export"),
     path("api/v1/submissions/<int:submission_id>/attempts.<str:fmt>",
-         submission_export_apis.SubmissionExportApi.as_view(), name="api-submission-export"),
+         board_apis.SubmissionExportApi.as_view(), name="api-submission-export"),
     path("api/v1/submissions/", submission_apis.SubmissionListCreateApi.as_view(), name="api-submission-create"),
     path("api/v1/submissions/<int:submission_id>/<str:action>/", submission_apis.SubmissionActionApi.as_view(),
          name="api-submission-action"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -11,13 +12,22 @@ from rest_framework.views import APIView
 
 from accounts.selectors import request_access
 from evaluators.base import environment_flows, environment_slugs
+from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, payload_entries, submission_export_spec
 from leaderboard.cache import board_scope, cached
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
-from submissions.export_apis import EXPORT_RESPONSES, FORMAT_HELP, export_response
-from submissions.exports import FORMATS, export_submissions
-from submissions.models import Submission
-from submissions.selectors import visible_entries
+from submissions.apis import viewable_submission
+from submissions.export_apis import (
+    EXPORT_RESPONSES,
+    FORMAT_HELP,
+    FRAMES,
+    AnyAccept,
+    export_format,
+    export_response,
+    export_unavailable,
+    wants_frames,
+)
+from submissions.exports import FORMATS
 
 
 class BoardApi(APIView):
@@ -68,30 +78,61 @@ BOARD_PATH = [OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environme
 
 
 class BoardAttemptsExportApi(APIView):
+    content_negotiation_class = AnyAccept
+
     @extend_schema(
         operation_id="boards_attempts_export",
         parameters=[*BOARD_PATH,
                     OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),
+                    FRAMES,
                     *(OpenApiParameter(name, str, required=False, description=f"as for the board: {name}")
                       for name in ("suite", "open", "size", "org", "best", "verified", "incomplete", "q", "prompts"))],
         responses=EXPORT_RESPONSES)
-    def get(self, request, env: str, flow: str, subset: str, fmt: str) -> Any:
+    def get(self, request, env: str, flow: str, subset: str, fmt: str) -> HttpResponseBase:
         """Every attempt of a board's entries, one row each, or their trajectories.
 
         The entries are the board's rows for the same query (filters, suite, prompt set), in their
         order; the columns are those of a submission's export. Anonymous callers get the public
-        entries and baselines; a team's token or session adds the team's private ones.
+        entries and baselines; a team's token or session adds the team's private ones. The file is
+        built once per change of the board, by a worker: until it is ready the answer is 202 with
+        Retry-After.
         """
-        if fmt not in FORMATS:
-            raise Http404(f"an export is one of: {', '.join(FORMATS)}")
-        rows = board_payload(request, env, flow, subset)
-        # The board already shows the visitor only what they may see; asked again here, so that an
-        # export can never carry more than the visible entries even if the board's rows changed.
-        ids = [row["submission"] for row in rows["rows"] if row.get("submission") is not None]
-        visible = set(Submission.objects.filter(visible_entries(request_access(request).team_ids), id__in=ids)
-                      .values_list("id", flat=True))
-        return export_response(export_submissions([i for i in ids if i in visible]), fmt,
-                               f"magebench-{env}-{flow}-{subset}-{rows['suite']}")
+        export_format(fmt)
+        payload = board_payload(request, env, flow, subset)
+        try:
+            spec = board_export_spec((env, flow, subset), payload_entries(payload), request_access(request).team_ids,
+                                     fmt, frames=wants_frames(request, fmt))
+        except GenerationUnknown:
+            return export_unavailable()
+        return export_response(request, spec, f"magebench-{env}-{flow}-{subset}-{payload['suite']}")
+
+
+class SubmissionExportApi(APIView):
+    content_negotiation_class = AnyAccept
+
+    @extend_schema(
+        operation_id="submissions_export",
+        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),
+                    FRAMES],
+        responses=EXPORT_RESPONSES)
+    def get(self, request, submission_id: int, fmt: str) -> HttpResponseBase:
+        """A submission's attempts, one row each, or their trajectories.
+
+        Each row: scenario, repeat, status, score, outcome, error kind and message, the invalid and
+        repeated action flags (IA/RA) and parse errors, steps, model calls, tries, prompt and
+        completion tokens, the cost at the model's prices (USD), the seconds it took and per model
+        call, when it started and finished, and the folder of its trajectory in the zip. An upload's
+        tokens and times are empty (``measured`` false): its replies were played back. A private
+        submission of another team is a 404, as if it did not exist. The file is built once, by a
+        worker: until it is ready the answer is 202 with Retry-After.
+        """
+        export_format(fmt)
+        submission = viewable_submission(request_access(request), submission_id)
+        try:
+            spec = submission_export_spec(submission, fmt, frames=wants_frames(request, fmt))
+        except GenerationUnknown:
+            return export_unavailable()
+        return export_response(request, spec, f"magebench-submission-{submission.id}")
 
 
 def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, Any]:

@@ -27,6 +27,8 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.db.models import F
 from django.utils.safestring import SafeString, mark_safe
 
+from submissions.export_files import ExportSpec
+
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
@@ -85,6 +87,19 @@ def generation(scope: str = EVERYTHING) -> tuple[int, ...]:
 
     stored = dict(BoardsGeneration.objects.filter(scope__in=scopes).values_list("scope", "value"))
     return counters + tuple(stored.get(name, 0) for name in scopes)
+
+
+def shared_generation(scope: str = EVERYTHING) -> tuple[int, ...]:
+    """The generation of ``scope`` every process reads alike (what names files other processes build):
+    the shared cache's counters, or the database's where the cache is each process's own (its
+    counters start from each process's clock)."""
+    if not _process_local():
+        return generation(scope)
+    from leaderboard.models import BoardsGeneration
+
+    scopes = (EVERYTHING,) if scope == EVERYTHING else (EVERYTHING, scope)
+    stored = dict(BoardsGeneration.objects.filter(scope__in=scopes).values_list("scope", "value"))
+    return tuple(stored.get(name, 0) for name in scopes)
 
 
 def bump_cache(scopes: tuple[str, ...]) -> None:
@@ -195,6 +210,9 @@ class CachedPage:
     charts: bool = False
     #: Whether the page may be stored (see ``cached``'s ``keep``).
     cacheable: bool = True
+    #: A board page's per-attempt export (its entries on every page of its query, the board's generation
+    #: then): its links, whose sizes change once the files are built, are added per request.
+    export: ExportSpec | None = None
 
     @property
     def html(self) -> SafeString:

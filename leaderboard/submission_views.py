@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from accounts.selectors import can_manage_submission, can_publish_submission, request_access, viewable_or_404
 from catalogue.prompt_sets import prompt_set_get
 from evaluators.base import get_plugin
+from leaderboard.attempt_exports import submission_export_links
 from leaderboard.selectors import Headline, submission_headline
 from leaderboard.selectors.entry_tags import EntryTagTable, entry_tag_tables
 from submissions.effort import submission_effort
@@ -91,4 +92,5 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "can_manage": can_manage_submission(access, submission),
         "can_see_endpoint": can_see_endpoint(access, submission),
         "can_publish": can_publish_submission(access, submission) and not submission.is_public,
+        "export_links": submission_export_links(submission),
     })

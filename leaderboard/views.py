@@ -5,18 +5,22 @@ board cache (``leaderboard.cache``) until a write changes a board.
 """
 from __future__ import annotations
 
+import html
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 from accounts.selectors import request_access
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from catalogue.selectors import board_suites, default_suite
 from evaluators.base import FLOWS, all_plugins, get_plugin
+from leaderboard.attempt_exports import board_export_links, board_page_export
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.context_processors import environments
 from leaderboard.selectors import (
@@ -173,6 +177,11 @@ class Pager:
         return slice(self.first - 1, self.last)
 
 
+#: Where a cached board page's per-attempt export links go (``_with_attempt_exports``).
+ATTEMPT_EXPORTS_SLOT = re.compile(r'<span data-attempt-exports-slot data-board="(?P<board>[\w-]+/[\w-]+/[\w-]+)" '
+                                  r'data-query="(?P<query>[^"]*)"></span>')
+
+
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     filters = BoardFilter.from_query(request.GET)
     # The sort is validated against the board's columns: it adds at most a few entries per query.
@@ -187,6 +196,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         if order.column:
             query += f"&sort={order.column}&dir={order.direction}"
         pager = Pager.of(len(data.rows), asked, BOARD_ROWS_PER_PAGE, query)
+        export = board_page_export((env, flow, subset), [row.submission_id for row in data.rows])
         data.rows = data.rows[pager.rows]
         organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
         content = render_to_string("leaderboard/_board_content.html", {
@@ -198,10 +208,24 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         })
         # A page past the last is shown the last one, but not stored under its own key.
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
-                          cacheable=board_storable(data, filters, organisations) and pager.page == asked)
+                          cacheable=board_storable(data, filters, organisations) and pager.page == asked,
+                          export=export)
 
     page = page_cached("board", (*key, order, asked), build, scope=board_scope(env, flow, subset))
-    return render(request, "leaderboard/board.html", {"page": page})
+    return render(request, "leaderboard/board.html", {"page": page, "content": _with_attempt_exports(page)})
+
+
+def _with_attempt_exports(page: CachedPage) -> SafeString:
+    """The board page's content with its per-attempt export links, which say how big each file is: built
+    for this visitor, since the files (and their sizes) are built after the page was cached."""
+    match = ATTEMPT_EXPORTS_SLOT.search(page.content)
+    if match is None:
+        return page.html
+    env, flow, subset = match.group("board").split("/")
+    links = board_export_links((env, flow, subset), page.export, html.unescape(match.group("query")))
+    rendered = render_to_string("leaderboard/_board_attempt_exports.html", {"links": links})
+    # Both parts were rendered by Django's templates, which escaped them.
+    return mark_safe(page.content[:match.start()] + rendered + page.content[match.end():])
 
 
 def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:

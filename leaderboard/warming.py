@@ -55,15 +55,21 @@ def _build(name: str, render: Callable[[], object], warmed: Warmed) -> None:
 
 
 def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
-    """The board's page, API answer, CSV export, analysis, comparison and cost pages, with default filters."""
+    """The board's page, API answer, CSV export, analysis, comparison and cost pages, with default
+    filters, and the builds of its frame-free attempt exports sent."""
     from leaderboard.analysis_views import board_analysis, board_compare
     from leaderboard.apis import board_payload
+    from leaderboard.attempt_exports import board_exports_warm, payload_entries
     from leaderboard.cost_views import board_cost
     from leaderboard.views import board, board_export
 
     args = (env, flow, subset)
     _build(f"board {args}", lambda: board(_anonymous(reverse("board", args=args)), *args), warmed)
     _build(f"api {args}", lambda: board_payload(_anonymous(reverse("api-board", args=args)), *args), warmed)
+    # The attempt exports are built by workers of their own (a board of 60,000 attempts takes minutes),
+    # so that a visitor's download is usually ready; the board's older files go.
+    _build(f"attempt exports {args}", lambda: board_exports_warm(args, payload_entries(board_payload(
+        _anonymous(reverse("api-board", args=args)), *args))), warmed)
     _build(f"csv {args}", lambda: board_export(
         _anonymous(reverse("board-export", args=[*args, "csv"])), *args, fmt="csv"), warmed)
     _build(f"analysis {args}", lambda: board_analysis(

@@ -1,68 +1,125 @@
-"""Per-attempt downloads of a submission (the board's come from leaderboard.apis): CSV, Parquet and
-the trajectories zip. The submission page links here; the session or a token decides what is seen."""
+"""Per-attempt downloads (CSV, Parquet, the trajectories zip) of a submission or a board's entries, as
+files: a built one is served as it is; one not built yet is sent to a worker and the request answered
+at once with 202 and Retry-After (``submissions.export_files``). The caller decides what is seen."""
 from __future__ import annotations
 
-from django.http import HttpResponse, StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions
-from rest_framework.views import APIView
+from collections.abc import Iterable
+from typing import BinaryIO
 
-from accounts.selectors import request_access
-from submissions.apis import ErrorOutput, viewable_submission
-from submissions.exports import CONTENT_TYPES, FORMATS, export_rows, rows_csv, rows_parquet, trajectories_zip
-from submissions.models import Submission
+from django.conf import settings
+from django.http import FileResponse, HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import render
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import exceptions
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+
+from submissions.apis import ErrorOutput
+from submissions.export_files import ExportSpec, export_build_send, export_requested
+from submissions.exports import CONTENT_TYPES, FORMATS
 
 #: What the schema says each format is.
 FORMAT_HELP = ("csv: one row per attempt, spreadsheet-safe; parquet: the same rows with typed columns "
                "(pandas.read_parquet, datasets.Dataset.from_parquet); zip: attempts.csv and every attempt's "
                "trajectory folder (trajectory.json with the replies, parsed actions and per-step scores, and "
-               "its frames), streamed")
+               "its trace), without the frames unless frames=1. Each file is built once, by a worker: until "
+               "it is ready the answer is 202 with Retry-After (seconds) and a JSON body saying so; ask again "
+               "then")
+FRAMES = OpenApiParameter("frames", int, required=False, enum=[0, 1],
+                          description="zip only: 1 adds every frame (PNG/JPEG images), most of the zip's size; "
+                                      "by default the zip is frame-free")
+
+
 EXPORT_RESPONSES = {
     (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="csv"),
     (200, "application/vnd.apache.parquet"): OpenApiResponse(OpenApiTypes.BINARY, description="parquet"),
     (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="zip"),
+    202: OpenApiResponse(ErrorOutput, description="the file is being built: ask again after Retry-After seconds"),
+    503: OpenApiResponse(ErrorOutput, description="exports are unavailable for a moment: ask again after Retry-After"),
     404: ErrorOutput,
 }
 
 
-def export_response(submissions: list[Submission], fmt: str, stem: str) -> HttpResponse | StreamingHttpResponse:
-    """The download of these submissions' attempts in ``fmt``; the file is named ``stem``-attempts or
-    ``stem``-trajectories. The caller has checked that the visitor may see every one of them."""
-    response: HttpResponse | StreamingHttpResponse
-    if fmt == "csv":
-        response = HttpResponse(rows_csv(export_rows(submissions)), content_type=CONTENT_TYPES[fmt])
-    elif fmt == "parquet":
-        response = HttpResponse(rows_parquet(export_rows(submissions)), content_type=CONTENT_TYPES[fmt])
-    elif fmt == "zip":
-        response = StreamingHttpResponse(trajectories_zip(submissions), content_type=CONTENT_TYPES[fmt])
-        stem += "-trajectories"
-    else:
+class AnyAccept(BaseContentNegotiation):
+    """An export answers with its file whatever the Accept header says (a browser following a link asks
+    for HTML first): only the 202 and error bodies are rendered, as JSON."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
+
+    def select_renderer(self, request: Request, renderers: Iterable[BaseRenderer],
+                        format_suffix: str | None = None) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+def export_format(fmt: str) -> str:
+    if fmt not in FORMATS:
         raise exceptions.NotFound(f"an export is one of: {', '.join(FORMATS)}")
-    name = f"{stem}.zip" if fmt == "zip" else f"{stem}-attempts.{fmt}"
-    # The stem is built from ids and slugs only: nothing to escape in the header.
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return fmt
+
+
+def wants_frames(request: HttpRequest, fmt: str) -> bool:
+    return fmt == "zip" and request.GET.get("frames") == "1"
+
+
+def export_filename(spec: ExportSpec, stem: str) -> str:
+    if spec.fmt == "zip":
+        return f"{stem}-trajectories{'-frames' if spec.frames else ''}.zip"
+    return f"{stem}-attempts.{spec.fmt}"
+
+
+def export_unavailable() -> HttpResponseBase:
+    """No file can be named now (the cache holding the boards' generations is down): ask again later."""
+    retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
+    response = JsonResponse({"message": "exports are unavailable for a moment: ask again later",
+                             "extra": {"retry_after": retry_after}}, status=503)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def export_response(request: HttpRequest, spec: ExportSpec, stem: str) -> HttpResponseBase:
+    """The file of ``spec``, named after ``stem``; or, while it is built, a 202 saying when to ask again
+    (a page that reloads itself for a browser, JSON for anyone else). The caller has checked that the
+    visitor may see every submission in it."""
+    name = export_filename(spec, stem)
+    file = _opened(spec)
+    response: HttpResponseBase
+    if file is None:
+        response = _preparing(request, name)
+    else:
+        response = FileResponse(file, content_type=CONTENT_TYPES[spec.fmt])
+        # The stem is built from ids and slugs only: nothing to escape in the header.
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
     # Private rows may be in it: no shared cache keeps a copy.
     response["Cache-Control"] = "private, no-store"
     return response
 
 
-class SubmissionExportApi(APIView):
-    @extend_schema(
-        operation_id="submissions_export",
-        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP)],
-        responses=EXPORT_RESPONSES)
-    def get(self, request, submission_id: int, fmt: str) -> HttpResponse | StreamingHttpResponse:
-        """A submission's attempts, one row each, or their trajectories.
+def _opened(spec: ExportSpec) -> BinaryIO | None:
+    """The built file, open; or None once its build is sent."""
+    path = export_requested(spec)
+    if path is None:
+        return None
+    try:
+        return path.open("rb")
+    except FileNotFoundError:  # removed since (a newer generation's build removed it): built again
+        export_build_send(spec)
+        return None
 
-        Each row: scenario, repeat, status, score, outcome, error kind and message, the invalid and
-        repeated action flags (IA/RA) and parse errors, steps, model calls, tries, prompt and
-        completion tokens, the cost at the model's prices (USD), the seconds it took and per model
-        call, when it started and finished, and the folder of its trajectory in the zip. An upload's
-        tokens and times are empty (``measured`` false): its replies were played back. A private
-        submission of another team is a 404, as if it did not exist.
-        """
-        if fmt not in FORMATS:
-            raise exceptions.NotFound(f"an export is one of: {', '.join(FORMATS)}")
-        submission = viewable_submission(request_access(request), submission_id)
-        return export_response([submission], fmt, f"magebench-submission-{submission.id}")
+
+def _preparing(request: HttpRequest, name: str) -> HttpResponseBase:
+    retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
+    response: HttpResponseBase
+    if "text/html" in request.headers.get("Accept", ""):
+        response = render(request, "submissions/export_preparing.html", {"name": name, "retry_after": retry_after},
+                          status=202)
+    else:
+        response = JsonResponse({"message": f"{name} is being prepared: ask again in {retry_after} s",
+                                 "extra": {"retry_after": retry_after}}, status=202)
+    response["Retry-After"] = str(retry_after)
+    return response

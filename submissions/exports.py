@@ -4,9 +4,9 @@ a zip, for one submission or for every entry of a board (leaderboard/board_expor
 Who may see which submission is decided by the caller (accounts.selectors.can_view_submission,
 submissions.selectors.visible_entries); this module only reads what it is handed.
 
-The zip is streamed: it is written into a small buffer that is emptied after each block of a file,
-so a board with thousands of attempts and their frames never sits in memory (``zipfile`` writes to a
-stream it cannot seek with a data descriptor after each member).
+Every writer here writes to a file row by row (or member by member), so that a board of 60,000
+attempts never sits in memory: they run on a worker (submissions.export_files builds each file once)
+and a request only ever serves the finished file.
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TextIO
 
 from evaluators.endpoints.credentials import scrub_secrets
 from evaluators.paths import shown
@@ -46,8 +47,13 @@ COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 FORMATS = ("csv", "parquet", "zip")
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet",
                  "zip": "application/zip"}
-#: Bytes read from a trajectory file at a time, and the most the zip buffer holds before it is sent.
+#: Bytes copied from a trajectory file at a time.
 CHUNK = 256 * 1024
+#: Rows a Parquet row group holds: what its writer keeps in memory at once.
+ROW_GROUP = 5000
+#: What a frame-free zip leaves out: frames and screenshots, by suffix or by their first bytes.
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg"})
+IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff")
 
 
 def export_submissions(ids: Iterable[int]) -> list[Submission]:
@@ -127,52 +133,34 @@ def _csv_value(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-def rows_csv(rows: Iterable[dict[str, Any]]) -> str:
-    """The rows as spreadsheet-safe CSV (magebench_client.csv_safe, as the board's CSV)."""
-    out = io.StringIO()
+def write_rows_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> None:
+    """The rows as spreadsheet-safe CSV (magebench_client.csv_safe, as the board's CSV), one at a time."""
     write_csv(out, COLUMN_NAMES, ({name: _csv_value(value) for name, value in row.items()} for row in rows))
-    return out.getvalue()
 
 
-def rows_parquet(rows: Iterable[dict[str, Any]]) -> bytes:
-    """The rows as one Parquet file, with a fixed schema (an empty export still has every column)."""
+def _parquet_schema() -> Any:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
              "timestamp": pa.timestamp("us", tz="UTC")}
-    schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
-    listed = list(rows)
-    table = pa.table({name: [row[name] for row in listed] for name in COLUMN_NAMES}, schema=schema)
-    out = io.BytesIO()
-    pq.write_table(table, out)
-    return out.getvalue()
+    return pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+
+
+def write_rows_parquet(rows: Iterable[dict[str, Any]], path: Path) -> None:
+    """The rows as one Parquet file with a fixed schema (an empty export still has every column),
+    ``ROW_GROUP`` rows at a time: a board of 60,000 attempts built whole reached 323 MiB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _parquet_schema()
+    pending = iter(rows)
+    with pq.ParquetWriter(str(path), schema) as writer:
+        while batch := list(islice(pending, ROW_GROUP)):
+            writer.write_table(pa.Table.from_pydict({name: [row[name] for row in batch] for name in COLUMN_NAMES},
+                                                    schema=schema))
 
 
 # The trajectories zip ------------------------------------------------------------------------------
-
-class _Buffer(io.RawIOBase):
-    """A write-only stream the zip is written into; ``take`` empties it. Not seekable, on purpose."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._parts: list[bytes] = []
-        self.size = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        chunk = bytes(data)
-        self._parts.append(chunk)
-        self.size += len(chunk)
-        return len(chunk)
-
-    def take(self) -> bytes:
-        data = b"".join(self._parts)
-        self._parts, self.size = [], 0
-        return data
-
 
 @dataclass(frozen=True)
 class _Member:
@@ -191,39 +179,74 @@ def _trajectory_files(folder: str, directory: Path) -> Iterator[_Member]:
         yield _Member(name=f"{folder}/{path.relative_to(directory).as_posix()}", path=resolved)
 
 
-def _write_member(archive: zipfile.ZipFile, buffer: _Buffer, member: _Member,
-                  marks: list[tuple[str, str]]) -> Iterator[bytes]:
+def _is_image(name: str, head: bytes) -> bool:
+    """A frame or screenshot, by its name or by its first bytes (a trace's resources have no suffix)."""
+    return Path(name).suffix.lower() in IMAGE_SUFFIXES or head.startswith(IMAGE_MAGIC)
+
+
+def _member_info(member: _Member) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(member.name,
+                           date_time=datetime.fromtimestamp(member.path.stat().st_mtime).timetuple()[:6])
+    # Frames and traces are compressed already: compressing them again saves nothing.
+    info.compress_type = (zipfile.ZIP_STORED if member.path.suffix.lower() in {*IMAGE_SUFFIXES, ".zip"}
+                          else zipfile.ZIP_DEFLATED)
+    info.file_size = member.path.stat().st_size
+    return info
+
+
+def _copy(source: IO[bytes], target: IO[bytes]) -> None:
+    while block := source.read(CHUNK):
+        target.write(block)
+
+
+def _write_trace_without_images(archive: zipfile.ZipFile, member: _Member) -> None:
+    """A trace zip with every image it holds left out: its actions, network log and DOM snapshots stay."""
+    info = _member_info(member)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(member.path) as trace, archive.open(info, "w", force_zip64=True) as target, \
+            zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as stripped:
+        for inner in trace.infolist():
+            with trace.open(inner) as source:
+                head = source.read(len(max(IMAGE_MAGIC, key=len)))
+                if inner.is_dir() or _is_image(inner.filename, head):
+                    continue
+                with stripped.open(zipfile.ZipInfo(inner.filename, date_time=inner.date_time), "w",
+                                   force_zip64=True) as copied:
+                    copied.write(head)
+                    _copy(source, copied)
+
+
+def _write_member(archive: zipfile.ZipFile, member: _Member, marks: list[tuple[str, str]], *, frames: bool) -> None:
     if member.path.name == INDEX_NAME:
         # The index as a replay shows it: paths the episode quotes are relative to the data folder,
         # and the team's endpoint struck out.
         text = struck(shown(member.path.read_text(encoding="utf-8")), marks)
         archive.writestr(member.name, text, zipfile.ZIP_DEFLATED)
-        yield buffer.take()
         return
-    # Frames are PNG and traces zips: compressing them again saves nothing.
-    method = zipfile.ZIP_STORED if member.path.suffix in {".png", ".zip", ".jpg", ".jpeg"} else zipfile.ZIP_DEFLATED
-    info = zipfile.ZipInfo(member.name, date_time=datetime.fromtimestamp(member.path.stat().st_mtime).timetuple()[:6])
-    info.compress_type = method
-    with member.path.open("rb") as source, archive.open(info, "w") as target:
-        while block := source.read(CHUNK):
-            target.write(block)
-            if buffer.size >= CHUNK:
-                yield buffer.take()
-    yield buffer.take()
+    with member.path.open("rb") as source:
+        head = source.read(len(max(IMAGE_MAGIC, key=len)))
+        if not frames and _is_image(member.name, head):
+            return
+    if not frames and member.path.suffix.lower() == ".zip" and zipfile.is_zipfile(member.path):
+        _write_trace_without_images(archive, member)
+        return
+    with member.path.open("rb") as source, archive.open(_member_info(member), "w") as target:
+        _copy(source, target)
 
 
-def trajectories_zip(submissions: list[Submission]) -> Iterator[bytes]:
-    """A zip of ``attempts.csv`` (the rows) and each attempt's trajectory folder, block by block."""
-    buffer = _Buffer()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("attempts.csv", rows_csv(export_rows(submissions)))
-        yield buffer.take()
+def write_trajectories_zip(submissions: list[Submission], out: IO[bytes], *, frames: bool = False) -> None:
+    """A zip of ``attempts.csv`` (the rows) and each attempt's trajectory folder: ``trajectory.json``
+    (replies, parsed actions, per-step scores) and its trace, with the frames only if ``frames``
+    (they are most of its size). Written member by member to ``out``, a file: nothing is held whole."""
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("attempts.csv", "w", force_zip64=True) as member, \
+                io.TextIOWrapper(member, encoding="utf-8", newline="") as text:
+            write_rows_csv(export_rows(submissions), text)
         for submission in submissions:
             marks = endpoint_marks(submission)
             for attempt in _attempts(submission):
                 directory = trajectory_dir(attempt)
                 if directory is None or not directory.is_dir():
                     continue
-                for member in _trajectory_files(member_folder(submission, attempt), directory):
-                    yield from _write_member(archive, buffer, member, marks)
-    yield buffer.take()
+                for found in _trajectory_files(member_folder(submission, attempt), directory):
+                    _write_member(archive, found, marks, frames=frames)

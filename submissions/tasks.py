@@ -5,6 +5,7 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from evaluators.retry import Backoff
+from submissions.export_files import BUILD_EXPORT_TASK
 from submissions.services import PREPARE_SUBMISSION_TASK, RUN_ATTEMPT_TASK, RUN_ENDPOINT_CHECK_TASK
 
 #: A database that is restarting fails the claim: the message is sent again later instead of being
@@ -67,3 +68,11 @@ def watchdog_task() -> dict[str, int]:
     from submissions.watchdog import watchdog_run
 
     return watchdog_run()
+
+
+@shared_task(name=BUILD_EXPORT_TASK, acks_late=True)
+def build_export_task(spec: dict[str, object]) -> str:
+    """Build one per-attempt export file (submissions.export_files); a file already built is kept."""
+    from submissions.export_files import ExportSpec, export_file_build
+
+    return str(export_file_build(ExportSpec.from_message(spec)))

@@ -3,6 +3,8 @@ and network failures turned into exceptions that say what went wrong."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from typing import IO, Any
 
 import requests
@@ -11,6 +13,9 @@ import requests
 TIMEOUT = (10.0, 300.0)
 #: Bytes of a download written at a time.
 DOWNLOAD_BLOCK = 256 * 1024
+#: How long a download waits in all for a file the site is building, and the bounds of each wait.
+DOWNLOAD_WAIT = 1800.0
+DEFAULT_RETRY_AFTER, MIN_RETRY_AFTER, MAX_RETRY_AFTER = 5.0, 0.5, 60.0
 
 
 class ApiError(Exception):
@@ -68,9 +73,25 @@ class Client:
     def post_file(self, path: str, fields: dict[str, str], name: str, file: IO[bytes]) -> Any:
         return response_json(self.request("POST", path, data=fields, files={"file": (name, file)}))
 
-    def download(self, path: str, params: dict[str, str] | None, out: IO[bytes]) -> int:
-        """Write the file at ``path`` to ``out`` as it arrives (an export may be large); its size."""
-        response = self.request("GET", path, params=params, stream=True)
+    def download(self, path: str, params: dict[str, str] | None, out: IO[bytes], *, wait: float = DOWNLOAD_WAIT,
+                 waiting: Callable[[float], None] | None = None) -> int:
+        """Write the file at ``path`` to ``out`` as it arrives (an export may be large); its size.
+
+        A file the site is still building is answered 202 with Retry-After: asked again after that
+        many seconds (``waiting`` is told each wait), for ``wait`` seconds at most in all."""
+        deadline = time.monotonic() + wait
+        while True:
+            response = self.request("GET", path, params=params, stream=True)
+            if response.status_code != 202:
+                break
+            response.close()
+            delay = retry_after(response)
+            if time.monotonic() + delay > deadline:
+                raise ApiError(202, f"the site was still preparing {response.url} after {wait:.0f} s; "
+                                    "ask again later (or give a longer --wait)", [])
+            if waiting is not None:
+                waiting(delay)
+            time.sleep(delay)
         size = 0
         try:
             for block in response.iter_content(DOWNLOAD_BLOCK):
@@ -81,6 +102,15 @@ class Client:
         finally:
             response.close()
         return size
+
+
+def retry_after(response: requests.Response) -> float:
+    """The seconds a 202 asks to wait (its Retry-After), within reason; a date or nothing is the default."""
+    try:
+        seconds = float(response.headers.get("Retry-After", ""))
+    except ValueError:
+        return DEFAULT_RETRY_AFTER
+    return min(max(seconds, MIN_RETRY_AFTER), MAX_RETRY_AFTER)
 
 
 def network_reason(exc: requests.RequestException) -> str:

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import magebench_client
-from magebench_client.api import ApiError, Client, Unreachable
+from magebench_client.api import DOWNLOAD_WAIT, ApiError, Client, Unreachable
 from magebench_client.commands import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -171,12 +171,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Export every attempt of a submission (magebench export 42) or of a board's entries "
                     "(magebench export sokoban global mini): scenario, repeat, score, outcome, error, IA/RA, "
                     "tokens, cost and seconds, one row each, as CSV or Parquet; or a zip of each attempt's "
-                    "trajectory (replies, parsed actions, per-step scores, frames). A token shows its team's "
-                    "private submissions too.")
+                    "trajectory (replies, parsed actions, per-step scores, trace; frames with --frames). The "
+                    "site builds each file once: until it is ready the command waits as the site asks "
+                    "(Retry-After). A token shows its team's private submissions too.")
     export.add_argument("target", nargs="+", metavar="TARGET",
                         help="a submission id (42), or a board as ENV FLOW SUBSET (sokoban global mini)")
     export.add_argument("--format", choices=list(EXPORT_FORMATS), default="csv")
     export.add_argument("--out", help="file to write (default: standard output, not a terminal for binary formats)")
+    export.add_argument("--frames", action="store_true",
+                        help="trajectories only: add every frame (PNG/JPEG images), most of the zip's size")
+    export.add_argument("--wait", type=float, default=DOWNLOAD_WAIT, metavar="SECONDS",
+                        help=f"longest wait in all for the site to prepare the file (default {DOWNLOAD_WAIT:.0f})")
     export.set_defaults(handler=cmd_export)
 
     for action in ACTIONS:

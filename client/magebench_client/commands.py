@@ -291,18 +291,27 @@ def export_source(target: list[str], fmt: str) -> tuple[str, str]:
 def cmd_export(client: Client, args: argparse.Namespace) -> int:
     """Every attempt of a submission or a board, one row each (CSV, Parquet), or their trajectories (zip)."""
     path, what = export_source(args.target, args.format)
-    params = board_params(args) if len(args.target) == 3 else None
+    params = board_params(args) if len(args.target) == 3 else {}
+    if args.frames:
+        if args.format != "trajectories":
+            raise CliError("--frames goes with --format trajectories")
+        params["frames"] = "1"
+
+    def waiting(seconds: float) -> None:
+        print(f"the site is preparing the {args.format} export of {what}; asking again in {seconds:.0f} s",
+              file=sys.stderr)
+
     if not args.out:
         if args.format != "csv" and sys.stdout.isatty():
             raise CliError(f"a {args.format} export is binary: give --out FILE, or redirect the output")
         sys.stdout.flush()
-        client.download(path, params, sys.stdout.buffer)
+        client.download(path, params or None, sys.stdout.buffer, wait=args.wait, waiting=waiting)
         return EXIT_OK
     # Written beside the file and renamed once complete: a failed download leaves no half file behind.
     partial = f"{args.out}.part"
     try:
         with open(partial, "wb") as out:
-            size = client.download(path, params, out)
+            size = client.download(path, params or None, out, wait=args.wait, waiting=waiting)
         os.replace(partial, args.out)
     except OSError as exc:
         raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None

@@ -316,6 +316,16 @@ MAGEBENCH_WARM_BOARDS = env_bool("MAGEBENCH_WARM_BOARDS", _cache_url.startswith(
 MAGEBENCH_WARM_DELAY_SECONDS = env_float("MAGEBENCH_WARM_DELAY_SECONDS", 5.0)
 # A warm sent but not run this long after its delay (its worker died) no longer holds later ones back.
 MAGEBENCH_WARM_PENDING_SECONDS = env_int("MAGEBENCH_WARM_PENDING_SECONDS", 300)
+# Per-attempt exports (CSV, Parquet, trajectories zip) are files built once by a worker (on the
+# default queue, or the one MAGEBENCH_QUEUE_ROUTES names for "exports") and kept here, one generation
+# per board; a request for one not built yet is answered 202 with this Retry-After. A build sent but
+# not finished this long after (its worker died) no longer keeps a later request from sending another.
+MAGEBENCH_EXPORT_ROOT = Path(env_str("MAGEBENCH_EXPORT_ROOT", str(DATA_DIR / "exports")))
+MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS = env_int("MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS", 5)
+MAGEBENCH_EXPORT_PENDING_SECONDS = env_int("MAGEBENCH_EXPORT_PENDING_SECONDS", 900)
+# At most this many builds wait or run at once (a request past it is answered 202 and sends its build
+# when it asks again): each search of a board is a file of its own, and the queue also runs attempts.
+MAGEBENCH_EXPORT_MAX_BUILDS = env_int("MAGEBENCH_EXPORT_MAX_BUILDS", 12)
 
 # Content-Security-Policy of every response (config/security.py): scripts and styles from the
 # site itself, images also as data: URLs (charts), no plugins, no framing, forms post to the site.

@@ -11,12 +11,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from accounts.services import team_get_or_create
+from magebench_client.output import size_text
 from scoring.cost import token_cost
 from submissions.engine import attempt_run
-from submissions.exports import CHUNK
 from submissions.models import Attempt, Submission
 from submissions.selectors import trajectory_dir
 from submissions.services import model_entry_upsert, submission_create_endpoint
@@ -48,19 +49,27 @@ def oracle(fixture_scenarios, baseline_endpoint):
     return make
 
 
-def _export(client, submission: Submission, fmt: str, **headers):
-    return client.get(reverse("api-submission-export", args=[submission.id, fmt]), **headers)
+@pytest.fixture
+def download(exports_built_when_sent):
+    return exports_built_when_sent
 
 
-def _board_export(client, fmt: str, **headers):
-    return client.get(reverse("api-board-attempts-export", args=[*BOARD, fmt]) + "?suite=fixture", **headers)
+def _export(download, client, submission: Submission, fmt: str, query: str = "", **headers):
+    return download(client, reverse("api-submission-export", args=[submission.id, fmt]) + query, **headers)
+
+
+def _board_export(download, client, fmt: str, query: str = "", **headers):
+    return download(client, reverse("api-board-attempts-export", args=[*BOARD, fmt]) + "?suite=fixture" + query,
+                    **headers)
 
 
 def _body(response) -> bytes:
+    # Read to its end, the test client closes the file (closing it again would close the database connection).
     return b"".join(response.streaming_content) if response.streaming else response.content
 
 
-def test_a_submissions_parquet_has_one_row_per_stored_attempt_for_pandas_and_datasets(client, oracle, tmp_path):
+def test_a_submissions_parquet_has_one_row_per_stored_attempt_for_pandas_and_datasets(download, client, oracle,
+                                                                                      tmp_path):
     import datasets
     import pandas
 
@@ -68,11 +77,11 @@ def test_a_submissions_parquet_has_one_row_per_stored_attempt_for_pandas_and_dat
     attempts = {(a.scenario.key, a.repeat): a for a in submission.attempts.select_related("scenario")}
     assert len(attempts) >= 2 and all(a.status == Attempt.Status.SCORED for a in attempts.values())
 
-    response = _export(client, submission, "parquet")
+    response = _export(download, client, submission, "parquet")
     assert response.status_code == 200 and response["Content-Type"] == "application/vnd.apache.parquet"
     assert f'filename="magebench-submission-{submission.id}-attempts.parquet"' in response["Content-Disposition"]
     path = tmp_path / "attempts.parquet"
-    path.write_bytes(response.content)
+    path.write_bytes(_body(response))
 
     frame = pandas.read_parquet(path)
     assert len(frame) == len(attempts)
@@ -103,11 +112,11 @@ def test_a_submissions_parquet_has_one_row_per_stored_attempt_for_pandas_and_dat
     assert dataset.features["score"].dtype == "float64" and dataset.features["repeat"].dtype == "int64"
 
 
-def test_the_csv_export_has_the_same_rows_and_a_spreadsheet_cannot_run_its_names(client, oracle):
+def test_the_csv_export_has_the_same_rows_and_a_spreadsheet_cannot_run_its_names(download, client, oracle):
     submission = oracle("=HYPERLINK(\"http://evil\")", "-2+3 model", public=True)
-    response = _export(client, submission, "csv")
+    response = _export(download, client, submission, "csv")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(_body(response).decode())))
     assert len(rows) == submission.attempts.count()
     assert {row["team"] for row in rows} == {"'=HYPERLINK(\"http://evil\")"}
     assert {row["model"] for row in rows} == {"'-2+3 model"}
@@ -119,33 +128,42 @@ def test_the_csv_export_has_the_same_rows_and_a_spreadsheet_cannot_run_its_names
         assert row["invalid_action"] == str(attempt.invalid_action)
 
 
-def test_the_zip_holds_every_attempts_trajectory_files_and_the_rows(client, oracle):
+def test_the_zip_holds_every_attempts_trajectory_and_the_rows_and_its_frames_only_when_asked(download, client,
+                                                                                           oracle):
     submission = oracle("Zippers", "zip model", public=True)
-    response = _export(client, submission, "zip")
-    assert response.status_code == 200 and response.streaming and response["Content-Type"] == "application/zip"
-    chunks = list(response.streaming_content)
-    # Sent file by file as it is written, never assembled whole first: a board's zip may be large.
-    assert len(chunks) > submission.attempts.count() and max(map(len, chunks)) <= 2 * CHUNK
-    archive = zipfile.ZipFile(io.BytesIO(b"".join(chunks)))
-    names = set(archive.namelist())
-    assert "attempts.csv" in names
+    response = _export(download, client, submission, "zip")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert f'filename="magebench-submission-{submission.id}-trajectories.zip"' in response["Content-Disposition"]
+    body = _body(response)
+    # A file served as it is: its size is known before the first byte.
+    assert int(response["Content-Length"]) == len(body)
+    archive = zipfile.ZipFile(io.BytesIO(body))
+    with_frames = _export(download, client, submission, "zip", "?frames=1")
+    assert "trajectories-frames.zip" in with_frames["Content-Disposition"]
+    framed = zipfile.ZipFile(io.BytesIO(_body(with_frames)))
+    for names in (set(archive.namelist()), set(framed.namelist())):
+        assert "attempts.csv" in names
+    names, framed_names = set(archive.namelist()), set(framed.namelist())
     for attempt in submission.attempts.select_related("scenario"):
         directory = trajectory_dir(attempt)
         assert directory is not None
         stored = sorted(p.relative_to(directory).as_posix() for p in Path(directory).rglob("*") if p.is_file())
         folder = f"submission-{submission.id}/{attempt.scenario.key}/repeat-{attempt.repeat}"
-        assert "trajectory.json" in stored and any(name.endswith(".png") for name in stored)
-        assert sorted(n.removeprefix(folder + "/") for n in names if n.startswith(folder + "/")) == stored
-        for name in stored:
-            if name.endswith(".png"):
-                assert archive.read(f"{folder}/{name}") == (directory / name).read_bytes()
+        frames = [name for name in stored if name.endswith(".png")]
+        assert "trajectory.json" in stored and frames
+        # Frame-free by default: everything but the images.
+        assert sorted(n.removeprefix(folder + "/") for n in names if n.startswith(folder + "/")) == sorted(
+            set(stored) - set(frames))
+        assert sorted(n.removeprefix(folder + "/") for n in framed_names if n.startswith(folder + "/")) == stored
+        for name in frames:
+            assert framed.read(f"{folder}/{name}") == (directory / name).read_bytes()
         index = json.loads(archive.read(f"{folder}/trajectory.json"))
         # The replies, the parsed actions and the per-step scores a replay shows.
         assert index["calls"] and index["steps"] and len(index["frames"]) >= 1
     assert len(list(csv.DictReader(io.StringIO(archive.read("attempts.csv").decode())))) == submission.attempts.count()
 
 
-def test_a_private_submission_is_exported_to_its_team_only(client, oracle, lab):
+def test_a_private_submission_is_exported_to_its_team_only(download, client, oracle, lab):
     import pandas
 
     public = oracle("Open lab", "public model", public=True)
@@ -156,21 +174,21 @@ def test_a_private_submission_is_exported_to_its_team_only(client, oracle, lab):
     _, outsider_token = _outsider_token()
     for headers in ({}, {"HTTP_AUTHORIZATION": f"Bearer {outsider_token}"}):
         for fmt in ("csv", "parquet", "zip"):
-            assert _export(client, private, fmt, **headers).status_code == 404
-            board = _body(_board_export(client, fmt, **headers))
+            assert _export(download, client, private, fmt, **headers).status_code == 404
+            board = _body(_board_export(download, client, fmt, **headers))
             assert b"secret model" not in board and f"submission-{private.id}/".encode() not in board
-        names = zipfile.ZipFile(io.BytesIO(_body(_board_export(client, "zip", **headers)))).namelist()
+        names = zipfile.ZipFile(io.BytesIO(_body(_board_export(download, client, "zip", **headers)))).namelist()
         assert {name.split("/")[0] for name in names} == {"attempts.csv", f"submission-{public.id}"}
-        rows = list(csv.DictReader(io.StringIO(_board_export(client, "csv", **headers).content.decode())))
+        rows = list(csv.DictReader(io.StringIO(_body(_board_export(download, client, "csv", **headers)).decode())))
         assert {int(row["submission"]) for row in rows} == {public.id}
-        frame = pandas.read_parquet(io.BytesIO(_board_export(client, "parquet", **headers).content))
+        frame = pandas.read_parquet(io.BytesIO(_body(_board_export(download, client, "parquet", **headers))))
         assert set(frame["submission"]) == {public.id} and len(frame) == public.attempts.count()
 
     own = lab.auth("read")
-    assert _export(client, private, "csv", **own).status_code == 200
-    rows = list(csv.DictReader(io.StringIO(_board_export(client, "csv", **own).content.decode())))
+    assert _export(download, client, private, "csv", **own).status_code == 200
+    rows = list(csv.DictReader(io.StringIO(_body(_board_export(download, client, "csv", **own)).decode())))
     assert {int(row["submission"]) for row in rows} == {public.id, private.id}
-    names = zipfile.ZipFile(io.BytesIO(_body(_board_export(client, "zip", **own)))).namelist()
+    names = zipfile.ZipFile(io.BytesIO(_body(_board_export(download, client, "zip", **own)))).namelist()
     assert any(name.startswith(f"submission-{private.id}/") for name in names)
 
 
@@ -184,25 +202,38 @@ def _outsider_token() -> tuple[object, str]:
     return token_create(team=team, user=user, name="peek", scope="read")
 
 
-def test_an_unknown_format_or_board_is_a_404(client, oracle):
+def test_an_unknown_format_or_board_is_a_404(download, client, oracle):
     submission = oracle("Formats", "format model", public=True)
-    assert _export(client, submission, "xlsx").status_code == 404
-    assert _board_export(client, "xlsx").status_code == 404
+    assert _export(download, client, submission, "xlsx").status_code == 404
+    assert _board_export(download, client, "xlsx").status_code == 404
     assert client.get(reverse("api-board-attempts-export", args=["nope", "global", "mini", "csv"])).status_code == 404
 
 
-def test_the_submission_and_board_pages_link_to_the_exports_they_download(client, oracle):
+def test_the_submission_and_board_pages_link_to_the_exports_they_download_with_their_sizes(download, client,
+                                                                                           oracle):
     submission = oracle("Linkers", "linked model", public=True)
-    page = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
+    detail = reverse("submission-detail", args=[submission.id])
+    page = client.get(detail).content.decode()
     for fmt in ("csv", "parquet", "zip"):
         url = reverse("api-submission-export", args=[submission.id, fmt])
         assert f'href="{url}"' in page
-        assert client.get(url).status_code == 200
+        assert _body(download(client, url))
+    assert f'href="{reverse("api-submission-export", args=[submission.id, "zip"])}?frames=1"' in page
+    # Built now: each link says how big its file is.
+    page = client.get(detail).content.decode()
+    for fmt in ("csv", "parquet", "zip"):
+        url = reverse("api-submission-export", args=[submission.id, fmt])
+        size = re.search(rf'href="{re.escape(url)}">[^<]*</a>\s*<small data-export-size>([^<]*)</small>', page)
+        built = next((settings.MAGEBENCH_EXPORT_ROOT).rglob(f"*.{fmt}"))
+        assert size is not None and size.group(1) == size_text(built.stat().st_size)
     board = client.get(reverse("board", args=BOARD) + "?suite=fixture&q=linked").content.decode()
     for fmt in ("csv", "parquet", "zip"):
         url = reverse("api-board-attempts-export", args=[*BOARD, fmt])
         link = re.search(rf'data-board-attempt-export href="({re.escape(url)}\?[^"]*)"', board)
         assert link is not None and "q=linked" in link.group(1)
-    rows = csv.DictReader(io.StringIO(client.get(html.unescape(
-        re.search(r'data-board-attempt-export href="([^"]*attempts\.csv[^"]*)"', board).group(1))).content.decode()))
+    assert board.count("size shown once built") == 4
+    csv_link = html.unescape(re.search(r'data-board-attempt-export href="([^"]*attempts\.csv[^"]*)"', board).group(1))
+    rows = csv.DictReader(io.StringIO(_body(download(client, csv_link)).decode()))
     assert {row["model"] for row in rows} == {"linked model"}
+    board = client.get(reverse("board", args=BOARD) + "?suite=fixture&q=linked").content.decode()
+    assert board.count("size shown once built") == 3

@@ -44,8 +44,8 @@ def _entry(team_name: str, model: str, *, public: bool, status: str = Submission
     return submission
 
 
-def test_export_writes_a_submissions_rows_and_trajectories_to_files(capsys, live_server, lab, fixture_scenarios,
-                                                                    tmp_path):
+def test_export_follows_retry_after_until_the_site_has_built_the_file_and_writes_it(
+        capsys, live_server, lab, fixture_scenarios, tmp_path, exports_built_when_sent):
     import pandas
 
     submission = _entry("Lab", "exported model", public=False)
@@ -53,6 +53,8 @@ def test_export_writes_a_submissions_rows_and_trajectories_to_files(capsys, live
     out = tmp_path / "rows.parquet"
     code, _, err = run(capsys, *site, "export", str(submission.id), "--format", "parquet", "--out", str(out))
     assert code == 0, err
+    # The first answer was a 202: the client waited the second it asked for, then got the file.
+    assert f"the site is preparing the parquet export of submission {submission.id}; asking again in 1 s" in err
     assert f"wrote the parquet export of submission {submission.id}" in err and str(out) in err
     frame = pandas.read_parquet(out)
     assert len(frame) == submission.attempts.count() and set(frame["model"]) == {"exported model"}
@@ -67,10 +69,30 @@ def test_export_writes_a_submissions_rows_and_trajectories_to_files(capsys, live
     out = tmp_path / "trajectories.zip"
     assert run(capsys, *site, "export", str(submission.id), "--format", "trajectories", "--out", str(out))[0] == 0
     assert "attempts.csv" in zipfile.ZipFile(out).namelist()
+    assert run(capsys, *site, "export", str(submission.id), "--format", "trajectories", "--frames",
+               "--out", str(tmp_path / "framed.zip"))[0] == 0
+    assert "attempts.csv" in zipfile.ZipFile(tmp_path / "framed.zip").namelist()
+    code, _, err = run(capsys, *site, "export", str(submission.id), "--frames", "--out", str(out))
+    assert code == 2 and "--frames goes with --format trajectories" in err
+
+
+def test_export_gives_up_once_the_site_has_prepared_nothing_for_longer_than_it_waits(
+        capsys, live_server, fixture_scenarios, tmp_path, exports_built_when_sent, monkeypatch):
+    from submissions import export_files
+
+    monkeypatch.setattr(export_files, "_send_build", lambda spec: None)  # no worker takes the build
+    submission = _entry("Open lab", "slow model", public=True)
+    out = tmp_path / "rows.csv"
+    code, _, err = run(capsys, "--url", live_server.url, "export", str(submission.id), "--wait", "1.5",
+                       "--out", str(out))
+    assert code == 2 and "was still preparing" in err and "give a longer --wait" in err
+    assert "asking again in 1 s" in err
+    assert not out.exists() and not (tmp_path / "rows.csv.part").exists()
 
 
 def test_export_of_a_board_shows_the_tokens_teams_private_entries_and_nobody_elses(capsys, live_server, lab,
-                                                                                 fixture_scenarios, tmp_path):
+                                                                                 fixture_scenarios, tmp_path,
+                                                                                 exports_built_when_sent):
     public = _entry("Open lab", "open model", public=True)
     private = _entry("Lab", "own model", public=False)
     out = tmp_path / "board.csv"

@@ -27,7 +27,7 @@ ENDPOINT_MODEL = "lab-internal-checkpoint-0427"
 
 
 @pytest.fixture
-def published(lab, fixture_scenarios, baseline_endpoint):
+def published(lab, fixture_scenarios, baseline_endpoint, exports_built_when_sent):
     """A published, scored endpoint submission of ``lab``, one of whose attempts failed quoting its endpoint."""
     server = baseline_endpoint("oracle")
     response = lab.client.post(reverse("api-submission-create"), {
@@ -79,10 +79,12 @@ def _everything_seen(client: Client, submission: Submission, **headers) -> dict[
         "board csv": client.get(reverse("board-export", args=[*board, "csv"]) + "?suite=fixture", **headers),
     }
     for fmt in ("csv", "zip"):
-        seen[f"attempts.{fmt}"] = client.get(reverse("api-board-attempts-export", args=[*board, fmt])
-                                             + "?suite=fixture", **headers)
-        seen[f"submission attempts.{fmt}"] = client.get(
-            reverse("api-submission-export", args=[submission.id, fmt]), **headers)
+        # Files built by a worker: asked for again once built, as a client following Retry-After does.
+        for _ in range(2):
+            seen[f"attempts.{fmt}"] = client.get(reverse("api-board-attempts-export", args=[*board, fmt])
+                                                 + "?suite=fixture", **headers)
+            seen[f"submission attempts.{fmt}"] = client.get(
+                reverse("api-submission-export", args=[submission.id, fmt]), **headers)
     texts = {}
     for name, response in seen.items():
         assert response.status_code == 200, (name, response.status_code)
