@@ -11,7 +11,7 @@ from leaderboard import apis as board_apis
 from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
 from submissions import apis as submission_apis
-from submissions import check_apis, team_views
+from submissions import check_apis, team_views, upload_apis
 from submissions import views as submission_views
 from submissions.client_wheel import client_index, client_wheel
 
@@ -43,9 +43,9 @@ urlpatterns = [
     path("api/v1/me/", submission_apis.MeApi.as_view(), name="api-me"),
     path("api/v1/queue/", submission_apis.QueueApi.as_view(), name="api-queue"),
     path("api/v1/models/", submission_apis.ModelListCreateApi.as_view(), name="api-models"),
-    path("api/v1/uploads/", submission_apis.UploadCreateApi.as_view(), name="api-upload"),
-    path("api/v1/uploads/check/", submission_apis.UploadCheckApi.as_view(), name="api-upload-check"),
-    path("api/v1/uploads/checks/<int:check_id>/", submission_apis.UploadCheckDetailApi.as_view(),
+    path("api/v1/uploads/", upload_apis.UploadCreateApi.as_view(), name="api-upload"),
+    path("api/v1/uploads/check/", upload_apis.UploadCheckApi.as_view(), name="api-upload-check"),
+    path("api/v1/uploads/checks/<int:check_id>/", upload_apis.UploadCheckDetailApi.as_view(),
          name="api-upload-check-detail"),
     path("api/v1/endpoint-checks/", check_apis.EndpointCheckCreateApi.as_view(), name="api-endpoint-check-create"),
     path("api/v1/endpoint-checks/<int:check_id>/", check_apis.EndpointCheckDetailApi.as_view(),

@@ -16,13 +16,8 @@ from leaderboard.selectors.entry_tags import EntryTagTable, entry_tag_tables
 from submissions.effort import submission_effort
 from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, struck
 from submissions.models import Submission
-from submissions.selectors import (
-    QueueItem,
-    queue_item,
-    scenario_rows,
-    submission_attempts,
-    submission_progress,
-)
+from submissions.progress_selectors import QueueItem, queue_item, submission_progress
+from submissions.selectors import scenario_rows, submission_attempts
 
 
 def _prompts_of(submission: Submission) -> dict[str, Any]:

@@ -15,10 +15,11 @@ from rest_framework.views import APIView
 from accounts.selectors import request_access
 from evaluators.base import environment_slugs
 from submissions.apis import ErrorOutput, _validated
+from submissions.endpoint_checks import endpoint_check_create
 from submissions.forms import flow_choices
 from submissions.models import EndpointCheck
 from submissions.selectors import endpoint_check_shown, endpoint_check_visible
-from submissions.services import SubmissionError, endpoint_check_create
+from submissions.services import SubmissionError
 
 
 class CheckErrorOutput(serializers.Serializer):

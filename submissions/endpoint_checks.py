@@ -1,6 +1,9 @@
-"""A worker makes an endpoint check's one request and records what came back.
+"""A team's test call of an endpoint: the request checks, records and queues it; a worker makes its
+one request and records what came back.
 
-The request is the first one the board's first attempt sends (``evaluators.first_request`` runs the
+A check is no submission (no attempts, no place on a board, limits of its own): it shares only the
+checks of what it would run (``services.endpoint_run_checked``), so that it is refused with the same
+messages. The worker's request is the first one the board's first attempt sends (``evaluators.first_request`` runs the
 attempt's own flow and stops after the first answer), through a client with the platform's address
 policy. Whatever happens, the check ends finished with its result and without its API key.
 """
@@ -8,29 +11,98 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
+from django.conf import settings as django_settings
+from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import Team
 from catalogue.prompt_sets import prompt_sets_for_run
 from evaluators.endpoints.credentials import key_struck
 from evaluators.endpoints.errors import INVALID_RESPONSE, InfraError
 from evaluators.first_request import first_request
 from evaluators.runner import EnvironmentFailure
 from evaluators.settings import EvaluationSettings
-from submissions.crypto import decrypt_secret
+from submissions.crypto import decrypt_secret, encrypt_secret
 from submissions.endpoints import chat_client
 from submissions.engine import scenario_spec
 from submissions.models import EndpointCheck
+from submissions.selectors import endpoint_checks_active, endpoint_checks_in_window, queue_for
+from submissions.services import SubmissionError, endpoint_run_checked
 
 logger = logging.getLogger(__name__)
 
+#: The task that makes a check's one request (``submissions.tasks``), sent by name like the others.
+RUN_ENDPOINT_CHECK_TASK = "submissions.run_endpoint_check"
 #: The reply's characters kept in the result: enough to read what the model did, not a page of it.
 REPLY_CHARS = 4000
 #: Model ids of the endpoint's /models list kept in the result.
 LISTED_MODELS = 20
 REDACTED = "[redacted]"
+
+
+class EndpointCheckLimited(SubmissionError):
+    """The team has a check running, or has used its checks for now; the message says which."""
+
+
+def endpoint_check_create(*, team: Team, env: str, flow: str, endpoint_url: str, endpoint_model: str = "",
+                          api_key: str = "", settings: Mapping[str, Any] | None = None, subset: str = "mini",
+                          suite: str | None = None, created_by: int | None = None) -> EndpointCheck:
+    """Record a test call of an endpoint and queue it on its environment's workers.
+
+    The URL, the board and the settings are checked exactly as ``services.submission_create_endpoint``
+    checks them (same messages), and the settings frozen the same way, so the request the worker
+    sends is the first one the board's first attempt would send. A team makes one check at a time
+    and at most MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW per window. A refusal writes nothing.
+    """
+    url, environment, suite, scenarios, frozen = endpoint_run_checked(
+        env=env, flow=flow, subset=subset, suite=suite, endpoint_url=endpoint_url, settings=settings)
+    with transaction.atomic():
+        # The team's row is locked for the count and the write: two requests at once cannot both
+        # take the last check of the window, nor both start while none is running.
+        Team.objects.select_for_update().filter(id=team.id).first()
+        _endpoint_check_limits(team)
+        check = EndpointCheck.objects.create(
+            team=team, created_by_id=created_by, environment=environment, flow=flow, subset=subset, suite=suite,
+            scenario=scenarios[0], settings=frozen.to_dict(), endpoint_url=url, endpoint_model=endpoint_model,
+            api_key_encrypted=encrypt_secret(api_key))
+        check_id = check.id
+        transaction.on_commit(lambda: endpoint_check_enqueue(check_id=check_id, env=env))
+    return check
+
+
+def _endpoint_check_limits(team: Team) -> None:
+    now = timezone.now()
+    if endpoint_checks_active(team.id, now):
+        raise EndpointCheckLimited("a test call of this team is still running; wait for its result")
+    used, frees_at = endpoint_checks_in_window(team.id, now)
+    allowed = django_settings.MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW
+    if used >= allowed:
+        minutes = django_settings.MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS / 60
+        wait = max(1, round((frees_at - now).total_seconds())) if frees_at else 0
+        raise EndpointCheckLimited(f"test calls: {used} of {allowed} per {minutes:g} min used; "
+                                   f"the next one is possible in {wait} s")
+
+
+def endpoint_check_enqueue(*, check_id: int, env: str) -> None:
+    """Send the check to its environment's queue, whose workers can reset that environment. A broker
+    that cannot be reached ends the check at once, saying so, rather than leaving it waiting."""
+    from kombu.exceptions import KombuError
+    from kombu.exceptions import OperationalError as BrokerError
+
+    try:
+        current_app.signature(RUN_ENDPOINT_CHECK_TASK).apply_async((check_id,), queue=queue_for(env))
+    except (BrokerError, KombuError, OSError) as exc:
+        logger.warning("could not queue endpoint check %s: %s", check_id, exc)
+        EndpointCheck.objects.filter(id=check_id, status=EndpointCheck.Status.QUEUED).update(
+            status=EndpointCheck.Status.FINISHED, finished_at=timezone.now(), api_key_encrypted="",
+            result={"ok": False, "reachable": None, "error": {
+                "kind": "platform_error", "status": None,
+                "message": "the platform could not queue the test call; try again in a minute"}})
 
 
 def endpoint_check_run(*, check_id: int) -> None:

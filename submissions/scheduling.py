@@ -1,6 +1,6 @@
 """Fair scheduling: the order in which waiting attempts are served, and a forward simulation of it.
 
-The dispatcher (engine.attempt_run_next) and the time-left estimates (selectors.queue_list) both
+The dispatcher (engine.attempt_run_next) and the time-left estimates (progress_selectors.queue_list) both
 rank waiting work with ``fair_key``, so an estimate follows the very order the workers serve in.
 Nothing here reads the database: callers hand over plain values.
 """

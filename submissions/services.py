@@ -1,17 +1,15 @@
 """Writes for teams, models and submissions: create, cancel, re-run, resume, and derive their status.
 
 Running attempts is ``submissions.engine``; queueing again what no worker does is
-``submissions.watchdog``.
+``submissions.watchdog``. Uploads (``submissions.upload_services``) and test calls of an endpoint
+(``submissions.endpoint_checks``) go through the same board, model and quota checks as here.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, overload
 
 from celery import current_app
@@ -33,17 +31,9 @@ from evaluators.settings import EvaluationSettings, SettingsError
 from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
 from submissions.endpoints import endpoint_url_validate
-from submissions.models import Attempt, EndpointCheck, ModelEntry, Submission, SubmissionResult
+from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
 from submissions.quotas import quota_status
-from submissions.rescoring import recorded_run, rescoring_label, upload_settings
-from submissions.selectors import (
-    ACTIVE_SUBMISSIONS,
-    attempt_outcomes,
-    endpoint_checks_active,
-    endpoint_checks_in_window,
-    queue_for,
-)
-from submissions.uploads import UploadedRun, UploadError, UploadLimits, parse_upload
+from submissions.selectors import ACTIVE_SUBMISSIONS, attempt_outcomes, queue_for
 from submissions.user_quota import user_quota_refusal
 
 logger = logging.getLogger(__name__)
@@ -51,8 +41,6 @@ logger = logging.getLogger(__name__)
 #: The task that runs attempts (``submissions.tasks``), sent by name: the task runs them through the
 #: engine, which records results through these services, so importing it here would close a circle.
 RUN_ATTEMPT_TASK = "submissions.run_attempt"
-#: The task that makes an endpoint check's one request (``submissions.tasks``), sent by name likewise.
-RUN_ENDPOINT_CHECK_TASK = "submissions.run_endpoint_check"
 #: The task that prepares a queued submission's work (``submission_prepare``), sent by name likewise.
 PREPARE_SUBMISSION_TASK = "submissions.prepare_submission"
 
@@ -127,7 +115,7 @@ def model_spec_from(*, team: Team, data: Mapping[str, Any], blanks_unchanged: bo
     return ModelSpec(team=team, name=data["model_name"], metadata=metadata)
 
 
-def _model_check(model: ModelEntry | ModelSpec) -> None:
+def model_check(model: ModelEntry | ModelSpec) -> None:
     """Refuse a model that could not be stored, before anything is written."""
     if isinstance(model, ModelEntry):
         return
@@ -143,7 +131,7 @@ def _model_check(model: ModelEntry | ModelSpec) -> None:
     _model_changes(team=team, name=model.name, metadata=model.metadata, is_baseline=model.is_baseline)
 
 
-def _model_write(model: ModelEntry | ModelSpec, *, enforce_quota: bool, user_id: int | None = None) -> ModelEntry:
+def model_write(model: ModelEntry | ModelSpec, *, enforce_quota: bool, user_id: int | None = None) -> ModelEntry:
     """The model a new submission belongs to, registered or updated now: call it inside the
     transaction that writes the submission, after every check."""
     if isinstance(model, ModelEntry):
@@ -199,13 +187,13 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
     checked and frozen here, over the plug-in's defaults (``EvaluationSettings``).
     ``prepare_in_worker`` (a web request) leaves creating and sending the attempts to a worker.
     """
-    url, environment, suite, scenarios, frozen = _endpoint_run_checked(
+    url, environment, suite, scenarios, frozen = endpoint_run_checked(
         env=env, flow=flow, subset=subset, suite=suite, endpoint_url=endpoint_url, settings=settings,
         trusted=endpoint_trusted)
     _endpoint_concurrency_check(endpoint_concurrency)
-    _model_check(model)
+    model_check(model)
     with transaction.atomic():
-        entry = _model_write(model, enforce_quota=enforce_quota and not is_baseline, user_id=created_by)
+        entry = model_write(model, enforce_quota=enforce_quota and not is_baseline, user_id=created_by)
         submission = Submission.objects.create(
             team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
             created_by_id=created_by, source=Submission.Source.ENDPOINT, settings=frozen.to_dict(), endpoint_url=url,
@@ -213,21 +201,21 @@ def submission_create_endpoint(*, model: ModelEntry | ModelSpec, env: str, flow:
             is_baseline=is_baseline, is_public=is_public or is_baseline, endpoint_trusted=endpoint_trusted,
             endpoint_concurrency=endpoint_concurrency, prepare_requested_at=timezone.now(),
         )
-        _prepare(submission, in_worker=prepare_in_worker)
+        submission_prepare_start(submission, in_worker=prepare_in_worker)
     return submission
 
 
-def _endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None, endpoint_url: str,
-                          settings: Mapping[str, Any] | None, trusted: bool = False,
-                          ) -> tuple[str, Environment, str, QuerySet[Scenario], EvaluationSettings]:
+def endpoint_run_checked(*, env: str, flow: str, subset: str, suite: str | None, endpoint_url: str,
+                         settings: Mapping[str, Any] | None, trusted: bool = False,
+                         ) -> tuple[str, Environment, str, QuerySet[Scenario], EvaluationSettings]:
     """What a run against an endpoint needs, checked: the URL, the board's scenarios and the frozen
     settings. A submission and a test call of its endpoint are checked alike, with the same messages."""
-    _board_check(env, flow, subset)
+    board_check(env, flow, subset)
     try:
         url = endpoint_url_validate(endpoint_url, trusted=trusted)
     except ValueError as exc:
         raise SubmissionError(str(exc)) from None
-    environment, suite, scenarios = _board_of(env, subset, suite)
+    environment, suite, scenarios = board_of(env, subset, suite)
     try:
         frozen = EvaluationSettings.from_mapping(settings or {}, env, flow, subset=subset)
     except SettingsError as exc:
@@ -246,7 +234,8 @@ def _endpoint_concurrency_check(value: int | None) -> None:
                               if limit > 0 else "endpoint_concurrency must be at least 1")
 
 
-def _board_check(env: str, flow: str, subset: str) -> None:
+def board_check(env: str, flow: str, subset: str) -> None:
+    """Refuse an environment, flow or subset that names no board, saying which ones do."""
     plugin = _plugin_or_error(env)
     if flow not in FLOWS or flow not in plugin.flows:
         raise SubmissionError(f"{plugin.title} has no flow {flow!r}; choose one of {', '.join(plugin.flows)}")
@@ -254,12 +243,7 @@ def _board_check(env: str, flow: str, subset: str) -> None:
         raise SubmissionError("subset must be mini or full")
 
 
-def _board_scenarios(env: str, subset: str, suite: str | None) -> tuple[Environment, str, list[Scenario]]:
-    environment, suite, scenarios = _board_of(env, subset, suite)
-    return environment, suite, list(scenarios)
-
-
-def _board_of(env: str, subset: str, suite: str | None) -> tuple[Environment, str, QuerySet[Scenario]]:
+def board_of(env: str, subset: str, suite: str | None) -> tuple[Environment, str, QuerySet[Scenario]]:
     """The board's environment, suite and scenarios (not read yet), or why there is no such board."""
     # A read only: importing scenarios registers their environment, so a board with scenarios has one.
     environment = Environment.objects.filter(slug=env).first()
@@ -297,133 +281,7 @@ class _LazySpecs(Sequence[ScenarioSpec]):
         return self._all()[index]
 
 
-class UploadRejected(SubmissionError):
-    """An upload with problems; ``problems`` lists every one of them ("where: message")."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("the upload was refused:\n" + "\n".join(problems))
-        self.problems = problems
-
-
-MAX_UPLOAD_REPEATS = 20
-
-
-def submission_create_upload(*, model: ModelEntry | ModelSpec, env: str, flow: str, subset: str, data: bytes,
-                             suite: str | None = None, is_public: bool = True, enforce_quota: bool = False,
-                             created_by: int | None = None, prepare_in_worker: bool = False) -> Submission:
-    """Validate an upload completely, then store it and queue its re-scoring in one go.
-
-    Nothing is stored for an upload with any problem, nor for a team without quota left (checked
-    once the file is known to be valid, and again as it is stored). Scenarios of the subset the
-    upload leaves out are listed on the submission, which stays ``incomplete`` until a full upload
-    replaces it.
-    """
-    _board_check(env, flow, subset)
-    environment, suite, scenarios = _board_scenarios(env, subset, suite)
-    _model_check(model)
-    by_key = {scenario.key: scenario for scenario in scenarios}
-    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=set(by_key))
-    # After the file's check: a team out of quota still learns what is wrong with its file, and
-    # fixes it while it waits (parsing is bounded by the upload's size limits either way).
-    if enforce_quota and isinstance(model.team, Team):
-        quota_check(team=model.team, user_id=created_by)
-    digest = hashlib.sha256(data).hexdigest()
-    frozen = upload_settings(env, flow, subset=subset, overrides={"repeats": max(run.repeat for run in runs) + 1})
-    frozen = frozen.with_prompt_version(prompt_set_current(env, suite, flow).version)
-    relative = Path("uploads") / f"{digest}.{'zip' if data[:2] == b'PK' else 'jsonl'}"
-    with transaction.atomic():
-        entry = _model_write(model, enforce_quota=enforce_quota, user_id=created_by)
-        submission = Submission.objects.create(
-            team=entry.team, model=entry, environment=environment, flow=flow, subset=subset, suite=suite,
-            created_by_id=created_by, source=Submission.Source.UPLOAD, settings=frozen.to_dict(),
-            upload_path=str(relative), is_public=is_public,
-            rescoring=rescoring_label(env), upload_sha256=digest,
-            missing_scenarios=sorted(set(by_key) - {run.scenario for run in runs}),
-            prepare_requested_at=timezone.now())
-        Attempt.objects.bulk_create(
-            Attempt(submission=submission, scenario=by_key[run.scenario], repeat=run.repeat,
-                    recorded=recorded_run(run, env=env, flow=flow))
-            for run in runs)
-        # Last, so that a refusal above leaves no file behind; a failed write undoes the rows.
-        _upload_store(data, relative)
-        # A message per attempt is a broker round trip each: a worker sends them (prepare_in_worker).
-        _prepare(submission, in_worker=prepare_in_worker)
-    return submission
-
-
-def _upload_runs(data: bytes, *, env: str, flow: str, scenario_keys: set[str],
-                 on_worker: bool = False) -> list[UploadedRun]:
-    """Every run of the file, or UploadRejected listing every problem in it."""
-    try:
-        return parse_upload(data, env=env, flow=flow, scenarios=scenario_keys, max_repeats=MAX_UPLOAD_REPEATS,
-                            limits=upload_limits(on_worker=on_worker))
-    except UploadError as exc:
-        raise UploadRejected([f"{p.where}: {p.message}" for p in exc.problems]) from None
-
-
-@dataclass(frozen=True)
-class UploadCheck:
-    """What an upload would hold, found by the same checks as a real upload."""
-
-    suite: str
-    runs: int
-    scenarios: int
-    repeats: int
-    missing_scenarios: list[str]
-
-
-def upload_check(*, env: str, flow: str, subset: str, data: bytes, suite: str | None = None,
-                 on_worker: bool = False) -> UploadCheck:
-    """Check a file exactly as ``submission_create_upload`` would, storing nothing and using no quota:
-    UploadRejected lists its problems, SubmissionError names a board that does not exist. A worker's
-    check (``on_worker``) has the worker's time budget."""
-    _board_check(env, flow, subset)
-    _, suite, scenarios = _board_scenarios(env, subset, suite)
-    keys = {scenario.key for scenario in scenarios}
-    runs = _upload_runs(data, env=env, flow=flow, scenario_keys=keys, on_worker=on_worker)
-    covered = {run.scenario for run in runs}
-    return UploadCheck(suite=suite, runs=len(runs), scenarios=len(covered),
-                       repeats=max((run.repeat for run in runs), default=-1) + 1,
-                       missing_scenarios=sorted(keys - covered))
-
-
-def upload_board(*, env: str, flow: str, subset: str, suite: str | None) -> tuple[Environment, str]:
-    """The board a file is for and its suite; SubmissionError when there is none."""
-    _board_check(env, flow, subset)
-    environment, suite, _ = _board_of(env, subset, suite)
-    return environment, suite
-
-
-def _upload_store(data: bytes, relative: Path) -> None:
-    stored = django_settings.MEDIA_ROOT / relative
-    if stored.exists():
-        return  # content-addressed: a second identical upload reuses the file
-    stored.parent.mkdir(parents=True, exist_ok=True)
-    partial = stored.with_suffix(".partial")
-    partial.write_bytes(data)
-    os.replace(partial, stored)
-
-
-def upload_read(file: Any) -> bytes:
-    """An uploaded file's bytes, refused before reading when it is over the size limit."""
-    limit = django_settings.MAGEBENCH_UPLOAD_MAX_BYTES
-    if file.size > limit:
-        raise SubmissionError(f"the file is {file.size} bytes; the limit is {limit}")
-    return file.read()
-
-
-def upload_limits(*, on_worker: bool = False) -> UploadLimits:
-    """The limits of the settings; a worker's check has its own, longer, time budget."""
-    return UploadLimits(
-        max_upload_bytes=django_settings.MAGEBENCH_UPLOAD_MAX_BYTES,
-        max_lines=django_settings.MAGEBENCH_UPLOAD_MAX_LINES, max_runs=django_settings.MAGEBENCH_UPLOAD_MAX_RUNS,
-        max_replies_per_run=django_settings.MAGEBENCH_UPLOAD_MAX_REPLIES_PER_RUN,
-        max_replies=django_settings.MAGEBENCH_UPLOAD_MAX_REPLIES,
-        max_seconds=(django_settings.MAGEBENCH_UPLOAD_WORKER_CHECK_SECONDS if on_worker
-                     else django_settings.MAGEBENCH_UPLOAD_CHECK_SECONDS))
-
-
-def _prepare(submission: Submission, *, in_worker: bool) -> None:
+def submission_prepare_start(submission: Submission, *, in_worker: bool) -> None:
     """Prepare a submission just marked (``prepare_requested_at``) in this transaction: at once (an
     operator's command, which has time), or in a worker once the transaction commits (a web
     request, which answers within a second: a full set is over a thousand attempts, each a row and a
@@ -662,7 +520,7 @@ def submission_rerun(*, submission: Submission, enforce_quota: bool = False, cre
             endpoint_trusted=submission.endpoint_trusted, endpoint_concurrency=submission.endpoint_concurrency,
             prepare_requested_at=timezone.now(),
         )
-        _prepare(rerun, in_worker=prepare_in_worker)
+        submission_prepare_start(rerun, in_worker=prepare_in_worker)
     return rerun
 
 
@@ -693,69 +551,9 @@ def submission_resume(*, submission: Submission, enforce_quota: bool = False,
                                                                breaker_attempts=[], calls_resume_at=None,
                                                                prepare_requested_at=timezone.now())
             submission.refresh_from_db(fields=["status", "prepare_requested_at"])
-            _prepare(submission, in_worker=prepare_in_worker)
+            submission_prepare_start(submission, in_worker=prepare_in_worker)
             if finished:
                 # It leaves its board until it finishes again.
                 results_changed((submission.environment_id, submission.flow, submission.subset))
     submission.refresh_from_db()
     return submission
-
-
-class EndpointCheckLimited(SubmissionError):
-    """The team has a check running, or has used its checks for now; the message says which."""
-
-
-def endpoint_check_create(*, team: Team, env: str, flow: str, endpoint_url: str, endpoint_model: str = "",
-                          api_key: str = "", settings: Mapping[str, Any] | None = None, subset: str = "mini",
-                          suite: str | None = None, created_by: int | None = None) -> EndpointCheck:
-    """Record a test call of an endpoint and queue it on its environment's workers.
-
-    The URL, the board and the settings are checked exactly as ``submission_create_endpoint``
-    checks them (same messages), and the settings frozen the same way, so the request the worker
-    sends is the first one the board's first attempt would send. A team makes one check at a time
-    and at most MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW per window. A refusal writes nothing.
-    """
-    url, environment, suite, scenarios, frozen = _endpoint_run_checked(
-        env=env, flow=flow, subset=subset, suite=suite, endpoint_url=endpoint_url, settings=settings)
-    with transaction.atomic():
-        # The team's row is locked for the count and the write: two requests at once cannot both
-        # take the last check of the window, nor both start while none is running.
-        Team.objects.select_for_update().filter(id=team.id).first()
-        _endpoint_check_limits(team)
-        check = EndpointCheck.objects.create(
-            team=team, created_by_id=created_by, environment=environment, flow=flow, subset=subset, suite=suite,
-            scenario=scenarios[0], settings=frozen.to_dict(), endpoint_url=url, endpoint_model=endpoint_model,
-            api_key_encrypted=encrypt_secret(api_key))
-        check_id = check.id
-        transaction.on_commit(lambda: endpoint_check_enqueue(check_id=check_id, env=env))
-    return check
-
-
-def _endpoint_check_limits(team: Team) -> None:
-    now = timezone.now()
-    if endpoint_checks_active(team.id, now):
-        raise EndpointCheckLimited("a test call of this team is still running; wait for its result")
-    used, frees_at = endpoint_checks_in_window(team.id, now)
-    allowed = django_settings.MAGEBENCH_ENDPOINT_CHECKS_PER_WINDOW
-    if used >= allowed:
-        minutes = django_settings.MAGEBENCH_ENDPOINT_CHECK_WINDOW_SECONDS / 60
-        wait = max(1, round((frees_at - now).total_seconds())) if frees_at else 0
-        raise EndpointCheckLimited(f"test calls: {used} of {allowed} per {minutes:g} min used; "
-                                   f"the next one is possible in {wait} s")
-
-
-def endpoint_check_enqueue(*, check_id: int, env: str) -> None:
-    """Send the check to its environment's queue, whose workers can reset that environment. A broker
-    that cannot be reached ends the check at once, saying so, rather than leaving it waiting."""
-    from kombu.exceptions import KombuError
-    from kombu.exceptions import OperationalError as BrokerError
-
-    try:
-        current_app.signature(RUN_ENDPOINT_CHECK_TASK).apply_async((check_id,), queue=queue_for(env))
-    except (BrokerError, KombuError, OSError) as exc:
-        logger.warning("could not queue endpoint check %s: %s", check_id, exc)
-        EndpointCheck.objects.filter(id=check_id, status=EndpointCheck.Status.QUEUED).update(
-            status=EndpointCheck.Status.FINISHED, finished_at=timezone.now(), api_key_encrypted="",
-            result={"ok": False, "reachable": None, "error": {
-                "kind": "platform_error", "status": None,
-                "message": "the platform could not queue the test call; try again in a minute"}})

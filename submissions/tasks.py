@@ -5,8 +5,9 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from evaluators.retry import Backoff
+from submissions.endpoint_checks import RUN_ENDPOINT_CHECK_TASK
 from submissions.export_files import BUILD_EXPORT_TASK
-from submissions.services import PREPARE_SUBMISSION_TASK, RUN_ATTEMPT_TASK, RUN_ENDPOINT_CHECK_TASK
+from submissions.services import PREPARE_SUBMISSION_TASK, RUN_ATTEMPT_TASK
 
 #: A database that is restarting fails the claim: the message is sent again later instead of being
 #: acknowledged and lost (the attempt is still waiting, so nothing was done twice).

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from accounts.models import Team
 from submissions.models import UploadFileCheck
-from submissions.services import SubmissionError, UploadRejected, upload_board, upload_check
+from submissions.services import SubmissionError
+from submissions.upload_services import UploadRejected, upload_board, upload_check
 
 logger = logging.getLogger(__name__)
 

@@ -28,9 +28,11 @@ from accounts.selectors import (
 )
 from evaluators.base import ReplayPanel, all_plugins, get_plugin
 from evaluators.trajectory import INDEX_NAME, REPLAY_PAGE, document_page
+from submissions.endpoint_checks import endpoint_check_create
 from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import EndpointSubmissionForm, UploadSubmissionForm
 from submissions.models import Attempt, Submission
+from submissions.progress_selectors import queue_seen_by, submission_attempt_count, submission_progress
 from submissions.quotas import quota_status
 from submissions.selectors import (
     attempt_artifact,
@@ -40,29 +42,27 @@ from submissions.selectors import (
     endpoint_check_shown,
     endpoint_check_visible,
     queue_loads,
-    queue_seen_by,
-    submission_attempt_count,
-    submission_progress,
     trajectory_dir,
     upload_check_shown,
     upload_check_visible,
 )
 from submissions.services import (
     SubmissionError,
-    UploadCheck,
-    UploadRejected,
-    endpoint_check_create,
     model_spec_from,
     submission_cancel,
     submission_create_endpoint,
-    submission_create_upload,
     submission_publish,
     submission_rerun,
     submission_resume,
+)
+from submissions.upload_checks import upload_check_create, upload_check_is_deferred
+from submissions.upload_services import (
+    UploadCheck,
+    UploadRejected,
+    submission_create_upload,
     upload_check,
     upload_read,
 )
-from submissions.upload_checks import upload_check_create, upload_check_is_deferred
 from submissions.upload_throttle import upload_wait
 
 logger = logging.getLogger(__name__)

@@ -213,7 +213,8 @@ class LocalStack:
         from django.db import DatabaseError, connection, transaction
 
         from accounts.services import team_get_or_create
-        from submissions.services import model_entry_upsert, submission_create_endpoint, submission_create_upload
+        from submissions.services import model_entry_upsert, submission_create_endpoint
+        from submissions.upload_services import submission_create_upload
 
         try:
             model = model_entry_upsert(team=team_get_or_create(name=team), name=f"{team} model {rng.randrange(3)}")

@@ -70,7 +70,8 @@ def test_the_apis_environment_choices_follow_the_registry(settings) -> None:
 
 
 def test_the_flows_a_submission_may_name_are_those_the_loaded_plugins_play(settings) -> None:
-    from submissions.apis import ModelAndBoardInput, UploadCheckApi
+    from submissions.apis import ModelAndBoardInput
+    from submissions.upload_apis import UploadCheckApi
 
     assert base.environment_flows() == ["global", "online"]
     assert cast(ChoiceField, ModelAndBoardInput().fields["flow"]).choices == {"global": "Global", "online": "Online"}

@@ -11,10 +11,10 @@ import pytest
 from django.urls import reverse
 
 from evaluators.tests.scripted_server import ScriptedServer
-from submissions.endpoint_checks import endpoint_check_run
+from submissions.endpoint_checks import endpoint_check_create, endpoint_check_run
 from submissions.engine import attempt_run
 from submissions.models import EndpointCheck, ModelEntry
-from submissions.services import endpoint_check_create, submission_create_endpoint
+from submissions.services import submission_create_endpoint
 from submissions.tests.test_refusals_write_nothing import UNUSED_ENDPOINT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]

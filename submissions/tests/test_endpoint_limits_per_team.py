@@ -9,7 +9,7 @@ from accounts.models import Team
 from catalogue.models import Scenario
 from submissions.engine import attempt_claim_next
 from submissions.models import Attempt, LiveWorker, ModelEntry, Submission, SubmissionResult
-from submissions.selectors import queue_list
+from submissions.progress_selectors import queue_list
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,8 @@ from django.utils import timezone
 from accounts.models import Team
 from catalogue.models import Scenario
 from submissions.models import Attempt, ModelEntry, Submission, SubmissionResult
-from submissions.selectors import queue_item, queue_list, queue_loads
+from submissions.progress_selectors import queue_item, queue_list
+from submissions.selectors import queue_loads
 from submissions.templatetags.durations import duration
 
 pytestmark = pytest.mark.django_db

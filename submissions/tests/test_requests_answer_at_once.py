@@ -160,7 +160,7 @@ def test_a_free_worker_prepares_a_queued_run_before_taking_its_next_turn(lab, fu
 
 def test_the_queue_counts_the_attempts_of_a_run_not_prepared_yet_as_waiting(lab, full_set, broker):
     from submissions.models import LiveWorker, SubmissionResult
-    from submissions.selectors import queue_item
+    from submissions.progress_selectors import queue_item
 
     LiveWorker.objects.create(hostname="w@host", queues=["browser", "engine", "light"], concurrency=1)
     earlier = Submission.objects.get(id=_submit(lab, full_set, "mini").json()["id"])

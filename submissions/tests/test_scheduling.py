@@ -10,8 +10,9 @@ from accounts.models import Team
 from catalogue.models import Scenario
 from submissions.engine import attempt_claim, attempt_claim_next
 from submissions.models import Attempt, LiveWorker, ModelEntry, Submission, SubmissionResult
+from submissions.progress_selectors import queue_list
 from submissions.scheduling import Contender, Served, SimSubmission, SimWorker, fair_order, simulate
-from submissions.selectors import queue_list, queue_loads
+from submissions.selectors import queue_loads
 
 pytestmark = pytest.mark.django_db
 

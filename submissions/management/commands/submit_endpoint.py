@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluators.base import environment_flows
 from submissions.models import Submission
-from submissions.selectors import submission_progress
+from submissions.progress_selectors import submission_progress
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
 
 
