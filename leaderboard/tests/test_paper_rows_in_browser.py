@@ -46,14 +46,15 @@ def test_a_visitor_finds_the_papers_rows_on_the_official_board_marked_reported_a
 
 @pytest.mark.parametrize("viewport", [PHONE, WIDE], ids=["390px", "1440px"])
 def test_a_visitor_downloads_a_boards_attempts_one_row_each_from_its_links(
-        live_server, site_page, paper_and_entries, viewport):
+        live_server, site_page, paper_and_entries, exports_built_when_sent, viewport):
     page, errors = site_page(viewport=viewport)
     page.goto(f"{live_server.url}/boards/sokoban/global/mini/?suite=fixture")
     link = page.get_by_role("link", name="attempts as CSV")
     link.scroll_into_view_if_needed()
     expect(link).to_be_visible()
-    for name in ("attempts as Parquet", "attempts' trajectories as a zip"):
+    for name in ("attempts as Parquet", "attempts' trajectories as a zip", "attempts' trajectories with frames as a zip"):
         expect(page.get_by_role("link", name=name)).to_be_visible()
+    # A file not built yet answers a page that comes back for it: the download follows on its own.
     with page.expect_download() as download:
         link.click()
     rows = list(csv.DictReader(io.StringIO(download.value.path().read_text(encoding="utf-8"))))
