@@ -214,6 +214,9 @@ class Attempt(models.Model):
 
     class Meta:
         ordering = ["scenario__key", "repeat"]
+        # A quota asks of each of a team's submissions whether any attempt scored: answered from the
+        # index alone, it stays cheap however many attempts a team has run.
+        indexes = [models.Index(fields=["submission", "status"], name="attempt_submission_status")]
         constraints = [
             models.UniqueConstraint(fields=["submission", "scenario", "repeat"], name="attempt_unique"),
             models.CheckConstraint(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Team
@@ -92,11 +92,15 @@ def quota_of(counted: QuerySet[Submission], *, now: datetime | None, per_day_lim
              concurrent_limit: int, concurrent_used: int) -> QuotaStatus:
     """The use of ``counted`` (the submissions a quota counts) against its limits."""
     now = now or timezone.now()
-    window = counted.filter(created_at__gt=now - timedelta(days=1))
-    oldest = window.order_by("created_at").values_list("created_at", flat=True).first()
+    # One pass: every submission checked takes a look at its attempts (``counting``), which each of
+    # three separate queries would take again, inside the lock that holds the team's other submits.
+    in_window = Q(created_at__gt=now - timedelta(days=1))
+    used = counted.aggregate(total=Count("id"), per_day=Count("id", filter=in_window),
+                             oldest=Min("created_at", filter=in_window))
+    oldest = used["oldest"]
     return QuotaStatus(
-        per_day_limit=per_day_limit, per_day_used=window.count(),
+        per_day_limit=per_day_limit, per_day_used=used["per_day"],
         per_day_resets_at=oldest + timedelta(days=1) if oldest else None,
-        total_limit=total_limit, total_used=counted.count(),
+        total_limit=total_limit, total_used=used["total"],
         concurrent_limit=concurrent_limit, concurrent_used=concurrent_used,
     )
