@@ -193,3 +193,12 @@ def test_resuming_a_submission_that_is_still_waiting_needs_no_free_slot(lab, use
     response = Client().post(reverse("api-submission-action", args=[waiting.id, "resume"]), **lab.auth())
     assert response.status_code == 200, response.content
     assert response.json()["status"] == Submission.Status.QUEUED
+
+
+def test_a_quota_is_counted_in_two_queries_however_many_submissions_the_team_has(
+        lab, used_up, django_assert_num_queries):
+    # Each submit asks for it while holding the lock its team's other submits wait on: one query for
+    # what is running, one for what the day's and the total limits count.
+    with django_assert_num_queries(2):
+        status = quota_status(lab.team)
+    assert (status.per_day_used, status.total_used, status.concurrent_used) == (2, 2, 1)
