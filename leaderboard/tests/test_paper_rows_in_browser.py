@@ -52,7 +52,8 @@ def test_a_visitor_downloads_a_boards_attempts_one_row_each_from_its_links(
     link = page.get_by_role("link", name="attempts as CSV")
     link.scroll_into_view_if_needed()
     expect(link).to_be_visible()
-    for name in ("attempts as Parquet", "attempts' trajectories as a zip", "attempts' trajectories with frames as a zip"):
+    for name in ("attempts as Parquet", "attempts' trajectories as a zip",
+                 "attempts' trajectories with frames as a zip"):
         expect(page.get_by_role("link", name=name)).to_be_visible()
     # A file not built yet answers a page that comes back for it: the download follows on its own.
     with page.expect_download() as download:
