@@ -146,3 +146,14 @@ def test_a_board_offers_the_official_suite_once_the_papers_rows_are_in_even_befo
     assert 'href="?suite=fixture"' in page and 'href="?suite=official"' in page
     assert "GPT-4o" not in page  # the default suite is still the fixtures: no published numbers there
     assert "GPT-4o" not in client.get(reverse("board", args=["webui", "online", "mini"])).content.decode()
+
+
+@pytest.mark.django_db
+def test_the_analysis_and_compare_pages_of_a_board_of_reported_rows_answer_and_name_them_as_reported(
+        client, fixture_scenarios):
+    call_command("import_paper_results", stdout=StringIO())
+    for name in ("board-analysis", "board-compare"):
+        response = client.get(reverse(name, args=["sokoban", "global", "mini"]), {"suite": "official"})
+        assert response.status_code == 200, (name, response.status_code)
+    analysis = client.get(reverse("board-analysis", args=["sokoban", "global", "mini"]), {"suite": "official"})
+    assert "reported</span>" in analysis.content.decode()
