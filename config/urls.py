@@ -17,6 +17,7 @@ from submissions.client_wheel import client_index, client_wheel
 
 urlpatterns = [
     path("", board_views.home, name="home"),
+    path("favicon.ico", board_views.favicon, name="favicon"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/", board_views.board, name="board"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/export.<str:fmt>", board_views.board_export, name="board-export"),
     path("models/<int:model_id>/", board_views.model_detail, name="model-detail"),

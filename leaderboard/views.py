@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.templatetags.static import static
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.selectors import request_access
@@ -269,6 +270,12 @@ def prompt_set_view(request: HttpRequest, env: str, flow: str, version: str) -> 
         "env": env, "title": get_plugin(env).title, "flow": flow, "suite": suite, "prompts": prompts,
         "texts": prompts.texts(), "row": row,
         "current": prompt_set_current(env, suite, flow).version == version})
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The site's icon where a browser looks for one on its own: pages that name none (the client's
+    plain-text page, downloads) would otherwise ask for /favicon.ico and get a 404."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
 def metric_card_view(request: HttpRequest, env: str) -> HttpResponse:

@@ -67,3 +67,10 @@ def test_the_api_docs_load_swagger_ui_and_redoc_collected_under_hashed_names(col
     for asset in assets:
         response = Client().get(asset.group(0), HTTP_ACCEPT_ENCODING="gzip")
         assert response.status_code == 200 and response.headers["Content-Encoding"] in ("gzip", "br")
+
+
+def test_the_icon_browsers_ask_for_on_pages_that_name_none_is_the_sites_own(client) -> None:
+    from django.templatetags.static import static
+
+    response = client.get("/favicon.ico")
+    assert (response.status_code, response["Location"]) == (301, static("favicon.svg"))
