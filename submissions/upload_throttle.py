@@ -6,13 +6,14 @@ budget one account could keep every web process parsing. Counted in the cache th
 """
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any
 
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
-from accounts.selectors import client_ip
+from accounts.selectors import address_key, client_ip
 
 
 class _UploadThrottle(SimpleRateThrottle):
@@ -21,8 +22,9 @@ class _UploadThrottle(SimpleRateThrottle):
     def get_rate(self) -> str:
         return settings.MAGEBENCH_THROTTLE_UPLOADS
 
+    @abstractmethod
     def who(self, request: Any) -> str | None:
-        raise NotImplementedError
+        """Whose budget a request spends; None: nobody's (this throttle lets it through)."""
 
     def get_cache_key(self, request: Any, view: Any) -> str | None:
         who = self.who(request)
@@ -41,7 +43,8 @@ class UploadAddressThrottle(_UploadThrottle):
     """Per address, so that many accounts from one place share one budget."""
 
     def who(self, request: Any) -> str | None:
-        return f"address-{client_ip(request)}"
+        # Counted as every other per-address budget is: an IPv6 client per /64.
+        return f"address-{address_key(client_ip(request))}"
 
 
 UPLOAD_THROTTLES = (UploadUserThrottle, UploadAddressThrottle)
