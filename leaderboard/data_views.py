@@ -16,7 +16,7 @@ from evaluators.base import all_plugins
 from leaderboard.columns import ATTEMPT_COLUMNS, board_columns
 from leaderboard.dataset_card import ATTEMPTS_FILE, BOARD_FILE, CARD, CSV_NOTE, dataset_bibtex, score_scale
 from leaderboard.models import BoardSnapshot
-from leaderboard.selectors.snapshots import snapshot_get, snapshot_latest, snapshots_by_board
+from leaderboard.selectors.snapshots import snapshot_get, snapshot_latest, snapshot_latest_link, snapshots_by_board
 from leaderboard.snapshots import snapshot_folder, zip_name
 from submissions.exports import CONTENT_TYPES
 
@@ -93,7 +93,7 @@ def with_snapshot_link(content: str) -> SafeString:
     if match is None:
         return mark_safe(content)  # the page's own rendered content
     env, flow, subset, suite = match.group("board").split("/")
-    context: dict[str, Any] = {"latest": snapshot_latest(env, flow, subset, suite),
+    context: dict[str, Any] = {"latest": snapshot_latest_link(env, flow, subset, suite),
                                "anchor": f"{env}-{flow}-{subset}-{suite}"}
     rendered = render_to_string("leaderboard/data/_board_snapshot_link.html", context)
     # Both parts were rendered by Django's templates, which escaped them.

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.http import Http404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -68,28 +68,35 @@ def snapshot_payload(request: Request, snapshot: BoardSnapshot) -> dict[str, Any
 
 
 class SnapshotListApi(APIView):
-    @extend_schema(
-        operation_id="snapshots_list",
-        parameters=[OpenApiParameter(name, str, required=False, description=f"only the snapshots of this {name}")
-                    for name in ("env", "flow", "subset", "suite")],
-        responses={200: SnapshotOutput(many=True)})
+    class FilterSerializer(serializers.Serializer):
+        env = serializers.SlugField(required=False, max_length=32, help_text="only this environment's snapshots")
+        flow = serializers.SlugField(required=False, max_length=16, help_text="only this flow's")
+        subset = serializers.SlugField(required=False, max_length=8, help_text="only this subset's")
+        suite = serializers.SlugField(required=False, max_length=32, help_text="only this suite's")
+
+    @extend_schema(operation_id="snapshots_list", parameters=[FilterSerializer],
+                   responses={200: SnapshotOutput(many=True)})
     def get(self, request: Request) -> Response:
         """Every board's dated snapshots, newest first.
 
         A snapshot is an immutable release of one public board (its entries and their attempts as
         Parquet, with a dataset card), made when the board's content changed, at most once a day.
         """
-        snapshots = BoardSnapshot.objects.order_by("-created_at", "-id")
-        filters = {name: request.query_params[name] for name in ("env", "flow", "subset", "suite")
-                   if request.query_params.get(name)}
-        return Response(SnapshotOutput([snapshot_payload(request, s) for s in snapshots.filter(**filters)],
-                                       many=True).data)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        snapshots = BoardSnapshot.objects.filter(**filters.validated_data).order_by("-created_at", "-id")
+        return Response(SnapshotOutput([snapshot_payload(request, s) for s in snapshots], many=True).data)
 
 
 class SnapshotDetailApi(APIView):
     @extend_schema(operation_id="snapshots_detail", responses={200: SnapshotDetailOutput})
     def get(self, request: Request, env: str, flow: str, subset: str, suite: str, version: str) -> Response:
-        """One snapshot: its version, content hash, files with their sizes and hashes, and its BibTeX."""
+        """One snapshot of a board, with its files and how to cite it.
+
+        Its version, content hash, creation time and counts; each file (the dataset card README.md,
+        data/board.parquet, data/attempts.parquet and a zip of the three) with its size, sha256 and
+        URL; and a BibTeX entry naming the version and the hash. A snapshot never changes.
+        """
         snapshot = snapshot_get(env, flow, subset, suite, version)
         if snapshot is None:
             raise Http404("no such snapshot")

@@ -44,7 +44,7 @@ from leaderboard.columns import Column, board_columns
 from leaderboard.dataset_card import ATTEMPTS_FILE, BOARD_FILE, CARD, card_markdown
 from leaderboard.models import BoardSnapshot
 from leaderboard.selectors import Board, board_get
-from leaderboard.selectors.snapshots import snapshot_latest
+from leaderboard.selectors.snapshots import snapshot_latest, snapshot_latest_forget
 from submissions.exports import COLUMN_NAMES as ATTEMPT_COLUMN_NAMES
 from submissions.exports import export_rows, export_submissions, write_rows_parquet
 
@@ -273,6 +273,7 @@ def board_snapshot_make(ref: BoardRef, *, now: datetime | None = None) -> BoardS
                 # A folder of this name is never replaced: the rename fails and so does the row.
                 os.rename(part, final)
             _read_only(final)
+            snapshot_latest_forget(ref.env, ref.flow, ref.subset, ref.suite)
             return snapshot
         finally:
             if part.exists():

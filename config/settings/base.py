@@ -209,6 +209,8 @@ SPECTACULAR_SETTINGS = {
         {"name": "models", "description": "The models teams have registered, with their metadata."},
         {"name": "queue", "description": "What runs now and what waits, in serving order."},
         {"name": "me", "description": "Who the credentials belong to, their teams and quotas."},
+        {"name": "snapshots", "description": "Dated, immutable releases of every public board: Parquet, a dataset "
+                                             "card, a version and a content hash to cite."},
     ],
     "ENUM_NAME_OVERRIDES": {"SubmissionStatusEnum": "submissions.models.Submission.Status",
                             "AttemptStatusEnum": "submissions.models.Attempt.Status",

@@ -1,10 +1,18 @@
 """Reads of the boards' snapshots (``leaderboard.snapshots`` makes them)."""
 from __future__ import annotations
 
+import contextlib
+import re
 from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
 
 from evaluators.base import get_plugin
 from leaderboard.models import BoardSnapshot
+
+#: A version as ``leaderboard.snapshots`` names them: the day, then its number that day.
+VERSION = re.compile(r"\d{4}-\d{2}-\d{2}\.\d{1,6}")
 
 
 @dataclass
@@ -41,9 +49,41 @@ def snapshots_by_board() -> list[BoardSnapshots]:
 
 
 def snapshot_get(env: str, flow: str, subset: str, suite: str, version: str) -> BoardSnapshot | None:
+    if not VERSION.fullmatch(version):
+        return None  # nothing else was ever made (and a stray byte never reaches the database)
     return BoardSnapshot.objects.filter(env=env, flow=flow, subset=subset, suite=suite, version=version).first()
 
 
 def snapshot_latest(env: str, flow: str, subset: str, suite: str) -> BoardSnapshot | None:
     return (BoardSnapshot.objects.filter(env=env, flow=flow, subset=subset, suite=suite)
             .order_by("-created_at", "-id").first())
+
+
+#: A board's latest snapshot as its pages link it, kept in the cache: a cached board page is served
+#: with a single query. The maker drops it; a cache of each process's own (the worker's is not the web
+#: process's) shows a new snapshot once this long has passed.
+LATEST_KEY = "snapshots:latest:{board}"
+LATEST_SECONDS = 300
+
+
+def _latest_key(env: str, flow: str, subset: str, suite: str) -> str:
+    return LATEST_KEY.format(board=f"{env}/{flow}/{subset}/{suite}")
+
+
+def snapshot_latest_link(env: str, flow: str, subset: str, suite: str) -> dict[str, Any] | None:
+    """What a board's page links of its latest snapshot (its URL's parts), or None when it has none."""
+    key = _latest_key(env, flow, subset, suite)
+    with contextlib.suppress(Exception):  # no cache (Redis down): read it from the database
+        found = cache.get(key)
+        if found is not None:
+            return found or None
+    latest = snapshot_latest(env, flow, subset, suite)
+    link = {"env": env, "flow": flow, "subset": subset, "suite": suite, "version": latest.version} if latest else {}
+    with contextlib.suppress(Exception):
+        cache.set(key, link, LATEST_SECONDS)
+    return link or None
+
+
+def snapshot_latest_forget(env: str, flow: str, subset: str, suite: str) -> None:
+    with contextlib.suppress(Exception):
+        cache.delete(_latest_key(env, flow, subset, suite))
