@@ -17,6 +17,7 @@ from evaluators.base import get_plugin
 from leaderboard.columns import ATTEMPT_COLUMNS, board_columns
 from leaderboard.models import BoardSnapshot
 from leaderboard.snapshots import BoardRef, board_snapshot_make, snapshot_folder
+from leaderboard.tasks import snapshot_boards
 from leaderboard.tests.board_entries import board_entries, finished_entry
 from submissions.models import ModelEntry
 
@@ -49,7 +50,7 @@ def _features(card: dict, config: str) -> dict[str, str]:
     return {f["name"]: f.get("dtype") or f"list<{f['sequence']}>" for f in info["features"]}
 
 
-def test_a_snapshot_of_a_board_loads_with_datasets_and_pandas_with_the_cards_columns_and_types(entries):
+def test_a_snapshot_of_a_board_loads_with_datasets_and_pandas_with_the_cards_columns_and_types(entries, tmp_path):
     import datasets
     import pandas
 
@@ -96,6 +97,10 @@ def test_a_snapshot_of_a_board_loads_with_datasets_and_pandas_with_the_cards_col
     with zipfile.ZipFile(folder / f"magebench-sokoban-global-mini-fixture-{snapshot.version}.zip") as archive:
         assert sorted(archive.namelist()) == ["README.md", "data/attempts.parquet", "data/board.parquet"]
         assert archive.read("data/board.parquet") == (folder / "data/board.parquet").read_bytes()
+        archive.extractall(tmp_path / "unzipped")
+    # The card's header names both tables: the unzipped folder loads by config name.
+    assert datasets.load_dataset(str(tmp_path / "unzipped"), "attempts")["train"].num_rows == 22
+    assert datasets.load_dataset(str(tmp_path / "unzipped"))["train"]["model"] == ["Vision-7B", "Tiny", "Partial"]
 
 
 def test_an_unchanged_board_makes_no_new_version_and_a_changed_one_a_new_hash_leaving_the_old_bytes(entries):
@@ -131,13 +136,18 @@ def test_a_snapshot_row_is_never_changed(entries):
     assert BoardSnapshot.objects.get().content_hash != "0" * 64
 
 
-def test_the_command_snapshots_every_board_with_rows_once(entries):
+def test_the_command_and_the_daily_task_snapshot_every_board_with_rows_once(entries):
     call_command("snapshot_boards", verbosity=0)
     # Only the Sokoban Global mini board has public rows (the Online entry is private).
     assert list(BoardSnapshot.objects.values_list("env", "flow", "subset", "suite")) == [
         ("sokoban", "global", "mini", "fixture")]
     call_command("snapshot_boards", verbosity=0)
+    assert snapshot_boards.apply().get() == []
     assert BoardSnapshot.objects.count() == 1
+    newcomer = ModelEntry.objects.create(team=entries.lab, name="Newcomer")
+    finished_entry(entries.lab, newcomer, [70.0] * 10)
+    made = snapshot_boards.apply().get()
+    assert len(made) == 1 and made[0].startswith("sokoban-global-mini-fixture ")
 
 
 def test_the_board_links_its_latest_snapshot_and_the_pages_and_api_serve_it(client, entries):
