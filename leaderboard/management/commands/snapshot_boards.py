@@ -22,6 +22,8 @@ class Command(BaseCommand):
         if not refs:
             raise CommandError("no public board matches")
         made = boards_snapshot(refs)
+        if options["verbosity"] < 1:
+            return
         for snapshot in made:
             self.stdout.write(f"{snapshot.board_name} {snapshot.version}: {snapshot.entries} entries, "
                               f"{snapshot.attempts} attempts, sha256 {snapshot.content_hash}")
