@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 from accounts import views as account_views
 from accounts.forms import LoginForm
 from config.apidocs import RedocDocs, SwaggerDocs
-from leaderboard import analysis_views, cost_views
+from leaderboard import analysis_views, cost_views, data_views, snapshot_apis
 from leaderboard import apis as board_apis
 from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
@@ -59,6 +59,15 @@ urlpatterns = [
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/cost/", cost_views.board_cost, name="board-cost"),
     path("cost/", cost_views.cost_overview, name="cost-overview"),
+    path("data/columns/", data_views.data_columns, name="data-columns"),
+    path("data/snapshots/", data_views.snapshot_index, name="data-snapshots"),
+    path("data/snapshots/<slug:env>/<slug:flow>/<slug:subset>/<slug:suite>/<str:version>/", data_views.snapshot_detail,
+         name="data-snapshot"),
+    path("data/snapshots/<slug:env>/<slug:flow>/<slug:subset>/<slug:suite>/<str:version>/<path:name>",
+         data_views.snapshot_file, name="data-snapshot-file"),
+    path("api/v1/snapshots/", snapshot_apis.SnapshotListApi.as_view(), name="api-snapshots"),
+    path("api/v1/snapshots/<slug:env>/<slug:flow>/<slug:subset>/<slug:suite>/<str:version>/",
+         snapshot_apis.SnapshotDetailApi.as_view(), name="api-snapshot"),
     path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/password/", account_views.PasswordChange.as_view(), name="password_change"),
     path("accounts/password/reset/", account_views.PasswordReset.as_view(), name="password_reset"),

@@ -14,11 +14,11 @@ from accounts.selectors import request_access
 from evaluators.base import environment_flows, environment_slugs
 from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, payload_entries, submission_export_spec
 from leaderboard.cache import board_scope, cached
+from leaderboard.column_schema import ATTEMPT_EXPORT_RESPONSES, BoardRow
 from leaderboard.selectors import BoardFilter, board_get
 from leaderboard.views import board_key, board_storable
 from submissions.apis import viewable_submission
 from submissions.export_apis import (
-    EXPORT_RESPONSES,
     FORMAT_HELP,
     FRAMES,
     AnyAccept,
@@ -44,8 +44,8 @@ class BoardApi(APIView):
         generations = serializers.ListField(child=serializers.DictField(),
                                             help_text="every prompt set the board has entries of (one generation "
                                                       "each, never ranked together): version, source, entries, current")
-        rows = serializers.ListField(child=serializers.DictField(),
-                                     help_text="one object per entry, the same columns as the CSV export")
+        rows = BoardRow(many=True, help_text="one object per entry, the same columns as the CSV export; every "
+                                             "column is described at /data/columns/")
 
     @extend_schema(
         parameters=[
@@ -87,7 +87,7 @@ class BoardAttemptsExportApi(APIView):
                     FRAMES,
                     *(OpenApiParameter(name, str, required=False, description=f"as for the board: {name}")
                       for name in ("suite", "open", "size", "org", "best", "verified", "incomplete", "q", "prompts"))],
-        responses=EXPORT_RESPONSES)
+        responses=ATTEMPT_EXPORT_RESPONSES)
     def get(self, request, env: str, flow: str, subset: str, fmt: str) -> HttpResponseBase:
         """Every attempt of a board's entries, one row each, or their trajectories.
 
@@ -114,7 +114,7 @@ class SubmissionExportApi(APIView):
         operation_id="submissions_export",
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),
                     FRAMES],
-        responses=EXPORT_RESPONSES)
+        responses=ATTEMPT_EXPORT_RESPONSES)
     def get(self, request, submission_id: int, fmt: str) -> HttpResponseBase:
         """A submission's attempts, one row each, or their trajectories.
 

@@ -146,3 +146,61 @@ class StoredBoardRanking(models.Model):
 
     def __str__(self) -> str:
         return f"ranking of {self.env}/{self.flow}/{self.subset}/{self.suite}"
+
+
+class SnapshotQuerySet(models.QuerySet["BoardSnapshot"]):
+    def update(self, **kwargs: object) -> int:
+        raise TypeError("a board snapshot is never changed once made")
+
+
+class BoardSnapshot(models.Model):
+    """One dated, immutable release of a public board: its rows and its attempts as Parquet, with a
+    dataset card, in a folder of its own (``leaderboard.snapshots``). Made by a worker or a command,
+    never by a request, and only when the board's content differs from its latest snapshot.
+
+    Never changed once made: ``save`` refuses an existing row, the queryset refuses ``update``, and
+    the files are written once into a folder named after the version, then made read-only.
+    """
+
+    env = models.CharField(max_length=32)
+    flow = models.CharField(max_length=16)
+    subset = models.CharField(max_length=8, choices=Scenario.SUBSETS)
+    suite = models.SlugField(max_length=32)
+    #: The day it was made and its number that day for this board: "2026-11-29.1".
+    version = models.CharField(max_length=32)
+    #: sha256 of the canonical serialisation of the board's metadata, rows and attempts
+    #: (``leaderboard.snapshots``): equal content, equal hash, whatever the Parquet writer's version.
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField()
+    prompt_version = models.CharField(max_length=64, blank=True)
+    scenarios = models.PositiveIntegerField(default=0)
+    entries = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    #: Every file of the release: [{"name", "size", "sha256"}], relative to its folder.
+    files = models.JSONField(default=list)
+
+    objects = SnapshotQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["env", "flow", "subset", "suite", "version"],
+                                               name="board_snapshot_version_unique")]
+        indexes = [models.Index(fields=["env", "flow", "subset", "suite", "-created_at"],
+                                name="board_snapshot_latest")]
+        ordering = ["env", "flow", "subset", "suite", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.board_name} {self.version}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if not self._state.adding:
+            raise TypeError("a board snapshot is never changed once made")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def board_name(self) -> str:
+        return f"{self.env}-{self.flow}-{self.subset}-{self.suite}"
+
+    @property
+    def size(self) -> int:
+        """Bytes of the release's files, the zip left out (it holds the others)."""
+        return sum(int(f["size"]) for f in self.files if not str(f["name"]).endswith(".zip"))

@@ -12,3 +12,12 @@ def warm_boards() -> dict[str, object]:
     """Rebuild into the shared cache what anonymous visitors see of the boards that changed."""
     warmed = rebuild_changed()
     return {"boards": ["/".join(board) for board in warmed.boards], "home": warmed.home, "failed": warmed.failed}
+
+
+@shared_task(name="leaderboard.snapshot_boards")
+def snapshot_boards() -> list[str]:
+    """A dated snapshot of every public board whose content changed since its latest one (beat sends
+    it once a day: ``MAGEBENCH_SNAPSHOT_EVERY_SECONDS``)."""
+    from leaderboard.snapshots import boards_snapshot
+
+    return [f"{snapshot.board_name} {snapshot.version}" for snapshot in boards_snapshot()]

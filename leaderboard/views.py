@@ -24,6 +24,7 @@ from evaluators.base import FLOWS, all_plugins, get_plugin
 from leaderboard.attempt_exports import board_export_links, board_page_export
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.context_processors import environments
+from leaderboard.data_views import with_snapshot_link
 from leaderboard.selectors import (
     SIZE_BUCKETS,
     SUITE_NAME,
@@ -213,7 +214,8 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
                           export=export)
 
     page = page_cached("board", (*key, order, asked), build, scope=board_scope(env, flow, subset))
-    return render(request, "leaderboard/board.html", {"page": page, "content": _with_attempt_exports(page)})
+    return render(request, "leaderboard/board.html", {"page": page,
+                                                      "content": with_snapshot_link(_with_attempt_exports(page))})
 
 
 def _with_attempt_exports(page: CachedPage) -> SafeString:

@@ -209,6 +209,8 @@ SPECTACULAR_SETTINGS = {
         {"name": "models", "description": "The models teams have registered, with their metadata."},
         {"name": "queue", "description": "What runs now and what waits, in serving order."},
         {"name": "me", "description": "Who the credentials belong to, their teams and quotas."},
+        {"name": "snapshots", "description": "Dated, immutable releases of every public board: Parquet, a dataset "
+                                             "card, a version and a content hash to cite."},
     ],
     "ENUM_NAME_OVERRIDES": {"SubmissionStatusEnum": "submissions.models.Submission.Status",
                             "AttemptStatusEnum": "submissions.models.Attempt.Status",
@@ -326,6 +328,14 @@ MAGEBENCH_EXPORT_PENDING_SECONDS = env_int("MAGEBENCH_EXPORT_PENDING_SECONDS", 9
 # At most this many builds wait or run at once (a request past it is answered 202 and sends its build
 # when it asks again): each search of a board is a file of its own, and the queue also runs attempts.
 MAGEBENCH_EXPORT_MAX_BUILDS = env_int("MAGEBENCH_EXPORT_MAX_BUILDS", 12)
+# Dated snapshots of every public board (leaderboard.snapshots): Parquet and a dataset card, written
+# once into a folder of their own (never pruned, unlike the exports above). Beat sends the task this
+# often; it makes a new version of a board only when its content differs from its latest snapshot.
+MAGEBENCH_SNAPSHOT_ROOT = Path(env_str("MAGEBENCH_SNAPSHOT_ROOT", str(DATA_DIR / "snapshots")))
+MAGEBENCH_SNAPSHOT_EVERY_SECONDS = env_float("MAGEBENCH_SNAPSHOT_EVERY_SECONDS", 24 * 3600.0)
+# The licence the snapshots are released under (a Hugging Face licence identifier) and how to cite them.
+MAGEBENCH_DATA_LICENSE = env_str("MAGEBENCH_DATA_LICENSE", "cc-by-4.0")
+MAGEBENCH_DATA_PUBLISHER = env_str("MAGEBENCH_DATA_PUBLISHER", "MageBench Leaderboard")
 
 # Content-Security-Policy of every response (config/security.py): scripts and styles from the
 # site itself, images also as data: URLs (charts), no plugins, no framing, forms post to the site.
@@ -392,6 +402,7 @@ CELERY_TASK_QUEUES = [Queue(name) for name in dict.fromkeys([CELERY_TASK_DEFAULT
 MAGEBENCH_QUEUE_ROUTES = dict(item.split("=", 1) for item in env_list("MAGEBENCH_QUEUE_ROUTES", []) if "=" in item)
 CELERY_BEAT_SCHEDULE = {
     "watchdog": {"task": "submissions.watchdog", "schedule": env_float("MAGEBENCH_WATCHDOG_EVERY_SECONDS", 60.0)},
+    "snapshot-boards": {"task": "leaderboard.snapshot_boards", "schedule": MAGEBENCH_SNAPSHOT_EVERY_SECONDS},
 }
 # A running attempt whose heartbeat is older than this is taken to be on a dead worker.
 MAGEBENCH_STALLED_AFTER_SECONDS = env_float("MAGEBENCH_STALLED_AFTER_SECONDS", 300.0)

@@ -41,7 +41,8 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
     sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *(queue_for(plugin.slug) for plugin in all_plugins())}
     assert sent_to <= declared == consumed
     assert any((s.get("command") or [])[:4] == ["celery", "-A", "config", "beat"] for s in services.values())
-    assert {task["task"] for task in settings.CELERY_BEAT_SCHEDULE.values()} == {"submissions.watchdog"}
+    assert {task["task"] for task in settings.CELERY_BEAT_SCHEDULE.values()} == {"submissions.watchdog",
+                                                                                 "leaderboard.snapshot_boards"}
     assert {"postgres", "redis", "web", "migrate"} <= set(services)
     assert "--appendonly" in services["redis"]["command"]  # queued messages survive a Redis restart
     # Every long-running service comes back after exiting on its own; only the one-off migration does not.
