@@ -46,7 +46,7 @@ from leaderboard.models import BoardSnapshot
 from leaderboard.selectors import Board, board_get
 from leaderboard.selectors.snapshots import snapshot_latest, snapshot_latest_forget
 from submissions.exports import COLUMN_NAMES as ATTEMPT_COLUMN_NAMES
-from submissions.exports import export_rows, export_submissions, write_rows_parquet
+from submissions.exports import export_rows, export_submissions, pandas_metadata, write_rows_parquet
 
 logger = logging.getLogger(__name__)
 
@@ -134,31 +134,14 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
     return [{column.name: row.get(column.name) for column in columns} for row in rows]
 
 
-#: How pandas reads each type back (the schema's "pandas" metadata, as pandas itself writes it): an
-#: integer column with empty cells stays a nullable integer (Int64) instead of becoming float64.
-PANDAS_TYPES = {"string": ("unicode", "object"), "int64": ("int64", "Int64"), "float64": ("float64", "float64"),
-                "bool": ("bool", "bool"), "timestamp": ("datetimetz", "datetime64[us]"),
-                "list<string>": ("list[unicode]", "object")}
-
-
-def _pandas_metadata(columns: tuple[Column, ...]) -> bytes:
-    import pyarrow as pa
-
-    described = [{"name": column.name, "field_name": column.name, "pandas_type": PANDAS_TYPES[column.type][0],
-                  "numpy_type": PANDAS_TYPES[column.type][1],
-                  "metadata": {"timezone": "UTC"} if column.type == "timestamp" else None} for column in columns]
-    return json.dumps({"index_columns": [], "column_indexes": [], "columns": described,
-                       "creator": {"library": "pyarrow", "version": pa.__version__},
-                       "pandas_version": "2.2.0"}).encode()
-
-
 def write_board_parquet(board: Board, rows: list[dict[str, Any]], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     columns = board_columns(get_plugin(board.env))
+    described = pandas_metadata((column.name, column.type) for column in columns)
     schema = pa.schema([pa.field(column.name, _arrow_type(column.type), nullable=column.nullable)
-                        for column in columns], metadata={b"pandas": _pandas_metadata(columns)})
+                        for column in columns], metadata={b"pandas": described})
     table = pa.Table.from_pydict({column.name: [_typed(column, row[column.name]) for row in rows]
                                   for column in columns}, schema=schema)
     pq.write_table(table, str(path))

@@ -11,6 +11,7 @@ and a request only ever serves the finished file.
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -138,12 +139,31 @@ def write_rows_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> None:
     write_csv(out, COLUMN_NAMES, ({name: _csv_value(value) for name, value in row.items()} for row in rows))
 
 
+#: How pandas reads each Parquet type back (the schema's "pandas" metadata, as pandas itself writes it):
+#: an integer column with empty cells stays a nullable integer (Int64) instead of becoming float64.
+PANDAS_TYPES = {"string": ("unicode", "object"), "int64": ("int64", "Int64"), "float64": ("float64", "float64"),
+                "bool": ("bool", "bool"), "timestamp": ("datetimetz", "datetime64[us]"),
+                "list<string>": ("list[unicode]", "object")}
+
+
+def pandas_metadata(columns: Iterable[tuple[str, str]]) -> bytes:
+    """The "pandas" schema metadata for ``columns`` (name, Parquet type name)."""
+    import pyarrow as pa
+
+    described = [{"name": name, "field_name": name, "pandas_type": PANDAS_TYPES[kind][0],
+                  "numpy_type": PANDAS_TYPES[kind][1],
+                  "metadata": {"timezone": "UTC"} if kind == "timestamp" else None} for name, kind in columns]
+    return json.dumps({"index_columns": [], "column_indexes": [], "columns": described,
+                       "creator": {"library": "pyarrow", "version": pa.__version__},
+                       "pandas_version": "2.2.0"}).encode()
+
+
 def _parquet_schema() -> Any:
     import pyarrow as pa
 
     types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
              "timestamp": pa.timestamp("us", tz="UTC")}
-    return pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+    return pa.schema([(name, types[kind]) for name, kind in COLUMNS], metadata={b"pandas": pandas_metadata(COLUMNS)})
 
 
 def write_rows_parquet(rows: Iterable[dict[str, Any]], path: Path) -> None:

@@ -88,8 +88,11 @@ def test_a_snapshot_of_a_board_loads_with_datasets_and_pandas_with_the_cards_col
     attempts = datasets.load_dataset("parquet", data_files=str(folder / "data/attempts.parquet"))["train"]
     assert {name: str(feature.dtype) for name, feature in attempts.features.items()} == attempt_types
     assert attempts.num_rows == 22 and attempts["error_message"] == [""] * 22
-    assert sorted(set(pandas.read_parquet(folder / "data/attempts.parquet")["model"])) == ["Partial", "Tiny",
-                                                                                            "Vision-7B"]
+    attempt_frame = pandas.read_parquet(folder / "data/attempts.parquet")
+    assert sorted(set(attempt_frame["model"])) == ["Partial", "Tiny", "Vision-7B"]
+    # Integer columns stay integers in pandas too, empty cells and all (not float64).
+    for name, kind in attempt_types.items():
+        assert str(attempt_frame[name].dtype) in PANDAS[kind], (name, kind, attempt_frame[name].dtype)
     # The body documents every column with its type, and says to read Parquet.
     for column in (*board_columns(get_plugin("sokoban")), *ATTEMPT_COLUMNS):
         assert f"| `{column.name}` | {column.type} |" in body
