@@ -15,9 +15,11 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanen
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.selectors import request_access
+from catalogue.citations import PAPER, Citation, leaderboard_citation
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from catalogue.selectors import board_suites, default_suite
 from evaluators.base import FLOWS, all_plugins, get_plugin
@@ -210,10 +212,17 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         # A page past the last is shown the last one, but not stored under its own key.
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
                           cacheable=board_storable(data, filters, organisations) and pager.page == asked,
-                          export=export)
+                          export=export, suite=data.suite)
 
     page = page_cached("board", (*key, order, asked), build, scope=board_scope(env, flow, subset))
-    return render(request, "leaderboard/board.html", {"page": page, "content": _with_attempt_exports(page)})
+    return render(request, "leaderboard/board.html", {"page": page, "content": _with_attempt_exports(page),
+                                                      "citations": _citations(request, page, env, flow, subset)})
+
+
+def _citations(request: HttpRequest, page: CachedPage, env: str, flow: str, subset: str) -> list[Citation]:
+    """The paper, and this board as this visitor reads it: its address with the view's query, today."""
+    board = f"{get_plugin(env).title}, {flow.title()} flow, {subset} set, suite {page.suite or '(default)'}"
+    return [PAPER, leaderboard_citation(url=request.build_absolute_uri(), board=board, accessed=timezone.localdate())]
 
 
 def _with_attempt_exports(page: CachedPage) -> SafeString:
