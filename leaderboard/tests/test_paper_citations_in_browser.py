@@ -67,6 +67,10 @@ def test_the_analysis_page_shows_what_the_paper_reports_of_each_row(live_server,
     gpt = section.locator("tr[data-model='GPT-4o']")
     expect(gpt.locator("td")).to_have_text(["GPT-4o reported", "53.03", "—", "20 scenarios × 3 repeats", "0.0", "6.7",
                                             "paper, Table 1 · IA/RA: Table 2"])
-    expect(gpt.locator("td").first).to_be_visible()
+    # The model's name and its score are on screen side by side, the name on one line, at both sizes.
+    name, score = (gpt.locator("td").nth(index).bounding_box() for index in (0, 1))
+    assert name is not None and score is not None
+    assert name["width"] >= 100 and score["x"] + score["width"] <= VIEWPORTS[device]["width"], (name, score)
+    assert gpt.locator(".reported-model").evaluate("name => name.getClientRects().length") == 1
     section.screenshot(path=f"/tmp/shots/paper-analysis-{device}.png")
     assert not errors, errors
