@@ -310,7 +310,10 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
         across = model_summaries(model_id)
         content = render_to_string("leaderboard/_model_content.html", {
             "model": model, "chart": chart, "across_rows": across,
-            "across_scales": across[0][0].scales if across else []})
+            "across_scales": across[0][0].scales if across else [],
+            # Each board its rows stand on, once: another flow or set may have another ceiling.
+            "across_notes": list({(scale.env, scale.flow, scale.subset): scale
+                                  for summary, _ in across for scale in summary.scales}.values())})
         return CachedPage(title=model.name, content=content, charts=bool(chart))
 
     # Its entries are on any board: the home page's scope moves on with every board's change (and

@@ -151,3 +151,16 @@ def test_each_metric_card_says_how_its_environment_is_normalised(client, db, env
     page = client.get(f"/environments/{env}/").content.decode()
     section = page[page.index('<section id="normalisation">'):]
     assert escape(words) in section and escape(METHOD) in section
+
+
+def test_a_model_page_names_the_floor_and_ceiling_of_every_board_its_rows_stand_on_once(client, models) -> None:
+    import re
+
+    page = client.get(f"/models/{models['vision'].id}/").content.decode()
+    notes = page[page.index('<dl class="across-scales" id="across-scales">'):]
+    notes = notes[:notes.index("</dl>")]
+    # Its Global · mini row and its Online · mini row: Football (Online in both) once, Sokoban and WebUI per flow.
+    assert re.findall(r'<dt data-env="(\w+)">\w+ <small>(\w+) · (\w+)</small>', notes) == [
+        ("football", "Online", "mini"), ("sokoban", "Global", "mini"), ("webui", "Global", "mini"),
+        ("sokoban", "Online", "mini"), ("webui", "Online", "mini")]
+    assert notes.count("Ceiling: 21.2, GPT-4o&#x27;s mean on the mini set") == 1
