@@ -4,6 +4,7 @@ whatever the board's entries)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import pytest
@@ -154,8 +155,6 @@ def test_each_metric_card_says_how_its_environment_is_normalised(client, db, env
 
 
 def test_a_model_page_names_the_floor_and_ceiling_of_every_board_its_rows_stand_on_once(client, models) -> None:
-    import re
-
     page = client.get(f"/models/{models['vision'].id}/").content.decode()
     notes = page[page.index('<dl class="across-scales" id="across-scales">'):]
     notes = notes[:notes.index("</dl>")]
