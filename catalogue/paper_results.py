@@ -22,9 +22,9 @@ from typing import Any
 from django.db import transaction
 
 from catalogue.changes import results_changed
+from catalogue.citations import PAPER_URL
 from catalogue.models import Environment, ReportedResult
 
-PAPER_URL = "https://arxiv.org/abs/2412.04531"
 NOTE = "reported in the paper, not evaluated here"
 
 
@@ -57,6 +57,15 @@ IA_RA_COLUMNS = (("sokoban", "global"), ("sokoban", "online"), ("football", "onl
 IA_RA_MODELS = {"GPT-4o": "GPT-4o", "Gemini": "Gemini-1.5-pro", "Claude": "Claude-3.5-Sonnet",
                 "InternVL2": "InternVL2-76B-LLaMA3", "LLaVA-1.5": "LLaVA-v1.5-13B", "MiniCPM": "MiniCPM-V2.6-8B",
                 "Phi-3-V": "Phi-3.5-V-4.2B"}
+
+
+def paper_table(subset: str) -> PaperTable | None:
+    """The paper's score table of ``subset``'s rows (Table 1: mini, Table 4: full)."""
+    return next((table for table in TABLES if table.subset == subset), None)
+
+
+#: The table the IA/RA of the mini rows comes from.
+IA_RA_TABLE = "Table 2"
 
 
 class PaperResultsError(ValueError):

@@ -36,6 +36,7 @@ from evaluators.declarations import (
     OptionValue,
     ParseResult,
     PromptSet,
+    ReferenceScore,
     ReplayPanel,
     ResourceError,
     ScenarioCheck,
@@ -44,6 +45,7 @@ from evaluators.declarations import (
     SettingOption,
     StepResult,
     StoredScenario,
+    SummaryReference,
 )
 from evaluators.interface import (
     EnvironmentPlugin,
@@ -78,6 +80,7 @@ __all__ = [
     "ParseResult",
     "PluginConfigurationError",
     "PromptSet",
+    "ReferenceScore",
     "ReplayPanel",
     "ResourceError",
     "ScenarioCheck",
@@ -86,6 +89,7 @@ __all__ = [
     "SettingOption",
     "StepResult",
     "StoredScenario",
+    "SummaryReference",
     "all_plugins",
     "declared_queues",
     "environment_flows",

@@ -417,6 +417,27 @@ def _floor_and_ceiling(plugin: EnvironmentPlugin) -> list[str]:
     floor, ceiling = values.get("idle_score"), values.get("best_score")
     if floor is not None and ceiling is not None and not ceiling > floor:
         problems.append(f"best_score ({ceiling}) must be above idle_score ({floor}) on the same scenario")
+    return problems + _summary_references(plugin)
+
+
+def _summary_references(plugin: EnvironmentPlugin) -> list[str]:
+    # A published floor and ceiling belong to a board the environment has, and say where they come from.
+    from evaluators.declarations import SummaryReference
+
+    problems = []
+    references = getattr(plugin, "summary_references", {})
+    for key, reference in (references.items() if isinstance(references, Mapping) else ()):
+        where = f"summary_references[{key!r}]"
+        if not (isinstance(key, tuple) and len(key) == 2 and key[0] in plugin.flows and key[1] in ("mini", "full")):
+            problems.append(f"{where}: not one of its boards, (flow, 'mini' or 'full')")
+        elif not isinstance(reference, SummaryReference):
+            problems.append(f"{where}: not a SummaryReference")
+        elif not all(_is_number(end.value) and end.source.strip()
+                     for end in (reference.ceiling, reference.floor) if end is not None):
+            problems.append(f"{where}: every end needs a number and its source")
+        elif reference.floor is not None and not reference.ceiling.value > reference.floor.value:
+            problems.append(f"{where}: the ceiling ({reference.ceiling.value}) must be above the floor "
+                            f"({reference.floor.value})")
     return problems
 
 

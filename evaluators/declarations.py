@@ -206,6 +206,26 @@ class AnalysisPanel:
 
 
 @dataclass(frozen=True)
+class ReferenceScore:
+    """A fixed score the summary across environments reads as a board's floor or ceiling where the
+    metric has none in closed form (``EnvironmentPlugin.summary_references``): a published number,
+    the same for every scenario of the board, with where it comes from."""
+
+    value: float
+    #: Who scored it, where, on what: the page and the metric card show it as the floor's or ceiling's meaning.
+    source: str
+
+
+@dataclass(frozen=True)
+class SummaryReference:
+    """One board's fixed floor and ceiling, by (flow, subset); ``floor`` None keeps the environment's
+    own floor (its ``idle_score``, else the board's Idle baseline entry)."""
+
+    ceiling: ReferenceScore
+    floor: ReferenceScore | None = None
+
+
+@dataclass(frozen=True)
 class StoredScenario:
     """A scenario as the catalogue stores it, handed to an environment's import-time check."""
 

@@ -30,6 +30,7 @@ from evaluators.declarations import (
     ScenarioSpec,
     SettingOption,
     StoredScenario,
+    SummaryReference,
 )
 from evaluators.registry import PluginConfigurationError
 
@@ -109,6 +110,16 @@ class EnvironmentPlugin(abc.ABC):
     fail_threshold: ClassVar[float | None] = None
     #: The environment's own sections of the analysis page, after the tag tables, in this order.
     analysis_panels: ClassVar[tuple[AnalysisPanel, ...]] = ()
+    #: What the summary across environments' floor and ceiling mean here, in words for the page and the
+    #: metric card ("an optimal solution"); the numbers come from :meth:`idle_score` and :meth:`best_score`.
+    floor_meaning: ClassVar[str] = ""
+    ceiling_meaning: ClassVar[str] = ""
+    #: How many scenarios the official release has per subset ({"mini": 20, "full": 182}): what the
+    #: published (reported) numbers of its boards were measured on, before any official import here.
+    official_scenarios: ClassVar[Mapping[str, int]] = {}
+    #: Fixed, published floors and ceilings by (flow, subset) for a metric with no closed-form end
+    #: (:meth:`summary_reference`); each names its source. Empty: the closed forms only.
+    summary_references: ClassVar[Mapping[tuple[str, str], SummaryReference]] = {}
 
     # -- Uploads --------------------------------------------------------------------------------
     #: The files a run may carry instead of replies (code the model wrote), as (upload key, file
@@ -228,8 +239,13 @@ class EnvironmentPlugin(abc.ABC):
     def best_score(self, scenario: ScenarioSpec) -> float | None:
         """The best score an agent can reach on ``scenario``, when the metric has a meaningful maximum:
         the ceiling of the cross-environment summary. None (a reward with no analytic maximum): the
-        best mean any entry on the board reached there is the ceiling, and the summary is relative."""
+        ceiling is the board's :attr:`summary_references` entry, and without one the environment is
+        not normalised (never to the best entry on a board, which would move as entries arrive)."""
         return None
+
+    def summary_reference(self, flow: str, subset: str) -> SummaryReference | None:
+        """The fixed floor and ceiling declared for the board of ``flow`` and ``subset``, if any."""
+        return self.summary_references.get((flow, subset))
 
     def action_replies(self, flow: str, actions: Sequence[str]) -> list[str]:
         """The replies an uploaded list of action names is played back as: text this environment's

@@ -150,6 +150,9 @@ class BoardAnalysis:
     rows: slice = field(default_factory=lambda: slice(None))
     page: int = 1
     pages: int = 1
+    #: The board's published numbers (no attempts behind them here): shown as their publication
+    #: reports them, beside the figures computed from the board's own entries.
+    reported: list[BoardRow] = field(default_factory=list)
 
     @property
     def curve_ns(self) -> list[int]:
@@ -364,9 +367,11 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
     KeyError / ValueError like ``board_get``."""
     board = board_get(env=env, flow=flow, subset=subset, suite=suite, curves=True)
     plugin = get_plugin(env)
-    models = _model_refs(board.rows)
+    # A reported row has no attempts to analyse: it is shown as published, apart from the entries.
+    models = _model_refs(row for row in board.rows if not row.is_reported)
     scenarios = suite_scenarios_get(env, board.suite)
-    analysis = BoardAnalysis(board=board, models=models, scenarios=[])
+    analysis = BoardAnalysis(board=board, models=models, scenarios=[],
+                             reported=[row for row in board.rows if row.is_reported])
     if page is not None:
         analysis.pages = max(1, math.ceil(len(models) / per_page))
         analysis.page = min(max(page, 1), analysis.pages)
@@ -378,7 +383,7 @@ def board_analysis_get(*, env: str, flow: str, subset: str, suite: str | None = 
     # A scenario that left the subset after a submission ran still has its scores on the board.
     shown = _scenario_refs(scenarios, scenarios.subset_ids(subset).union(
         *(aggregate.extra for aggregate in aggregates.values())))
-    rows = {row.submission_id: row for row in board.rows}
+    rows = {row.submission_id: row for row in board.rows if not row.is_reported}
     analysis.scenarios = shown
     empty = EntryAggregate()
 

@@ -213,6 +213,8 @@ class CachedPage:
     #: A board page's per-attempt export (its entries on every page of its query, the board's generation
     #: then): its links, whose sizes change once the files are built, are added per request.
     export: ExportSpec | None = None
+    #: The suite a board page shows (its query may leave it to the default): what its citation names.
+    suite: str = ""
 
     @property
     def html(self) -> SafeString:

@@ -15,9 +15,11 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanen
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.selectors import request_access
+from catalogue.citations import PAPER, Citation, leaderboard_citation
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from catalogue.selectors import board_suites, default_suite
 from evaluators.base import FLOWS, all_plugins, get_plugin
@@ -211,11 +213,18 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         # A page past the last is shown the last one, but not stored under its own key.
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
                           cacheable=board_storable(data, filters, organisations) and pager.page == asked,
-                          export=export)
+                          export=export, suite=data.suite)
 
     page = page_cached("board", (*key, order, asked), build, scope=board_scope(env, flow, subset))
-    return render(request, "leaderboard/board.html", {"page": page,
-                                                      "content": with_snapshot_link(_with_attempt_exports(page))})
+    content = with_snapshot_link(_with_attempt_exports(page))
+    return render(request, "leaderboard/board.html", {"page": page, "content": content,
+                                                      "citations": _citations(request, page, env, flow, subset)})
+
+
+def _citations(request: HttpRequest, page: CachedPage, env: str, flow: str, subset: str) -> list[Citation]:
+    """The paper, and this board as this visitor reads it: its address with the view's query, today."""
+    board = f"{get_plugin(env).title}, {flow.title()} flow, {subset} set, suite {page.suite or '(default)'}"
+    return [PAPER, leaderboard_citation(url=request.build_absolute_uri(), board=board, accessed=timezone.localdate())]
 
 
 def _with_attempt_exports(page: CachedPage) -> SafeString:
@@ -303,7 +312,10 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
         across = model_summaries(model_id)
         content = render_to_string("leaderboard/_model_content.html", {
             "model": model, "chart": chart, "across_rows": across,
-            "across_scales": across[0][0].scales if across else []})
+            "across_scales": across[0][0].scales if across else [],
+            # Each board its rows stand on, once: another flow or set may have another ceiling.
+            "across_notes": list({(scale.env, scale.flow, scale.subset): scale
+                                  for summary, _ in across for scale in summary.scales}.values())})
         return CachedPage(title=model.name, content=content, charts=bool(chart))
 
     # Its entries are on any board: the home page's scope moves on with every board's change (and

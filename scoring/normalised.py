@@ -1,17 +1,23 @@
 """Scores on a common scale across environments: each scenario's mean placed between a floor (what
-doing nothing scores there) and a ceiling (the best score there), as a percentage.
+doing nothing scores there) and a fixed ceiling (the best score possible there, or a published
+reference where the metric has no maximum), as a percentage.
 
 An environment's raw scores are not comparable with another's (AES %, Sokoban's 100-based reward
-score, Football's dense reward), but "how far from doing nothing to the best" is. Per scenario
+score, Football's dense reward), but "how far from doing nothing to the ceiling" is. Per scenario
 ``n = 100 · (x − floor) / (ceiling − floor)``; an entry's normalised score is the mean of ``n`` over
 its scenarios, with the standard error over scenarios as ``scoring.stats`` takes it (per-scenario
 means first, ddof = 1, over sqrt(k)). Nothing is clipped: an entry below the floor scores below 0,
-and one above a ceiling taken from the best entry cannot happen (it would be the ceiling).
+one above a reference ceiling above 100.
+
+Floors and ceilings are constants per scenario, never read from other entries, so an entry's score
+depends on its own means alone. Where a board's floor and ceiling are the same on every scenario
+(a published reference), ``n`` is one linear map of the raw mean and its SE the raw SE scaled by
+``100 / (ceiling − floor)`` (``linear_map``): the per-scenario form gives exactly that.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -70,14 +76,14 @@ def normalised_score(means: Mapping[K, float], floors: Mapping[K, float],
     return Normalised(mean=mean, se=se, n_scenarios=len(values), skipped=skipped)
 
 
-def best_means(entries: Iterable[Mapping[K, float]]) -> dict[K, float]:
-    """The highest mean any of ``entries`` reached on each scenario (the relative ceiling)."""
-    best: dict[K, float] = {}
-    for means in entries:
-        for scenario, value in means.items():
-            if scenario not in best or value > best[scenario]:
-                best[scenario] = value
-    return best
+def linear_map(mean: float, se: float | None, floor: float, ceiling: float) -> tuple[float | None, float | None]:
+    """A board's raw ``mean`` ± ``se`` on the scale from a constant ``floor`` to a constant
+    ``ceiling``: ``100 · (mean − floor) / (ceiling − floor)`` ± ``100 · se / (ceiling − floor)`` (a
+    linear map scales the standard error by its slope); None where the ceiling is not above the floor."""
+    normalised = normalise(mean, floor, ceiling)
+    if normalised is None:
+        return None, None
+    return normalised, None if se is None else 100.0 * se / (ceiling - floor)
 
 
 def combined(scores: Sequence[tuple[float, float | None]]) -> tuple[float | None, float | None]:

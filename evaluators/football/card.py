@@ -4,6 +4,7 @@ from __future__ import annotations
 from evaluators.agents.diagnostics import RA_MAX_NGRAM, RA_MAX_NOOP_DECISIONS, RA_MIN_PASS_ONLY, RA_MIN_TAIL_REPEATS
 from evaluators.football.env import ACCEPTED_ACTIONS, MAX_AUTO_STEPS, MOVE_MIN_DISTANCE
 from evaluators.football.options import SHOT_HELD_SETTING
+from evaluators.football.reference import SUMMARY_REFERENCES
 from evaluators.football.reward import (
     LAMBDA_MOVE,
     LAMBDA_OPPONENTS,
@@ -46,13 +47,18 @@ METRIC_CARD: dict[str, object] = {
                    "shot_distance = 1 when 1 − ball.x < 0.3, else max(1 − (1 − ball.x), 0)"),
     ],
     "normalisation": (
-        "No closed form for either end: the episode is stochastic, so doing nothing has no fixed reward, "
-        "and the dense reward has no meaningful analytic maximum (its shot, pass and scoring terms depend"
-        " on the play and the episode ends on a goal, a loss of possession or the ball going out). Floor:"
-        " the board's Idle baseline entry's mean on each scenario (0 on a scenario it has no mean for, or"
-        " on a board without it); ceiling: the best mean any entry on the board reached on that scenario."
-        " The summary is therefore relative to the best entry on the board: 100 means \"as good as the "
-        "best entry seen there\", not \"perfect play\", and it moves when a better entry arrives."),
+        "No closed form for either end: the episode is stochastic, so doing nothing has no fixed reward, and the "
+        "dense reward has no meaningful analytic maximum (its shot, pass and scoring terms depend on the play and "
+        "the episode ends on a goal, a loss of possession or the ball going out). Both ends are therefore fixed "
+        "published numbers, the same on every scenario of a board and never taken from the entries on it: "
+        + "; ".join(f"{flow.title()} · {subset} set: floor {ref.floor.value:g} ({ref.floor.source}), ceiling "
+                    f"{ref.ceiling.value:g} ({ref.ceiling.source})"
+                    for (flow, subset), ref in SUMMARY_REFERENCES.items() if ref.floor is not None)
+        + ". 100 means \"as good as the paper's best model\", not \"perfect play\"; an entry above it reads "
+        "above 100, and a new entry, however good, changes no other entry's score. The score is the linear map "
+        "100 · (mean − floor) / (ceiling − floor) of the board's mean, its ± the board's SE × 100 / (ceiling − "
+        "floor). The numbers were measured on the official scenarios with the official harness; on another suite "
+        "(the platform's own fixtures) they are the same fixed reference, not a measurement on those scenarios."),
     "facts": [
         "Order within an engine step (it decides the edge cases): S_move and S_oppo, S_score, S_stolen (tested "
         "with the shot flag as the previous step left it), S_pass; then the last holder becomes the current "

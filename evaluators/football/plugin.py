@@ -19,10 +19,12 @@ from evaluators.base import (
     ReplayPanel,
     ScenarioSpec,
     SettingOption,
+    SummaryReference,
 )
 from evaluators.football.analysis import ZONES
 from evaluators.football.env import ACCEPTED_ACTIONS, ARTIFACT_NAME
 from evaluators.football.options import OPTIONS, SHOT_HELD_SETTING
+from evaluators.football.reference import SUMMARY_REFERENCES
 from evaluators.settings import EvaluationSettings
 from evaluators.trajectory import REPLAY_PAGE, document_page
 
@@ -51,6 +53,11 @@ class FootballPlugin(EnvironmentPlugin):
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("category", "Category"),)
     analysis_panels: ClassVar[tuple[AnalysisPanel, ...]] = (ZONES,)
     self_report_tolerance: ClassVar[float] = 0.5
+    # The official resources: 108 scenarios, 20 of them the mini set (reference §4).
+    official_scenarios: ClassVar[Mapping[str, int]] = {"mini": 20, "full": 108}
+    floor_meaning: ClassVar[str] = "the paper's Idle baseline (a fixed number; doing nothing has no closed form)"
+    ceiling_meaning: ClassVar[str] = "the best model result the paper reports (a fixed number; no analytic maximum)"
+    summary_references: ClassVar[Mapping[tuple[str, str], SummaryReference]] = SUMMARY_REFERENCES
     stochastic: ClassVar[bool] = True
     # The replay draws the pitch from raw observations, so a baseline that reads no frame loses nothing.
     text_only_baselines: ClassVar[tuple[str, ...]] = ("idle", "random")

@@ -118,6 +118,9 @@ class GridWalkPlugin(EnvironmentPlugin):
         return ReplayPanel(template=panel.template, context={"walk": walk}, scripts=panel.scripts,
                            styles=panel.styles)
 
+    floor_meaning: ClassVar[str] = "0: standing still (d_T = d_0)"
+    ceiling_meaning: ClassVar[str] = "100: the goal reached (d_T = 0)"
+
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         # Standing still keeps d_T = d_0.
         return 0.0

@@ -98,6 +98,11 @@ class SokobanPlugin(EnvironmentPlugin):
             return parse_online_action(reply, self.ACTIONS)
         raise ValueError(f"Sokoban has no flow {flow!r}")
 
+    floor_meaning: ClassVar[str] = "100 − 5 · R_ub per level: what doing nothing scores (closed form)"
+    ceiling_meaning: ClassVar[str] = "100 per level: an optimal solution (B_T = R_ub)"
+
+    # The official resources: 182 scenarios, 20 of them the mini set (reference §4).
+    official_scenarios: ClassVar[Mapping[str, int]] = {"mini": 20, "full": 182}
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         try:
             upper_bound = float(scenario.data["upper_bound"]["reward"])

@@ -14,7 +14,9 @@ from evaluators.base import (
     FLOW_ONLINE,
     AnalysisPanel,
     ParseResult,
+    ReferenceScore,
     SettingOption,
+    SummaryReference,
     environment_slugs,
     load_plugins,
     plugin_from_module,
@@ -119,6 +121,31 @@ def test_a_ceiling_at_or_below_the_floor_or_a_floor_that_is_not_a_number_is_refu
 
     assert _problems(Upside()) == ["best_score (50.0) must be above idle_score (50.0) on the same scenario"]
     assert _problems(Worded()) == ["best_score(a scenario with no data) returned str, not a number or None"]
+
+
+def test_a_published_floor_and_ceiling_must_belong_to_a_board_and_have_the_ceiling_above_the_floor() -> None:
+    def reference(floor: float, ceiling: float, source: str = "a paper's table") -> SummaryReference:
+        return SummaryReference(floor=ReferenceScore(floor, source), ceiling=ReferenceScore(ceiling, source))
+
+    class Referenced(TinyPlugin):
+        summary_references: ClassVar[Any] = {(FLOW_ONLINE, "mini"): reference(2.5, 20.0)}
+
+    class Elsewhere(TinyPlugin):
+        summary_references: ClassVar[Any] = {("global", "mini"): reference(2.5, 20.0)}
+
+    class Upside(TinyPlugin):
+        summary_references: ClassVar[Any] = {(FLOW_ONLINE, "full"): reference(20.0, 20.0)}
+
+    class Unsourced(TinyPlugin):
+        summary_references: ClassVar[Any] = {(FLOW_ONLINE, "mini"): reference(0.0, 20.0, source=" ")}
+
+    check_plugin(Referenced())
+    assert _problems(Elsewhere()) == [
+        "summary_references[('global', 'mini')]: not one of its boards, (flow, 'mini' or 'full')"]
+    assert _problems(Upside()) == [
+        "summary_references[('online', 'full')]: the ceiling (20.0) must be above the floor (20.0)"]
+    assert _problems(Unsourced()) == [
+        "summary_references[('online', 'mini')]: every end needs a number and its source"]
 
 
 def test_replay_scripts_and_styles_must_be_tuples_of_static_paths() -> None:

@@ -182,6 +182,11 @@ class WebUIPlugin(EnvironmentPlugin):
         order = {scenario.key: index for index, scenario in enumerate(scenarios)}
         return summary_lines(sorted(kept + checked, key=lambda check: order[check.page]), reused=len(kept))
 
+    floor_meaning: ClassVar[str] = "AES 0 %: a page with nothing on it"
+    ceiling_meaning: ClassVar[str] = "AES 100 %: a page identical to its target in every state"
+
+    # The official resources: 193 scenarios, 20 of them the mini set (reference §4).
+    official_scenarios: ClassVar[Mapping[str, int]] = {"mini": 20, "full": 193}
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         return 0.0
 

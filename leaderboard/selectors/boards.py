@@ -190,13 +190,25 @@ def _generations(submissions: list[_Entry], evaluations: dict[int, EvaluationSet
 
 
 def _reported_rows(env: str, flow: str, subset: str) -> list[BoardRow]:
-    return [
-        BoardRow(submission_id=None, model=r.model_name, team=r.organisation or "reported", organisation=r.organisation,
-                 parameter_count=r.parameter_count, open_weights=r.open_weights, is_baseline=False, status="reported",
-                 mean=r.score, ia_pct=r.ia_pct, ra_pct=r.ra_pct, is_reported=True, source=r.source,
-                 reported_repeats=r.repeats, reported_uncertainty=r.uncertainty, note=r.note)
-        for r in ReportedResult.objects.filter(environment_id=env, flow=flow, subset=subset)
-    ]
+    """The published numbers of the board. The paper's rows say which of its tables each comes from
+    and how many scenarios the paper measured it on (the official release's count of the subset)."""
+    from catalogue.citations import PAPER_URL
+    from catalogue.paper_results import IA_RA_TABLE, paper_table
+
+    measured_on = get_plugin(env).official_scenarios.get(subset)
+    table = paper_table(subset)
+    rows = []
+    for r in ReportedResult.objects.filter(environment_id=env, flow=flow, subset=subset):
+        paper = r.source == PAPER_URL
+        rows.append(BoardRow(
+            submission_id=None, model=r.model_name, team=r.organisation or "reported", organisation=r.organisation,
+            parameter_count=r.parameter_count, open_weights=r.open_weights, is_baseline=False, status="reported",
+            mean=r.score, ia_pct=r.ia_pct, ra_pct=r.ra_pct, is_reported=True, source=r.source,
+            reported_repeats=r.repeats, reported_uncertainty=r.uncertainty, note=r.note,
+            n_scenarios=(measured_on or 0) if paper else 0,
+            reported_table=table.label if paper and table else "",
+            reported_ia_ra_table=IA_RA_TABLE if paper and (r.ia_pct is not None or r.ra_pct is not None) else ""))
+    return rows
 
 
 def _rank(ranked: list[BoardRow], board: str) -> None:

@@ -47,6 +47,10 @@ class BoardRow(EntrySummary):
     reported_repeats: int | None = None
     reported_uncertainty: float | None = None
     note: str = ""
+    #: The publication's table the score comes from, and the one its IA/RA come from ("" where not known);
+    #: a reported row's ``n_scenarios`` is the count the publication measured it on (0: not stated).
+    reported_table: str = ""
+    reported_ia_ra_table: str = ""
     #: Settings that make the entry a labelled variant of the official protocol (e.g. parse retries):
     #: shown, never ranked.
     variant: tuple[str, ...] = ()
@@ -136,6 +140,15 @@ class Board:
     generations: list[PromptGeneration] = field(default_factory=list)
     #: How many entries the board has, where ``rows`` holds some of them only (the home page's cards).
     entries: int | None = None
+
+    @property
+    def reported_scenarios(self) -> list[int]:
+        """The scenario counts the board's reported rows were measured on (by their publication), each once."""
+        return sorted({row.n_scenarios for row in self.rows if row.is_reported and row.n_scenarios})
+
+    @property
+    def has_reported(self) -> bool:
+        return any(row.is_reported for row in self.rows)
 
     @property
     def rank_resamples(self) -> int:

@@ -8,10 +8,11 @@ suite, no filter, anonymous visitors), and the entries' per-scenario means from 
 entry on a board is its best complete one there (the highest raw mean): a mean over some of the
 board's scenarios is not comparable with one over all of them.
 
-Floors and ceilings come from the environment's plug-in (``idle_score``, ``best_score``); where it
-gives none for a scenario, the floor is the board's Idle baseline entry's mean there (else 0), and
-the ceiling the best mean any entry of the board reached there: that environment's summary is then
-relative to the best entry on the board, and says so.
+Floors and ceilings are fixed: the environment's closed forms (``idle_score``, ``best_score``), else
+the published floor and ceiling its plug-in declares for the board (``summary_references``, e.g. a
+paper's Idle baseline and best result); a floor with neither is the board's Idle baseline entry's
+mean (else 0). No ceiling ever comes from the board's entries: an environment with none declared is
+not normalised, and says so.
 """
 from __future__ import annotations
 
@@ -23,32 +24,36 @@ from django.db.models import Q
 
 from catalogue.models import Scenario
 from catalogue.selectors import default_suite
-from evaluators.base import FLOWS, EnvironmentPlugin, ScenarioSpec, all_plugins, get_plugin
+from evaluators.base import FLOWS, EnvironmentPlugin, ScenarioSpec, SummaryReference, all_plugins, get_plugin
 from leaderboard.selectors.overview import OverviewEntry
 from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
-from scoring.normalised import best_means, combined, normalised_score
+from scoring.normalised import combined, normalised_score
 
 #: Where a scenario's floor came from, and its ceiling.
-FLOOR_PLUGIN, FLOOR_IDLE_ENTRY, FLOOR_ZERO = "plugin", "idle entry", "zero"
-CEILING_PLUGIN, CEILING_BEST_ENTRY = "plugin", "best entry"
+FLOOR_PLUGIN, FLOOR_REFERENCE, FLOOR_IDLE_ENTRY, FLOOR_ZERO = "plugin", "reference", "idle entry", "zero"
+CEILING_PLUGIN, CEILING_REFERENCE = "plugin", "reference"
 SUBSETS = ("mini", "full")
 #: The name the platform's Idle baseline runs under (``submit_baselines``).
 IDLE_BASELINE = "Idle agent"
 #: The method, as every metric card states it (each plug-in's card says what its floor and ceiling are).
 METHOD = (
     "The home page's and each model page's summary across environments places each scenario's mean x "
-    "between a floor f and a ceiling c: n = 100 · (x − f) / (c − f), so 0 is doing nothing and 100 the "
-    "ceiling; nothing is clipped (an entry below the floor scores below 0). A scenario whose ceiling is "
-    "not above its floor is left out, and counted. An entry's score is the mean of n over its board's "
-    "scenarios, ± its standard error over scenarios (per-scenario means first, ddof = 1, over √k), as "
-    "the boards take it. Where the environment gives no floor for a scenario, the board's Idle baseline "
-    "entry's mean there is the floor (0 without one); where it gives no ceiling, the best mean any entry "
-    "on the board reached there is, and the score is then relative to the best entry on the board. The "
-    "summary combines each environment's board of one flow (an environment without that flow takes part "
-    "with its own) and one subset; a model's entry on a board is its best complete one (the default "
-    "suite, as the board shows it to everyone); its mean across environments is the plain mean of its "
-    "environments' scores, with the "
-    "standard error √(Σ se²) / k, and only a model with a complete entry on every environment has one.")
+    "between a floor f and a fixed ceiling c: n = 100 · (x − f) / (c − f), so 0 is doing nothing and 100 the "
+    "ceiling; nothing is clipped (an entry below the floor scores below 0, one above a published ceiling above "
+    "100). The ceiling is the best score possible where the metric has one (an optimal solution, a perfect "
+    "page), otherwise a published reference the environment declares with its source (the best model result "
+    "the paper reports on that set and flow); it never comes from the entries on the board, so a new entry "
+    "changes no other entry's score. The floor is what doing nothing scores, in closed form where there is one, "
+    "otherwise a published Idle baseline the environment declares (else the board's Idle baseline entry's "
+    "mean, 0 without one). A scenario whose ceiling is not above its floor is left out, and counted. An "
+    "entry's score is the mean of n over its board's scenarios, ± its standard error over scenarios "
+    "(per-scenario means first, ddof = 1, over √k), as the boards take it; where floor and ceiling are the "
+    "same on every scenario this is the linear map 100 · (mean − f) / (c − f) of the board's mean, ± the "
+    "board's SE × 100 / (c − f). The summary combines each environment's board of one flow (an environment "
+    "without that flow takes part with its own) and one subset; a model's entry on a board is its best "
+    "complete one (the default suite, as the board shows it to everyone); its mean across environments is the "
+    "plain mean of its environments' scores, with the standard error √(Σ se²) / k, and only a model with a "
+    "complete entry on every environment has one.")
 
 
 @dataclass(frozen=True)
@@ -66,22 +71,40 @@ class Scale:
     ceilings: dict[str, int] = field(default_factory=dict)
     #: Scenarios whose ceiling is not above their floor (left out of every entry's score).
     skipped: int = 0
+    #: The environment's words for its floor and ceiling, and the published ones the board reads.
+    floor_meaning: str = ""
+    ceiling_meaning: str = ""
+    reference: SummaryReference | None = None
+    #: Whether the environment's ceiling has a closed form (its ``best_score``).
+    closed_form_ceiling: bool = False
 
     @property
-    def relative(self) -> bool:
-        """Whether some ceiling is the best entry's: the score is relative to the board, not absolute."""
-        return self.ceilings.get(CEILING_BEST_ENTRY, 0) > 0
+    def normalised(self) -> bool:
+        """Whether the board has a fixed ceiling: without one its entries get no normalised score."""
+        return bool(self.ceilings)
 
     @property
     def floor_text(self) -> str:
-        return _sources(self.floors, {FLOOR_PLUGIN: "the score of doing nothing (closed form)",
-                                      FLOOR_IDLE_ENTRY: "the Idle baseline entry's mean",
-                                      FLOOR_ZERO: "0 (no closed form and no Idle baseline mean)"})
+        floor = self.reference.floor if self.reference else None
+        return _sources(self.floors, {
+            FLOOR_PLUGIN: self.floor_meaning or "the score of doing nothing (closed form)",
+            FLOOR_REFERENCE: f"{floor.value:g}, {floor.source}" if floor else "",
+            FLOOR_IDLE_ENTRY: "the Idle baseline entry's mean",
+            FLOOR_ZERO: "0 (no closed form and no Idle baseline mean)"})
 
     @property
     def ceiling_text(self) -> str:
-        return _sources(self.ceilings, {CEILING_PLUGIN: "the best score possible",
-                                        CEILING_BEST_ENTRY: "the best entry's mean on the board (relative)"})
+        ceiling = self.reference.ceiling if self.reference else None
+        words = {CEILING_PLUGIN: self.ceiling_meaning or "the best score possible",
+                 CEILING_REFERENCE: f"{ceiling.value:g}, {ceiling.source}" if ceiling else ""}
+        if self.ceilings:
+            return _sources(self.ceilings, words)
+        # A board without scenarios yet still says what its ceiling will be.
+        if self.closed_form_ceiling:
+            return words[CEILING_PLUGIN]
+        if ceiling is not None:
+            return words[CEILING_REFERENCE]
+        return "none declared: not normalised (a ceiling is never taken from the entries on the board)"
 
 
 def _sources(counts: dict[str, int], words: dict[str, str]) -> str:
@@ -220,11 +243,10 @@ def _scenarios(ranked: list[RankedBoard]) -> dict[str, list[tuple[int, str, Any]
 
 def _scale(board: RankedBoard, means: dict[int, dict[int, float]],
            scenarios: list[tuple[int, str, Any]]) -> tuple[Scale, dict[int, float], dict[int, float]]:
-    """The board's scale and each of its scenarios' floor and ceiling."""
-    env, subset, suite = board.board.env, board.board.subset, _suite(board)
+    """The board's scale and each of its scenarios' floor and ceiling: constants, whatever its entries."""
+    env, flow, subset, suite = board.board.env, board.board.flow, board.board.subset, _suite(board)
     plugin = get_plugin(env)
-    entries = [means.get(entry.submission_id or 0, {}) for entry in board.overview]
-    best = best_means(entries)
+    reference = plugin.summary_reference(flow, subset)
     idle = next((means.get(entry.submission_id or 0, {}) for entry in board.overview
                  if entry.is_baseline and entry.model == IDLE_BASELINE), {})
     floors: dict[int, float] = {}
@@ -233,30 +255,39 @@ def _scale(board: RankedBoard, means: dict[int, dict[int, float]],
     ceiling_sources: Counter[str] = Counter()
     for scenario_id, key, data in scenarios:
         spec = ScenarioSpec(env=env, key=key, data=data if isinstance(data, dict) else {})
-        floor, floors_from = _floor(plugin, spec, idle.get(scenario_id))
-        ceiling, ceilings_from = _ceiling(plugin, spec, best.get(scenario_id))
-        floor_sources[floors_from] += 1
+        floor, floors_from = _floor(plugin, spec, reference, idle.get(scenario_id))
+        ceiling, ceilings_from = _ceiling(plugin, spec, reference)
         if ceiling is None:
-            continue  # no entry has a mean there: nothing to normalise
+            continue  # nothing fixed to normalise by
+        floor_sources[floors_from] += 1
         ceiling_sources[ceilings_from] += 1
         floors[scenario_id], ceilings[scenario_id] = floor, ceiling
     skipped = sum(1 for scenario_id in ceilings if not ceilings[scenario_id] > floors[scenario_id])
-    return (Scale(env=env, title=plugin.title, flow=board.board.flow, subset=subset, suite=suite,
+    return (Scale(env=env, title=plugin.title, flow=flow, subset=subset, suite=suite,
                   scenarios=len(scenarios), floors=dict(floor_sources), ceilings=dict(ceiling_sources),
-                  skipped=skipped), floors, ceilings)
+                  skipped=skipped, floor_meaning=plugin.floor_meaning, ceiling_meaning=plugin.ceiling_meaning,
+                  reference=reference,
+                  closed_form_ceiling=plugin.best_score(ScenarioSpec(env=env, key="", data={})) is not None),
+            floors, ceilings)
 
 
-def _floor(plugin: EnvironmentPlugin, spec: ScenarioSpec, idle: float | None) -> tuple[float, str]:
+def _floor(plugin: EnvironmentPlugin, spec: ScenarioSpec, reference: SummaryReference | None,
+           idle: float | None) -> tuple[float, str]:
     value = plugin.idle_score(spec)
     if value is not None:
         return float(value), FLOOR_PLUGIN
+    if reference is not None and reference.floor is not None:
+        return reference.floor.value, FLOOR_REFERENCE
     if idle is not None:
         return idle, FLOOR_IDLE_ENTRY
     return 0.0, FLOOR_ZERO
 
 
-def _ceiling(plugin: EnvironmentPlugin, spec: ScenarioSpec, best: float | None) -> tuple[float | None, str]:
+def _ceiling(plugin: EnvironmentPlugin, spec: ScenarioSpec,
+             reference: SummaryReference | None) -> tuple[float | None, str]:
     value = plugin.best_score(spec)
     if value is not None:
         return float(value), CEILING_PLUGIN
-    return best, CEILING_BEST_ENTRY
+    if reference is not None:
+        return reference.ceiling.value, CEILING_REFERENCE
+    return None, ""

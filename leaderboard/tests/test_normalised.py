@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.normalised import Normalised, best_means, combined, mean_and_se, normalise, normalised_score
+from scoring.normalised import Normalised, combined, linear_map, mean_and_se, normalise, normalised_score
 
 
 def test_a_score_is_placed_between_its_floor_and_its_ceiling_as_a_percentage() -> None:
@@ -45,8 +45,24 @@ def test_the_standard_error_uses_ddof_one() -> None:
     assert mean_and_se([]) == (None, None)
 
 
-def test_the_relative_ceiling_is_the_best_mean_any_entry_reached_on_each_scenario() -> None:
-    assert best_means([{1: 5.0, 2: 7.0}, {1: 9.0}, {}]) == {1: 9.0, 2: 7.0}
+def test_a_constant_floor_and_ceiling_map_the_mean_and_scale_its_standard_error_by_the_slope() -> None:
+    # Floor 2.5, ceiling 22.5: slope 100 / 20 = 5. Mean 12.5 → 5 · 10 = 50; SE 0.4 → 2.
+    assert linear_map(12.5, 0.4, 2.5, 22.5) == (pytest.approx(50.0), pytest.approx(2.0))
+    # Above the ceiling reads above 100, below the floor below 0; no SE stays none.
+    assert linear_map(32.5, None, 2.5, 22.5) == (pytest.approx(150.0), None)
+    assert linear_map(0.5, 0.1, 2.5, 22.5) == (pytest.approx(-10.0), pytest.approx(0.5))
+    assert linear_map(5.0, 1.0, 3.0, 3.0) == (None, None)
+
+
+def test_per_scenario_normalisation_with_one_floor_and_ceiling_is_the_linear_map_of_the_mean() -> None:
+    # Raw 4.5, 12.5, 20.5: mean 12.5, SD 8, SE 8/√3 = 4.6188. Floor 2.5, ceiling 22.5: slope 5, so
+    # per scenario 10, 50, 90: mean 50, SD 40, SE 40/√3 = 23.094 = 5 · 4.6188.
+    raw = {"a": 4.5, "b": 12.5, "c": 20.5}
+    result = normalised_score(raw, dict.fromkeys(raw, 2.5), dict.fromkeys(raw, 22.5))
+    mean, se = mean_and_se(list(raw.values()))
+    assert (mean, se) == (pytest.approx(12.5), pytest.approx(4.618802, abs=1e-6))
+    assert result.mean == pytest.approx(50.0) and result.se == pytest.approx(23.094011, abs=1e-6)
+    assert (result.mean, result.se) == pytest.approx(linear_map(mean, se, 2.5, 22.5))
 
 
 def test_environments_combine_as_a_mean_with_their_errors_added_in_quadrature() -> None:

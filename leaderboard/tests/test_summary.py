@@ -1,8 +1,10 @@
 """The summary across environments read from stored boards: Sokoban between its idle floor and 100,
-WebUI as AES %, Football relative to its Idle baseline and its best entry."""
+WebUI as AES %, Football between the paper's Idle baseline and its best model result (fixed numbers,
+whatever the board's entries)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import pytest
@@ -55,7 +57,7 @@ def summary_entries(team: Team) -> dict[str, ModelEntry]:
              lambda i, s: sokoban_floor(s) + (0.4 if i < half else 0.6) * (100.0 - sokoban_floor(s)))
     # WebUI (three scenarios): AES 20 %, 30 % and 40 %.
     finished(team, vision, "webui", "global", lambda i, s: 20.0 + 10.0 * i)
-    # Football (Online only): the Idle baseline 1, Tiny 11 (the best), Vision 6: half-way.
+    # Football (Online only): the Idle baseline 1, Tiny 11, Vision 6.
     finished(platform, idle, "football", "online", lambda i, s: 1.0, baseline=True)
     finished(other, tiny, "football", "online", lambda i, s: 11.0)
     finished(team, vision, "football", "online", lambda i, s: 6.0)
@@ -68,22 +70,27 @@ def test_each_environment_is_normalised_between_its_floor_and_ceiling_and_averag
     assert [(scale.env, scale.flow) for scale in summary.scales] == [
         ("football", "online"), ("sokoban", "global"), ("webui", "global")]
     football, sokoban, webui = summary.scales
-    assert football.relative and not sokoban.relative and not webui.relative
-    assert football.floor_text == "the Idle baseline entry's mean"
-    assert sokoban.floor_text == "the score of doing nothing (closed form)"
+    assert football.reference is not None and sokoban.reference is None and webui.reference is None
+    assert football.floor_text == "2.53, the paper's Idle baseline on the mini set (Table 1)"
+    assert football.ceiling_text == ("21.2, GPT-4o's mean on the mini set, the best model result the paper "
+                                     "reports (Table 1)")
+    assert sokoban.floor_text == "100 − 5 · R_ub per level: what doing nothing scores (closed form)"
+    assert sokoban.ceiling_text == "100 per level: an optimal solution (B_T = R_ub)"
+    assert webui.ceiling_text == "AES 100 %: a page identical to its target in every state"
     row = summary.row_of(models["vision"].id)
     assert row is not None
     cells = dict(zip(["football", "sokoban", "webui"], row.cells, strict=True))
-    # Football: (6 − 1) / (11 − 1) = 50 % on every scenario, so no spread.
-    assert cells["football"].mean == pytest.approx(50.0) and cells["football"].se == pytest.approx(0.0)
+    # Football: 100 · (6 − 2.53) / (21.2 − 2.53) = 347 / 18.67 = 18.586 on every scenario, so no spread.
+    assert cells["football"].mean == pytest.approx(18.585967, abs=1e-6)
+    assert cells["football"].se == pytest.approx(0.0)
     # Sokoban: five scenarios at 40 and five at 60 (of ten): mean 50, SD √(1000/9), SE 10/3.
     assert cells["sokoban"].mean == pytest.approx(50.0)
     assert cells["sokoban"].se == pytest.approx(10.0 / 3)
     # WebUI: AES is already between 0 and 100: 20, 30, 40: mean 30, SD 10, SE 10/√3.
     assert cells["webui"].mean == pytest.approx(30.0)
     assert cells["webui"].se == pytest.approx(10.0 / math.sqrt(3))
-    # Across: (50 + 50 + 30) / 3 = 43.33; SE √(0 + 100/9 + 100/3) / 3 = (20/3) / 3 = 2.22.
-    assert row.mean == pytest.approx(130.0 / 3)
+    # Across: (18.586 + 50 + 30) / 3 = 32.862; SE √(0 + 100/9 + 100/3) / 3 = (20/3) / 3 = 2.22.
+    assert row.mean == pytest.approx((34700.0 / 1867 + 80.0) / 3)
     assert row.se == pytest.approx(20.0 / 9)
     assert cells["sokoban"].n_scenarios == 10 and cells["sokoban"].submission_id is not None
 
@@ -93,24 +100,36 @@ def test_a_model_without_every_environment_has_no_mean_and_says_which_it_lacks(m
     tiny = summary.row_of(models["tiny"].id)
     idle = summary.row_of(models["idle"].id)
     assert tiny is not None and idle is not None
-    assert tiny.cells[0] is not None and tiny.cells[0].mean == pytest.approx(100.0)  # the best entry is the ceiling
-    assert idle.cells[0] is not None and idle.cells[0].mean == pytest.approx(0.0)  # the Idle entry is the floor
+    # 100 · (11 − 2.53) / 18.67 = 45.367 and 100 · (1 − 2.53) / 18.67 = −8.195: the paper's numbers are
+    # the ends, not the board's best entry or its Idle entry.
+    assert tiny.cells[0] is not None and tiny.cells[0].mean == pytest.approx(84700.0 / 1867)
+    assert idle.cells[0] is not None and idle.cells[0].mean == pytest.approx(-15300.0 / 1867)
     assert tiny.mean is None and tiny.why_no_mean == (
         "No complete entry on Sokoban, WebUI: a mean needs every environment.")
     # The Online summary has no Sokoban or WebUI entry of Vision's (they are Global): no mean either.
     vision = summary.row_of(models["vision"].id)
-    assert vision is not None and vision.mean is None and vision.cells[0].mean == pytest.approx(50.0)
+    assert vision is not None and vision.mean is None and vision.cells[0].mean == pytest.approx(34700.0 / 1867)
 
 
-def test_without_an_idle_baseline_the_relative_floor_is_zero_and_the_scale_says_so(db, fixture_scenarios, lab) -> None:
-    tiny = ModelEntry.objects.create(team=lab.team, name="Tiny")
-    finished(lab.team, tiny, "football", "online", lambda i, s: 8.0)
+def test_adding_a_better_entry_changes_no_other_entrys_normalised_score(db, fixture_scenarios, lab) -> None:
     other = ModelEntry.objects.create(team=lab.team, name="Other")
-    finished(lab.team, other, "football", "online", lambda i, s: 2.0)
-    summary = summary_get(flow="online", subset="mini")
-    assert summary.scales[0].floor_text == "0 (no closed form and no Idle baseline mean)"
-    row = summary.row_of(other.id)
-    assert row is not None and row.cells[0].mean == pytest.approx(25.0)  # (2 − 0) / (8 − 0)
+    finished(lab.team, other, "football", "online", lambda i, s: 2.0 + i)
+    before = summary_get(flow="online", subset="mini").row_of(other.id)
+    assert before is not None and before.cells[0] is not None
+    # Three scenarios at 2, 3 and 4: mean 3, SD 1, SE 1/√3; 100 · (3 − 2.53) / 18.67 = 2.5174 ±
+    # 100 · (1/√3) / 18.67 = 3.0925: the linear map of the mean and of its SE.
+    assert len(mini("football")) == 3
+    assert before.cells[0].mean == pytest.approx(4700.0 / 1867)
+    assert before.cells[0].se == pytest.approx(100.0 / (18.67 * math.sqrt(3)))
+    best = ModelEntry.objects.create(team=lab.team, name="Best")
+    finished(lab.team, best, "football", "online", lambda i, s: 30.0)
+    after = summary_get(flow="online", subset="mini")
+    row = after.row_of(other.id)
+    assert row is not None and row.cells[0] is not None
+    assert (row.cells[0].mean, row.cells[0].se) == (before.cells[0].mean, before.cells[0].se)
+    # A model above the paper's best reads above 100: 100 · (30 − 2.53) / 18.67 = 147.13.
+    top = after.row_of(best.id)
+    assert top is not None and top.cells[0] is not None and top.cells[0].mean == pytest.approx(274700.0 / 1867)
 
 
 def test_a_model_page_reads_its_rows_of_the_same_summaries(models) -> None:
@@ -123,7 +142,7 @@ def test_a_model_page_reads_its_rows_of_the_same_summaries(models) -> None:
 @pytest.mark.parametrize(("env", "words"), [
     ("sokoban", "ceiling 100 (an optimal solution, B_T = R_ub, scores exactly 100 + 5 · 0)"),
     ("webui", "The summary's score is therefore the AES % itself."),
-    ("football", "The summary is therefore relative to the best entry on the board"),
+    ("football", "floor 2.53 (the paper's Idle baseline on the mini set (Table 1)), ceiling 21.2 (GPT-4o's mean"),
 ])
 def test_each_metric_card_says_how_its_environment_is_normalised(client, db, env, words) -> None:
     from django.utils.html import escape
@@ -133,3 +152,14 @@ def test_each_metric_card_says_how_its_environment_is_normalised(client, db, env
     page = client.get(f"/environments/{env}/").content.decode()
     section = page[page.index('<section id="normalisation">'):]
     assert escape(words) in section and escape(METHOD) in section
+
+
+def test_a_model_page_names_the_floor_and_ceiling_of_every_board_its_rows_stand_on_once(client, models) -> None:
+    page = client.get(f"/models/{models['vision'].id}/").content.decode()
+    notes = page[page.index('<dl class="across-scales" id="across-scales">'):]
+    notes = notes[:notes.index("</dl>")]
+    # Its Global · mini row and its Online · mini row: Football (Online in both) once, Sokoban and WebUI per flow.
+    assert re.findall(r'<dt data-env="(\w+)">\w+ <small>(\w+) · (\w+)</small>', notes) == [
+        ("football", "Online", "mini"), ("sokoban", "Global", "mini"), ("webui", "Global", "mini"),
+        ("sokoban", "Online", "mini"), ("webui", "Online", "mini")]
+    assert notes.count("Ceiling: 21.2, GPT-4o&#x27;s mean on the mini set") == 1

@@ -2,6 +2,8 @@
 desktop and on a phone, with the selector's numbers and no sideways scrolling."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -47,10 +49,10 @@ def test_the_home_page_shows_each_models_normalised_scores_and_their_mean(live_s
     for index, cell in enumerate(vision.cells):
         assert cell is not None and cell.mean is not None
         assert float(cells.nth(index).get_attribute("data-value")) == pytest.approx(cell.mean, abs=1e-6)
-    # Football has no analytic maximum: its column says the score is relative, and the heading
-    # names the flow it takes part with.
+    # Football has no analytic maximum: its column says its ends are published references, and the
+    # heading names the flow it takes part with.
     football = page.locator("#across-table thead th[data-env='football']")
-    expect(football).to_contain_text("relative")
+    expect(football).to_contain_text("reference")
     expect(football).to_contain_text("Online")
     # A model without every environment: no mean, and the tooltip says why.
     tiny = page.locator(f"#across-table tbody tr[data-model='{models['tiny'].id}'] .no-mean")
@@ -84,4 +86,38 @@ def test_a_models_page_shows_its_rows_of_the_summary(live_server, site_page, mod
     expect(rows.nth(1).locator(".no-mean")).to_be_visible()
     _no_sideways_scroll(page)
     section.screenshot(path=f"/tmp/shots/across-model-{device}.png")
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("device", VIEWPORTS)
+def test_the_across_environments_table_names_each_ceiling_and_has_a_legend_for_its_dots(live_server, site_page, models,
+                                                                                     device) -> None:
+    page, errors = site_page(viewport=VIEWPORTS[device])
+    page.goto(live_server.url + "/")
+    scales = page.locator("#across-environments #across-scales")
+    scales.scroll_into_view_if_needed()
+    expect(scales).to_be_visible()
+    # Each environment of the table, in its order, with what its floor and ceiling are.
+    expect(scales.locator("dt")).to_have_text([re.compile(f"^{title}") for title in ("Football", "Sokoban", "WebUI")])
+    expect(scales.locator("dd[data-env='football'] .across-ceiling")).to_have_text(
+        "Ceiling: 21.2, GPT-4o's mean on the mini set, the best model result the paper reports (Table 1).")
+    expect(scales.locator("dd[data-env='football'] .across-floor")).to_have_text(
+        "Floor: 2.53, the paper's Idle baseline on the mini set (Table 1).")
+    expect(scales.locator("dd[data-env='sokoban'] .across-ceiling")).to_have_text(
+        "Ceiling: 100 per level: an optimal solution (B_T = R_ub).")
+    expect(scales.locator("dd[data-env='webui'] .across-ceiling")).to_have_text(
+        "Ceiling: AES 100 %: a page identical to its target in every state.")
+    # The legend draws the plot's three marks and says what each is.
+    legend = page.locator("#across-environments #across-legend")
+    legend.scroll_into_view_if_needed()
+    expect(legend).to_be_visible()
+    expect(legend.locator("svg")).to_have_count(3)
+    expect(legend).to_contain_text("one environment's normalised score (dot) and its 95% interval, ± 1.96 SE (line)")
+    expect(legend).to_contain_text("the mean across environments ± 1.96 SE")
+    expect(legend).to_contain_text("0 (the floor) and 100 (the ceiling)")
+    # The plot's header links to it.
+    expect(page.locator("#across-table thead a[href='#across-legend']")).to_have_count(1)
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], widths
+    page.locator("#across-environments").screenshot(path=f"/tmp/shots/across-ceilings-{device}.png")
     assert not errors, errors
