@@ -1,5 +1,5 @@
-"""The model page's chart in headless Chromium at 1440×900: each environment on its own axis, and
-each value's label clear of its bar's whisker."""
+"""The model page's chart in headless Chromium at desktop and phone sizes: each environment on its
+own axis, and each value's label clear of its bar's whisker."""
 from __future__ import annotations
 
 import pytest
@@ -10,6 +10,8 @@ from submissions.models import Attempt, ModelEntry, Submission
 from submissions.services import submission_result_rebuild
 
 pytestmark = pytest.mark.integration
+
+SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 def _entry(model: ModelEntry, env: str, flow: str, scores: list[float]) -> Submission:
@@ -23,20 +25,15 @@ def _entry(model: ModelEntry, env: str, flow: str, scores: list[float]) -> Submi
     return sub
 
 
-def _box(page, selector: str) -> dict[str, float]:
-    box = page.locator(selector).bounding_box()
-    assert box is not None, selector
-    return box
-
-
+@pytest.mark.parametrize("size", SIZES)
 def test_each_environment_has_its_own_axis_and_its_label_sits_clear_of_the_whisker(
-        live_server, site_page, transactional_db, fixture_scenarios):
+        live_server, site_page, transactional_db, fixture_scenarios, size):
     team = Team.objects.create(name="Lab", slug="lab")
     model = ModelEntry.objects.create(team=team, name="Wide model")
     # Widely spread scores: long whiskers, which a label placed at the bar's end would sit on.
     _entry(model, "sokoban", "global", [10.0, 90.0, 30.0, 70.0])
     _entry(model, "webui", "global", [20.0, 60.0, 35.0])
-    page, errors = site_page(viewport={"width": 1440, "height": 900})
+    page, errors = site_page(viewport=SIZES[size])
     page.goto(f"{live_server.url}/models/{model.id}/")
     page.wait_for_selector("#model-chart svg.main-svg")
     layout = page.evaluate("""() => { const l = document.getElementById('model-chart').layout;
@@ -54,5 +51,6 @@ def test_each_environment_has_its_own_axis_and_its_label_sits_clear_of_the_whisk
         # Above the whisker's top, and not overlapping it.
         assert label["y"] + label["height"] <= whisker["y"] + 0.5, (index, label, whisker)
         assert whisker["x"] < label["x"] + label["width"] and label["x"] < whisker["x"] + whisker["width"]
-    page.screenshot(path="/tmp/shots/model-chart-desktop.png", full_page=True)
+    page.screenshot(path=f"/tmp/shots/model-chart-{size}.png", full_page=True)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= SIZES[size]["width"]
     assert errors == []
