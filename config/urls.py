@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 from accounts import views as account_views
 from accounts.forms import LoginForm
 from config.apidocs import RedocDocs, SwaggerDocs
-from leaderboard import analysis_views, cost_views, data_views, snapshot_apis
+from leaderboard import analysis_views, cost_views, data_views, pairs_apis, snapshot_apis
 from leaderboard import apis as board_apis
 from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
@@ -57,6 +57,9 @@ urlpatterns = [
          name="api-attempt-trajectory"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/analysis/", analysis_views.board_analysis, name="board-analysis"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/compare/", analysis_views.board_compare, name="board-compare"),
+    path("boards/<slug:env>/<slug:flow>/<slug:subset>/pairs/", analysis_views.board_pairs, name="board-pairs"),
+    path("api/v1/boards/<slug:env>/<slug:flow>/<slug:subset>/pairs/", pairs_apis.BoardPairsApi.as_view(),
+         name="api-board-pairs"),
     path("boards/<slug:env>/<slug:flow>/<slug:subset>/cost/", cost_views.board_cost, name="board-cost"),
     path("cost/", cost_views.cost_overview, name="cost-overview"),
     path("data/columns/", data_views.data_columns, name="data-columns"),

@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 from evaluators.base import get_plugin
 from leaderboard.analysis import MatrixRow, TagRow, board_analysis_get, board_compare_get
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
+from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
 from leaderboard.selectors import board_get
 
 #: The plotly.js bundles the charts load: the smallest that draws them (static/vendor/README.md), by
@@ -162,3 +163,30 @@ def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> Htt
     page = page_cached("compare", (env, flow, subset, suite or "", a, b), build,
                        scope=board_scope(env, flow, subset))
     return render(request, "leaderboard/analysis/compare.html", {"page": page})
+
+
+def board_pairs(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
+    """Every pair of the board's entries, a block of rows against a block of columns (``page``,
+    ``cols``), in the ``order`` asked for (the board's when it names none the page knows)."""
+    suite = request.GET.get("suite") or None
+    asked, asked_columns = _submission_param(request, "page") or 1, _submission_param(request, "cols") or 1
+    order = request.GET.get("order", "board")
+    known = order in PAIR_ORDERS
+
+    def build() -> CachedPage:
+        try:
+            pairs = board_pairs_get(env=env, flow=flow, subset=subset, suite=suite, page=asked, cols=asked_columns,
+                                    order=order if known else "board")
+        except (KeyError, ValueError):
+            raise Http404("no such board") from None
+        content = render_to_string("leaderboard/analysis/_pairs_content.html", {
+            "board": pairs.board, "pairs": pairs, "orders": PAIR_ORDERS, "blocks": range(1, pairs.pages + 1),
+            "page": "pairs", **_nav(env)})
+        # A block past the last, or an order the page does not know, is shown but not stored.
+        return CachedPage(title=_title("All pairs", env, flow, subset), content=content,
+                          cacheable=bool(pairs.board.scenario_count) and known
+                          and (pairs.page, pairs.cols) == (asked, asked_columns))
+
+    page = page_cached("pairs", (env, flow, subset, suite or "", asked, asked_columns, order), build,
+                       scope=board_scope(env, flow, subset))
+    return render(request, "leaderboard/analysis/pairs.html", {"page": page})

@@ -40,6 +40,7 @@ from leaderboard.selectors import (
     board_organisations,
     boards_ranked_get,
     metric_card,
+    model_chart_data,
     model_page_get,
     model_summaries,
     overview_of,
@@ -305,10 +306,7 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
         model = model_page_get(model_id=model_id, viewer_team_ids=viewer_team_ids)
         if model is None:
             return CachedPage(title="", content="", cacheable=False)
-        chart = [{"env": best.title, "label": best.score_label, "mean": best.entry.row.mean,
-                  "low": best.entry.row.ci_low, "high": best.entry.row.ci_high,
-                  "board": f"{best.entry.flow} · {best.entry.subset} · {best.entry.suite}",
-                  "complete": best.entry.row.complete} for best in model.best]
+        chart = model_chart_data(model.best)
         across = model_summaries(model_id)
         content = render_to_string("leaderboard/_model_content.html", {
             "model": model, "chart": chart, "across_rows": across,

@@ -55,9 +55,9 @@ def _build(name: str, render: Callable[[], object], warmed: Warmed) -> None:
 
 
 def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
-    """The board's page, API answer, CSV export, analysis, comparison and cost pages, with default
+    """The board's page, API answer, CSV export, analysis, comparison, all-pairs and cost pages, with default
     filters, and the builds of its frame-free attempt exports sent."""
-    from leaderboard.analysis_views import board_analysis, board_compare
+    from leaderboard.analysis_views import board_analysis, board_compare, board_pairs
     from leaderboard.apis import board_payload
     from leaderboard.attempt_exports import board_exports_warm, payload_entries
     from leaderboard.cost_views import board_cost
@@ -75,6 +75,7 @@ def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
     _build(f"analysis {args}", lambda: board_analysis(
         _anonymous(reverse("board-analysis", args=args)), *args), warmed)
     _build(f"compare {args}", lambda: board_compare(_anonymous(reverse("board-compare", args=args)), *args), warmed)
+    _build(f"pairs {args}", lambda: board_pairs(_anonymous(reverse("board-pairs", args=args)), *args), warmed)
     _build(f"cost {args}", lambda: board_cost(_anonymous(reverse("board-cost", args=args)), *args), warmed)
 
 

@@ -4,6 +4,7 @@ Plain Python (no Django): the board, its exports and the cost page all read thes
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -63,3 +64,49 @@ def pareto_frontier(points: Sequence[CostPoint]) -> Frontier:
         (dominated if beaten else frontier).append(point)
     frontier.sort(key=lambda p: (p.cost, -(p.score or 0.0)))
     return Frontier(frontier=frontier, dominated=dominated, excluded=excluded)
+
+
+#: Costs whose highest is at least this many times the lowest above zero get a log axis: they span an
+#: order of magnitude. Closer costs (one model's runs at 355–391 tokens) get a linear one.
+LOG_AXIS_RATIO = 10.0
+#: Room on each side of the costs, as a share of their span (in decades on a log axis).
+AXIS_PADDING = 0.08
+#: The least room on a log axis (in decades), and on a linear one around a single cost (a share of it).
+MIN_LOG_PADDING = 0.05
+MIN_LINEAR_PADDING = 0.05
+
+
+@dataclass(frozen=True)
+class CostAxis:
+    """The cost axis of a chart: the range it spans fits the costs drawn on it, with a little room."""
+
+    log: bool
+    #: The range in costs (on a log axis too: plotly takes their log10).
+    low: float
+    high: float
+    #: Where a cost of 0 is drawn: at 0 on a linear axis; a log axis has no 0, so a decade below the
+    #: cheapest other cost.
+    floor: float
+
+
+def cost_axis(costs: Sequence[float]) -> CostAxis | None:
+    """The axis the costs are drawn on (None for no cost): log only when they span an order of
+    magnitude, its range the costs' own with ``AXIS_PADDING`` on each side (never below 0 on a
+    linear axis when nothing costs 0)."""
+    if not costs:
+        return None
+    positive = [cost for cost in costs if cost > 0]
+    free = len(positive) < len(costs)
+    if not positive:
+        return CostAxis(log=False, low=-1.0, high=1.0, floor=0.0)
+    lowest, highest = min(positive), max(positive)
+    if highest / lowest >= LOG_AXIS_RATIO:
+        floor = 10.0 ** (math.floor(math.log10(lowest)) - 1) if free else lowest
+        low, high = math.log10(floor), math.log10(highest)
+        padding = max(AXIS_PADDING * (high - low), MIN_LOG_PADDING)
+        return CostAxis(log=True, low=10.0 ** (low - padding), high=10.0 ** (high + padding), floor=floor)
+    start = 0.0 if free else lowest
+    span = highest - start
+    padding = AXIS_PADDING * span if span > 0 else MIN_LINEAR_PADDING * highest
+    low = start - padding
+    return CostAxis(log=False, low=low if free or low > 0 else 0.0, high=highest + padding, floor=0.0)

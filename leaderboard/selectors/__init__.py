@@ -16,6 +16,7 @@ from leaderboard.selectors.model_page import (
     ModelBoardEntry,
     ModelEnvironmentBest,
     ModelPage,
+    model_chart_data,
     model_page_get,
     parameters_label,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "boards_ranked_get",
     "metric_card",
     "model_summaries",
+    "model_chart_data",
     "model_page_get",
     "overview_get",
     "overview_of",

@@ -7,7 +7,7 @@ from typing import Any
 from evaluators.base import all_plugins
 from leaderboard.selectors.boards import board_get
 from leaderboard.selectors.rows import Board, BoardRow
-from scoring.cost import CostPoint, pareto_frontier
+from scoring.cost import CostAxis, CostPoint, cost_axis, pareto_frontier
 
 #: The cost page's x axes: USD per scenario at the models' prices, or the tokens measured.
 COST_AXES = {"usd": "Cost per scenario (USD)", "tokens": "Tokens per scenario"}
@@ -42,10 +42,16 @@ class BoardCost:
         return [entry for entry in self.entries if not entry.excluded]
 
     @property
+    def x_axis(self) -> CostAxis | None:
+        """The chart's cost axis, fitted to the placed entries' costs (``scoring.cost.cost_axis``)."""
+        return cost_axis([entry.cost for entry in self.placed if entry.cost is not None])
+
+    @property
     def free(self) -> int:
-        """Placed entries that cost nothing: a log axis has no 0, so the chart draws them at its floor,
-        when it has a log axis (some entry cost more than nothing)."""
-        if not any(entry.cost for entry in self.placed):
+        """Placed entries that cost nothing, when the axis is a log one: it has no 0, so the chart
+        draws them at its floor (a linear axis draws them at 0)."""
+        axis = self.x_axis
+        if axis is None or not axis.log:
             return 0
         return sum(1 for entry in self.placed if entry.cost == 0)
 
@@ -60,7 +66,9 @@ class BoardCost:
                     "low": row.ci_low, "high": row.ci_high, "frontier": entry.on_frontier,
                     "baseline": row.is_baseline, "submission": row.submission_id}
 
+        axis = self.x_axis
         return {"axis": self.axis, "x_label": self.axis_label, "y_label": self.board.score_label,
+                "x_axis": {"log": axis.log, "range": [axis.low, axis.high], "floor": axis.floor} if axis else None,
                 "points": [point(e) for e in self.placed], "frontier": [[e.cost, e.row.mean] for e in self.frontier]}
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from evaluators.base import all_plugins
 from leaderboard.selectors.boards import RANKED_STATUSES, board_get, visible_entries
@@ -106,3 +107,33 @@ def model_page_get(*, model_id: int, viewer_team_ids: Collection[int] = ()) -> M
         price_input_per_mtok=model.price_input_per_mtok, price_output_per_mtok=model.price_output_per_mtok,
         best=[ModelEnvironmentBest(env=env, title=entry.env_title, score_label=entry.score_label, entry=entry)
               for env, entry in best.items()])
+
+
+#: Room on a model chart's score axis beyond the data, as a share of the data's span: a little on the
+#: side away from the bar's end, more beyond its end, where the value's label sits past the whisker.
+CHART_PADDING = 0.05
+CHART_LABEL_ROOM = 0.18
+
+
+def model_chart_data(best: list[ModelEnvironmentBest]) -> list[dict[str, Any]]:
+    """What the model page's chart draws: one panel per environment, each on its own score axis
+    (environments score on their own scales), its range fitted to the best mean and its 95 %
+    interval, from 0 (the bar's base). The value's label is placed at ``label_y`` beyond the end of
+    the bar and of its whisker (above for a mean ≥ 0, below for a negative one), so that neither
+    covers it; ``range`` leaves it room."""
+    panels = []
+    for item in best:
+        row = item.entry.row
+        mean = row.mean if row.mean is not None else 0.0
+        low = row.ci_low if row.ci_low is not None else mean
+        high = row.ci_high if row.ci_high is not None else mean
+        bottom, top = min(0.0, mean, low), max(0.0, mean, high)
+        span = (top - bottom) or max(abs(mean), 1.0)
+        upward = mean >= 0
+        range_low = bottom - (span * (CHART_LABEL_ROOM if not upward else CHART_PADDING if bottom < 0 else 0.0))
+        range_high = top + span * (CHART_LABEL_ROOM if upward else CHART_PADDING if top > 0 else 0.0)
+        panels.append({"env": item.title, "label": item.score_label, "mean": row.mean, "low": row.ci_low,
+                       "high": row.ci_high, "board": f"{item.entry.flow} · {item.entry.subset} · {item.entry.suite}",
+                       "complete": row.complete, "range": [range_low, range_high],
+                       "label_y": top if upward else bottom, "label_side": "above" if upward else "below"})
+    return panels

@@ -84,6 +84,7 @@ def site_pages(played: dict[str, Submission]) -> list[SitePage]:
         pages += [SitePage(f"{env} {flow} board", f"/boards/{env}/{flow}/mini/?suite=fixture"),
                   SitePage(f"{env} {flow} analysis", f"/boards/{env}/{flow}/mini/analysis/?suite=fixture"),
                   SitePage(f"{env} {flow} compare", f"/boards/{env}/{flow}/mini/compare/?suite=fixture"),
+                  SitePage(f"{env} {flow} all pairs", f"/boards/{env}/{flow}/mini/pairs/?suite=fixture"),
                   SitePage(f"{env} {flow} cost", f"/boards/{env}/{flow}/mini/cost/?suite=fixture")]
     pages += [SitePage(f"{env} metric card", f"/environments/{env}/") for env in ("sokoban", "webui", "football")]
     pages += [SitePage(f"submission {key}", f"/submissions/{s.id}/") for key, s in played.items()]

@@ -25,6 +25,7 @@ VISITOR_PAGES = [
     reverse("board-export", args=[*MINI, "csv"]),
     reverse("board-analysis", args=MINI),
     reverse("board-compare", args=MINI),
+    reverse("board-pairs", args=MINI),
     reverse("board-cost", args=MINI),
     reverse("home"),
 ]

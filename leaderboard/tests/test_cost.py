@@ -1,9 +1,11 @@
 """Cost per scenario, effort per entry and the Pareto frontier, against hand-computed values."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from scoring.cost import CostPoint, pareto_frontier, token_cost
+from scoring.cost import CostPoint, cost_axis, pareto_frontier, token_cost
 from scoring.stats import AttemptOutcome, summarise_entry
 
 
@@ -97,3 +99,34 @@ def test_an_endpoint_without_usage_has_calls_and_time_but_unknown_tokens():
     summary = summarise_entry([_outcome(1, 1, 0, calls=3, prompt=None, completion=None, seconds=1.5)])
     assert summary.effort_attempts == 1 and summary.token_attempts == 0 and summary.model_calls_total == 3
     assert summary.prompt_tokens_total is None and summary.tokens_per_scenario is None
+
+
+def test_costs_within_an_order_of_magnitude_get_a_linear_axis_fitted_to_them():
+    # 355 … 391 tokens: a span of 36, 8 % of it (2.88) on each side.
+    axis = cost_axis([391.0, 355.0, 372.0])
+    assert axis is not None and axis.log is False
+    assert (axis.low, axis.high) == (pytest.approx(352.12), pytest.approx(393.88))
+
+
+def test_costs_spanning_an_order_of_magnitude_get_a_log_axis_fitted_to_them():
+    # 0.001 … 0.1 USD: two decades, 8 % of them (0.16 decades) on each side.
+    axis = cost_axis([0.001, 0.01, 0.1])
+    assert axis is not None and axis.log is True
+    assert (axis.low, axis.high) == (pytest.approx(10 ** -3.16), pytest.approx(10 ** -0.84))
+
+
+def test_a_free_entry_sits_a_decade_below_the_cheapest_on_a_log_axis_and_at_zero_on_a_linear_one():
+    # Log: 0.0011 and 0.075; the floor is 1e-4, the axis from 1e-4 to 0.075 (2.875 decades) padded by 0.23.
+    axis = cost_axis([0.0, 0.0011, 0.075])
+    assert axis is not None and axis.log is True and axis.floor == pytest.approx(1e-4)
+    assert axis.low == pytest.approx(10 ** (-4 - 0.08 * (math.log10(0.075) + 4)))
+    # Linear: 0 … 391, padded by 31.28 on each side (below 0 too, so the free point is not on the edge).
+    axis = cost_axis([0.0, 355.0, 391.0])
+    assert axis is not None and axis.log is False and axis.floor == 0.0
+    assert (axis.low, axis.high) == (pytest.approx(-31.28), pytest.approx(422.28))
+
+
+def test_a_single_cost_gets_five_percent_of_room_and_none_gets_no_axis():
+    axis = cost_axis([400.0])
+    assert axis is not None and (axis.log, axis.low, axis.high) == (False, pytest.approx(380.0), pytest.approx(420.0))
+    assert cost_axis([]) is None

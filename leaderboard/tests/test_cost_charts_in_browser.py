@@ -65,7 +65,8 @@ def test_the_page_across_environments_has_a_chart_per_board_each_on_its_own_scor
     assert {"sokoban/global/mini", "webui/global/mini", "football/online/mini"} <= set(sections)
     sokoban = page.evaluate(FIGURE, "chart-cost-data-sokoban-global")
     webui = page.evaluate(FIGURE, "chart-cost-data-webui-global")
-    assert sokoban["type"] == webui["type"] == "log"
+    # Sokoban's costs span two decades; WebUI's single cost has nothing to span: a linear axis around it.
+    assert sokoban["type"] == "log" and webui["type"] == "linear"
     assert _labels(page, "chart-cost-data-webui-global") == ["Page model"]
     assert _labels(page, "chart-cost-data-sokoban-global") == ["Cheap model", "Free model", "Strong model"]
     assert sokoban["yrange"] != webui["yrange"]  # each board's own score axis
@@ -85,4 +86,24 @@ def test_a_models_page_shows_the_prices_its_team_gave(live_server, site_page, pr
     unpriced = ModelEntry.objects.create(team=cheap.team, name="Unpriced", is_baseline=True)
     page.goto(f"{live_server.url}/models/{unpriced.id}/")
     assert "none given" in page.locator("#model-prices").inner_text()
+    assert errors == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_costs_close_together_get_a_linear_axis_that_fits_them(live_server, site_page, transactional_db,
+                                                               fixture_scenarios, size):
+    # 355, 372 and 391 tokens per scenario, no prices: the axis spans 352.12 … 393.88 (8 % room).
+    _seed("Short model", 300, 55, lambda i, r: 20.0 + i + r, None)
+    _seed("Middle model", 330, 42, lambda i, r: 40.0 + i + r, None)
+    _seed("Long model", 350, 41, lambda i, r: 60.0 + i + r, None)
+    page, errors = site_page(viewport=SIZES[size])
+    page.goto(f"{live_server.url}/boards/sokoban/global/mini/cost/?suite=fixture")
+    page.wait_for_selector("#chart-cost svg.main-svg", timeout=15_000)
+    figure = page.evaluate(FIGURE, "chart-cost")
+    assert figure["type"] == "linear"
+    assert figure["range"] == [pytest.approx(352.12), pytest.approx(393.88)]
+    xs = sorted(x for t in figure["traces"] if t["text"] for x in t["x"])
+    assert xs == [pytest.approx(355.0), pytest.approx(372.0), pytest.approx(391.0)]
+    assert "linear" in page.locator("#chart-cost ~ p.hint").first.inner_text()
+    page.screenshot(path=f"/tmp/shots/cost-linear-{size}.png", full_page=True)
     assert errors == []

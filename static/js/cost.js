@@ -13,11 +13,12 @@
     const points = data.points || [];
     const usd = data.axis === "usd";
     const shownCost = (value) => (usd ? "$" + value.toFixed(4) : Math.round(value).toLocaleString("en") + " tokens");
-    // Costs of different models differ by orders of magnitude: a log axis keeps the cheap ones apart. A cost of
-    // 0 has no place on it: such entries are drawn at the axis floor, a decade below the cheapest other, and say so.
-    const positive = points.map((p) => p.x).filter((x) => x > 0);
-    const logAxis = positive.length > 0;
-    const floor = logAxis ? Math.pow(10, Math.floor(Math.log10(Math.min.apply(null, positive))) - 1) : 0;
+    // The server fits the cost axis to the costs (scoring/cost.py cost_axis): log only when they span an order of
+    // magnitude or more. A cost of 0 has no place on a log axis: such entries are drawn at its floor, a decade below
+    // the cheapest other, and say so; a linear axis draws them at 0.
+    const axis = data.x_axis || { log: false, range: null, floor: 0 };
+    const logAxis = axis.log;
+    const floor = axis.floor;
     const placeX = (x) => (logAxis && x <= 0 ? floor : x);
     const order = points.slice().sort((a, b) => placeX(a.x) - placeX(b.x));
     const position = new Map(order.map((p, i) => [p, POSITIONS[i % (narrow ? 2 : POSITIONS.length)]]));
@@ -58,11 +59,7 @@
       automargin: true };
     // Dollars as plain decimals ($0.001), not SI prefixes (100µ); tokens keep them (20k).
     if (usd) Object.assign(xaxis, { tickprefix: "$", exponentformat: "none" });
-    if (logAxis) {
-      xaxis.range = [Math.log10(floor) - 0.3, Math.log10(Math.max.apply(null, positive)) + 0.5];
-    } else {
-      xaxis.rangemode = "tozero";
-    }
+    if (axis.range) xaxis.range = logAxis ? axis.range.map((x) => Math.log10(x)) : axis.range.slice();
     const layout = {
       font: { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 },
       margin: { l: 60, r: 24, t: free && logAxis ? 36 : 20, b: 50 },

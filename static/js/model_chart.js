@@ -1,32 +1,46 @@
-// A model page's chart: each environment's best mean with its 95% interval, from the JSON the server embeds.
+// A model page's chart: each environment's best mean with its 95% interval, one panel per environment on its own
+// score axis (environments score on their own scales), from the JSON the server embeds. The server fits each axis
+// (leaderboard/selectors/model_page.py model_chart_data) and says where the value's label goes: beyond the end of
+// the bar and of its whisker, so that neither covers it.
 (function () {
   "use strict";
   const Plotly = window.Plotly;
   const node = document.getElementById("model-chart");
   const source = document.getElementById("model-chart-data");
   if (!Plotly || !node || !source) return;
-  const points = JSON.parse(source.textContent);
+  const panels = JSON.parse(source.textContent);
   const hasInterval = (p) => p.low !== null && p.high !== null;
-  const trace = {
-    type: "bar",
-    x: points.map((p) => p.env),
-    y: points.map((p) => p.mean),
-    text: points.map((p) => p.mean.toFixed(2)),
-    textposition: "outside",
-    marker: { color: points.map((p) => (p.complete ? "#4d7cc9" : "#c9a94d")) },
-    error_y: {
-      type: "data", symmetric: false, visible: true,
-      array: points.map((p) => (hasInterval(p) ? p.high - p.mean : 0)),
-      arrayminus: points.map((p) => (hasInterval(p) ? p.mean - p.low : 0)),
-    },
-    customdata: points.map((p) => [p.label, p.board, hasInterval(p) ? `[${p.low.toFixed(2)}, ${p.high.toFixed(2)}]` : "n/a"]),
-    hovertemplate: "%{x} (%{customdata[1]})<br>%{customdata[0]}: %{y:.2f}<br>95% CI %{customdata[2]}<extra></extra>",
+  const count = panels.length;
+  const gap = count > 1 ? 0.12 / (count - 1) : 0;
+  const width = (1 - gap * (count - 1)) / count;
+  const layout = {
+    autosize: true, margin: { l: 50, r: 12, t: 20, b: 50 }, showlegend: false,
+    font: { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 },
+    annotations: [],
   };
+  const traces = panels.map((p, i) => {
+    const suffix = i === 0 ? "" : String(i + 1);
+    const start = i * (width + gap);
+    layout["xaxis" + suffix] = { domain: [start, start + width], anchor: "y" + suffix, fixedrange: true };
+    layout["yaxis" + suffix] = { anchor: "x" + suffix, range: p.range, fixedrange: true, automargin: true,
+      title: { text: p.label, standoff: 4 } };
+    const above = p.label_side === "above";
+    layout.annotations.push({
+      xref: "x" + suffix, yref: "y" + suffix, x: p.env, y: p.label_y, text: p.mean.toFixed(2), showarrow: false,
+      yanchor: above ? "bottom" : "top", yshift: above ? 6 : -6, font: { size: 12 }, name: "value-" + i,
+    });
+    return {
+      type: "bar", x: [p.env], y: [p.mean], xaxis: "x" + suffix, yaxis: "y" + suffix, name: p.env,
+      marker: { color: p.complete ? "#4d7cc9" : "#c9a94d" },
+      error_y: {
+        type: "data", symmetric: false, visible: true,
+        array: [hasInterval(p) ? p.high - p.mean : 0], arrayminus: [hasInterval(p) ? p.mean - p.low : 0],
+      },
+      customdata: [[p.label, p.board, hasInterval(p) ? `[${p.low.toFixed(2)}, ${p.high.toFixed(2)}]` : "n/a"]],
+      hovertemplate: "%{x} (%{customdata[1]})<br>%{customdata[0]}: %{y:.2f}<br>95% CI %{customdata[2]}<extra></extra>",
+    };
+  });
   node.style.height = "320px";
   const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
-  Plotly.newPlot(node, [trace], theme({
-    autosize: true, margin: { l: 60, r: 20, t: 20, b: 50 },
-    yaxis: { title: { text: "best mean" }, rangemode: "tozero" },
-    font: { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 },
-  }), { displayModeBar: false, responsive: true });
+  Plotly.newPlot(node, traces, theme(layout), { displayModeBar: false, responsive: true });
 })();
