@@ -212,6 +212,8 @@ class BoardComparison:
     models: list[ModelRef]
     a: ModelRef | None
     b: ModelRef | None
+    #: The board's published rows, which have no per-scenario scores to compare.
+    reported: int = 0
     test: PairedTest | None = None
     a_shared_mean: float | None = None
     b_shared_mean: float | None = None
@@ -462,14 +464,16 @@ def board_compare_get(*, env: str, flow: str, subset: str, suite: str | None = N
     board's first and second entries. Only A's and B's per-scenario results are read; the board's
     median is stored (``leaderboard.stored.board_median``)."""
     board = board_get(env=env, flow=flow, subset=subset, suite=suite)
-    models = _model_refs(board.rows)
+    # A reported row has published totals only, no per-scenario scores to pair: it is not offered.
+    models = _model_refs(row for row in board.rows if not row.is_reported)
+    reported = sum(row.is_reported for row in board.rows)
     by_id = {m.submission_id: m for m in models}
     model_a = by_id.get(a) if a is not None else None
     model_a = model_a or (models[0] if models else None)
     model_b = by_id.get(b) if b is not None else None
     if model_b is None:
         model_b = next((m for m in models if model_a is None or m.submission_id != model_a.submission_id), None)
-    comparison = BoardComparison(board=board, models=models, a=model_a, b=model_b)
+    comparison = BoardComparison(board=board, models=models, a=model_a, b=model_b, reported=reported)
     fixed = get_plugin(env).fail_threshold
     comparison.fail_threshold, comparison.fail_rule = (fixed, "fixed") if fixed is not None else (
         board_median(board), "median")

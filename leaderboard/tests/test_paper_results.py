@@ -157,3 +157,14 @@ def test_the_analysis_and_compare_pages_of_a_board_of_reported_rows_answer_and_n
         assert response.status_code == 200, (name, response.status_code)
     analysis = client.get(reverse("board-analysis", args=["sokoban", "global", "mini"]), {"suite": "official"})
     assert "reported</span>" in analysis.content.decode()
+
+
+def test_the_compare_page_offers_no_reported_row_to_pair_and_points_to_what_the_paper_gives(client, fixture_scenarios):
+    call_command("import_paper_results", stdout=StringIO())
+    response = client.get(reverse("board-compare", args=["sokoban", "global", "mini"]), {"suite": "official"})
+    text = response.content.decode()
+    assert response.status_code == 200
+    # No option with no submission behind it ("None"), and the reported rows are named for what they are.
+    assert '<option value="None"' not in text and "<select" not in text
+    assert "reported rows are published totals, with no per-scenario scores to pair" in text
+    assert "#reported" in text
