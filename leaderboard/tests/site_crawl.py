@@ -30,6 +30,8 @@ NOT_PAGES = ("/accounts/logout/",)
 ADDRESS = re.compile(r'\s(?:href|src|data-src|data-plotly|data-pages)="([^"]*)"')
 #: A form sent with GET, whose fields the parser reads.
 GET_FORM = re.compile(r'<form\b[^>]*\bmethod="get".*?</form>', re.IGNORECASE | re.DOTALL)
+#: A path segment or query value that is Python's None: a link built from a value that is not there.
+NONE = re.compile(r"[/=]None(?:[/&]|$)")
 #: Different queries of one path the crawl visits at most.
 QUERIES_PER_PATH = 40
 
@@ -155,8 +157,9 @@ class Crawl:
     pages: dict[str, str] = field(default_factory=dict)
 
     def failures(self) -> list[str]:
+        """Addresses that did not answer 2xx, and those that name a missing value (``None``)."""
         return [f"{status} {url} (linked from {self.found_on.get(url, 'the start')})"
-                for url, status in self.answers.items() if not 200 <= status < 300]
+                for url, status in self.answers.items() if not 200 <= status < 300 or NONE.search(url)]
 
 
 def _same_site(url: str) -> bool:
