@@ -51,6 +51,7 @@ def tables(played: dict[str, Submission]) -> list[Table]:
         Table("model entries", f"/models/{rambling.model_id}/", "table.model-entries", 1, 2),
         Table("submission attempts", f"/submissions/{rambling.id}/", "table.attempts", 1, 2),
         Table("submission scenarios", f"/submissions/{rambling.id}/", "table.scenarios", 1, 2),
+        Table("team's submissions", f"/teams/{rambling.team.slug}/", "table.team-submissions", 1, 2),
     ]
 
 
