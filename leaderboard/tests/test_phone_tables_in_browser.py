@@ -44,7 +44,7 @@ def tables(played: dict[str, Submission]) -> list[Table]:
         Table("cost", "/boards/sokoban/online/mini/cost/?suite=fixture", "table.cost-table", 1, 2),
         Table("analysis errors", "/boards/sokoban/online/mini/analysis/?suite=fixture", "table.analysis-errors", 1, 2),
         Table("analysis matrix", "/boards/sokoban/online/mini/analysis/?suite=fixture", "table.matrix", 1, 2),
-        Table("official analysis", "/boards/sokoban/global/mini/analysis/?suite=official", "table.analysis-errors",
+        Table("official analysis", "/boards/sokoban/global/mini/analysis/?suite=official", "table.analysis-reported",
               1, 2),
         Table("compare", "/boards/sokoban/online/mini/compare/?suite=fixture", "table.deltas", 1, 2),
         Table("queue", "/queue/", "table.queue", 2, 3),
