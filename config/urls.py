@@ -10,10 +10,14 @@ from leaderboard import analysis_views, cost_views, data_views, pairs_apis, snap
 from leaderboard import apis as board_apis
 from leaderboard import submission_views as submission_pages
 from leaderboard import views as board_views
+from leaderboard.not_found import page_not_found
 from submissions import apis as submission_apis
 from submissions import check_apis, team_views, upload_apis
 from submissions import views as submission_views
 from submissions.client_wheel import client_index, client_wheel
+
+#: The site's 404 page (config.notfound shows it with DEBUG on too): a board's address names the boards.
+handler404 = page_not_found
 
 urlpatterns = [
     path("", board_views.home, name="home"),

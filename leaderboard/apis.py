@@ -3,16 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.selectors import request_access
 from evaluators.base import environment_flows, environment_slugs
 from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, payload_entries, submission_export_spec
+from leaderboard.board_names import unknown_board_detail
 from leaderboard.cache import board_scope, cached
 from leaderboard.column_schema import ATTEMPT_EXPORT_RESPONSES, BoardRow
 from leaderboard.selectors import BoardFilter, board_get
@@ -146,7 +146,8 @@ def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, A
             board = board_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"),
                               filters=filters, viewer_team_ids=key[-1])
         except (KeyError, ValueError):
-            raise Http404("no such board") from None
+            # The valid environments, flows and sets come with it: a client shows them to whoever mistyped.
+            raise exceptions.NotFound(unknown_board_detail(env, flow, subset)) from None
         return ({"env": env, "flow": flow, "subset": subset, "suite": board.suite,
                  "scenarios": board.scenario_count, "score_label": board.score_label,
                  "prompts": {"version": filters.prompts or (board.prompts.version if board.prompts else ""),

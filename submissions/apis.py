@@ -236,13 +236,24 @@ class ModelMetadataInput(serializers.Serializer):
                                                    help_text="USD per million completion tokens")
 
 
+class NamedChoiceField(serializers.ChoiceField):
+    """A choice among names (an environment, a flow, a set) whose refusal lists the valid ones."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            valid = ", ".join(str(choice) for choice in self.choices)
+            raise serializers.ValidationError(f'"{data}" is not one of: {valid}', code="invalid_choice") from None
+
+
 class ModelAndBoardInput(ModelMetadataInput):
     """What every submission names: the team, the model's metadata and the board."""
 
     model_name = serializers.CharField(max_length=120)
-    env = serializers.ChoiceField(choices=())
-    flow = serializers.ChoiceField(choices=())
-    subset = serializers.ChoiceField(choices=["mini", "full"])
+    env = NamedChoiceField(choices=())
+    flow = NamedChoiceField(choices=())
+    subset = NamedChoiceField(choices=["mini", "full"])
     suite = serializers.SlugField(required=False, default=None, allow_null=True)
     public = serializers.BooleanField(required=False, default=False,
                                       help_text="show on the public boards now (else the team's owner publishes)")

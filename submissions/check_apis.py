@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from accounts.selectors import request_access
 from evaluators.base import environment_slugs
-from submissions.apis import ErrorOutput, _validated
+from submissions.apis import ErrorOutput, NamedChoiceField, _validated
 from submissions.endpoint_checks import endpoint_check_create
 from submissions.forms import flow_choices
 from submissions.models import EndpointCheck
@@ -84,9 +84,9 @@ class EndpointCheckCreateApi(APIView):
             max_length=200, required=False, default="", allow_blank=True,
             help_text="blank: the first model the endpoint lists at /models, as the official client does")
         api_key = serializers.CharField(required=False, default="", write_only=True, trim_whitespace=True)
-        env = serializers.ChoiceField(choices=())
-        flow = serializers.ChoiceField(choices=())
-        subset = serializers.ChoiceField(choices=["mini", "full"], required=False, default="mini")
+        env = NamedChoiceField(choices=())
+        flow = NamedChoiceField(choices=())
+        subset = NamedChoiceField(choices=["mini", "full"], required=False, default="mini")
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
         settings = serializers.DictField(required=False, default=dict)
 

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from accounts.models import Team
 from accounts.selectors import Access, request_access
 from evaluators.base import environment_slugs
-from submissions.apis import ErrorOutput, ModelAndBoardInput, SubmissionListCreateApi, _validated
+from submissions.apis import ErrorOutput, ModelAndBoardInput, NamedChoiceField, SubmissionListCreateApi, _validated
 from submissions.forms import flow_choices
 from submissions.models import UploadFileCheck
 from submissions.progress_selectors import submission_attempt_count
@@ -67,9 +67,9 @@ class UploadCheckApi(APIView):
         team = serializers.CharField(max_length=120, required=False, default="",
                                      help_text="slug or name of one of your teams, which may read a check made "
                                                "by a worker (a token's own team by default)")
-        env = serializers.ChoiceField(choices=())
-        flow = serializers.ChoiceField(choices=())
-        subset = serializers.ChoiceField(choices=["mini", "full"])
+        env = NamedChoiceField(choices=())
+        flow = NamedChoiceField(choices=())
+        subset = NamedChoiceField(choices=["mini", "full"])
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
         file = serializers.FileField(help_text="zip of the MageBench output folder, or per-sample JSONL")
 

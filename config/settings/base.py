@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "submissions.middleware.RequestBodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Inside CommonMiddleware, which still redirects a missing page to its address with a slash.
+    "config.notfound.SiteNotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -81,7 +81,7 @@ def test_the_flows_a_submission_may_name_are_those_the_loaded_plugins_play(setti
                                                 "subset": "mini"}),
                        UploadCheckApi.InputSerializer(data={"env": "football", "flow": "global", "subset": "mini"})):
         assert not serializer.is_valid()
-        assert [str(error) for error in serializer.errors["flow"]] == ['"global" is not a valid choice.']
+        assert [str(error) for error in serializer.errors["flow"]] == ['"global" is not one of: online']
 
 
 def test_a_stored_submissions_flow_is_checked_against_the_plugins_flows(settings) -> None:
