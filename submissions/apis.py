@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.db.models import Q
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
@@ -31,6 +32,7 @@ from accounts.selectors import (
     can_view_submission,
     request_access,
 )
+from config.snapshot import one_moment
 from evaluators.base import environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
@@ -360,9 +362,17 @@ class SubmissionDetailApi(APIView):
     class OutputSerializer(SubmissionOutput):
         progress = serializers.SerializerMethodField()
         attempts = serializers.SerializerMethodField()
+        as_of = serializers.SerializerMethodField(
+            help_text="when the database was read: the status, progress counts and attempts are all as of "
+                      "this one moment, so the counts add up to the total and agree with the attempts")
 
         class Meta(SubmissionOutput.Meta):
-            fields = SubmissionOutput.Meta.fields + ["progress", "attempts"]
+            fields = SubmissionOutput.Meta.fields + ["progress", "attempts", "as_of"]
+
+        @extend_schema_field(OpenApiTypes.DATETIME)
+        def get_as_of(self, submission: Submission) -> str | None:
+            moment = self.context.get("as_of")
+            return moment.isoformat() if moment is not None else None
 
         @extend_schema_field(ProgressOutput)
         def get_progress(self, submission: Submission) -> dict[str, Any]:
@@ -385,8 +395,11 @@ class SubmissionDetailApi(APIView):
         is a 404, as if it did not exist.
         """
         access = request_access(request)
-        submission = viewable_submission(access, submission_id)
-        return Response(self.OutputSerializer(submission, context={"access": access}).data)
+        # One snapshot for every count: read one after another, they would each see a different moment.
+        with one_moment() as moment:
+            submission = viewable_submission(access, submission_id)
+            data = self.OutputSerializer(submission, context={"access": access, "as_of": moment}).data
+        return Response(data)
 
 
 class SubmissionActionApi(APIView):

@@ -34,10 +34,10 @@ def _worker_shutting_down(sender: Any = None, **kwargs: Any) -> None:
     on_worker_shutting_down(sender, **kwargs)
 
 
-def _pool_process_init(sender: Any = None, **kwargs: Any) -> None:
-    from submissions.shutdown import on_pool_process_init
+def _worker_init(sender: Any = None, **kwargs: Any) -> None:
+    from submissions.shutdown import on_worker_init
 
-    on_pool_process_init(**kwargs)
+    on_worker_init(**kwargs)
 
 
 class SubmissionsConfig(AppConfig):
@@ -79,4 +79,4 @@ class SubmissionsConfig(AppConfig):
         signals.worker_shutdown.connect(_worker_shutdown, dispatch_uid="submissions.worker_shutdown")
         # A stopped worker hands its attempts in flight back instead of waiting for them (shutdown.py).
         signals.worker_shutting_down.connect(_worker_shutting_down, dispatch_uid="submissions.worker_shutting_down")
-        signals.worker_process_init.connect(_pool_process_init, dispatch_uid="submissions.pool_process_init")
+        signals.worker_init.connect(_worker_init, dispatch_uid="submissions.worker_init")

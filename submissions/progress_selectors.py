@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any, cast
 
 from django.conf import settings
-from django.db.models import Avg, Count, FloatField, Max, OuterRef, Q, Subquery
+from django.db.models import Avg, Count, F, FloatField, Max, OuterRef, Q, Subquery, Window
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, RowNumber
 from django.utils import timezone
 
 from catalogue.models import Scenario
@@ -104,8 +104,8 @@ class QueueItem:
     position: int | None = None
     #: Seconds until this submission should finish, from a simulation of the fair schedule.
     eta_seconds: float | None = None
-    #: Where the per-attempt time of the ETA came from: "this submission", "recent runs of this board"
-    #: or "recent runs of this environment".
+    #: Where the per-attempt time of the ETA came from: "this submission", "recent runs of this team
+    #: on this board" (or "in this environment"), "recent runs of this board" or "... of this environment".
     eta_basis: str = ""
     #: True when work served before it has no observed time yet, so the ETA counts it as nothing
     #: and is a lower bound.
@@ -148,13 +148,51 @@ def _environment_seconds(envs: set[str]) -> dict[str, float]:
     return seconds
 
 
+def _team_seconds(rest: list[Submission]) -> tuple[dict[tuple[int, str, str, str], float],
+                                                  dict[tuple[int, str], float]]:
+    """Mean attempt time of each team's own latest finished submissions, per board and per
+    environment, in one query: a team's model is what decides how long its attempts take."""
+    from submissions.models import SubmissionResult
+
+    if not rest:
+        return {}, {}
+    latest = (SubmissionResult.objects
+              .filter(submission__team_id__in={s.team_id for s in rest},
+                      submission__environment_id__in={s.environment_id for s in rest}, mean_seconds__isnull=False)
+              .annotate(recent=Window(RowNumber(), partition_by=[F("submission__team_id"),
+                                                                 F("submission__environment_id")],
+                                      order_by=F("computed_at").desc()))
+              .filter(recent__lte=ETA_HISTORY)
+              .values_list("submission__team_id", "submission__environment_id", "submission__flow",
+                           "submission__subset", "mean_seconds"))
+    by_board: dict[tuple[int, str, str, str], list[float]] = {}
+    by_env: dict[tuple[int, str], list[float]] = {}
+    for team, env, flow, subset, seconds in latest:
+        if seconds is None:
+            continue
+        by_board.setdefault((team, env, flow, subset), []).append(seconds)
+        by_env.setdefault((team, env), []).append(seconds)
+    return ({key: sum(v) / len(v) for key, v in by_board.items()},
+            {key: sum(v) / len(v) for key, v in by_env.items()})
+
+
 def _per_attempt(items: list[QueueItem]) -> dict[int, tuple[float | None, str]]:
-    """Each active submission's expected seconds per attempt and where that number comes from."""
+    """Each active submission's expected seconds per attempt and where that number comes from:
+    its own attempts, else its team's recent runs (of this board, then of this environment), else
+    anyone's recent runs of this board, then of this environment."""
     # The wall time of an attempt: the model's and the environment's, and what the platform waited.
     known: dict[int, tuple[float | None, str]] = {
         item.submission.id: (item.progress.mean_seconds + (item.progress.mean_wait_seconds or 0.0), "this submission")
         for item in items if item.progress.mean_seconds is not None}
     rest = [item.submission for item in items if item.submission.id not in known]
+    team_boards, team_envs = _team_seconds(rest)
+    for s in rest:
+        if (s.team_id, s.environment_id, s.flow, s.subset) in team_boards:
+            known[s.id] = (team_boards[(s.team_id, s.environment_id, s.flow, s.subset)],
+                           "recent runs of this team on this board")
+        elif (s.team_id, s.environment_id) in team_envs:
+            known[s.id] = (team_envs[(s.team_id, s.environment_id)], "recent runs of this team in this environment")
+    rest = [s for s in rest if s.id not in known]
     boards = _board_seconds({(s.environment_id, s.flow, s.subset) for s in rest})
     envs = _environment_seconds({s.environment_id for s in rest
                                  if (s.environment_id, s.flow, s.subset) not in boards})

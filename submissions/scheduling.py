@@ -6,11 +6,14 @@ Nothing here reads the database: callers hand over plain values.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from submissions.fair_share import Backlog, finish_in_shares
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,7 @@ class _Simulation:
                 break
             now = following
         else:
-            _rest_in_bulk(self.by_id, self.waiting, self.running, self.outcomes, self.workers, now)
+            self._rest_in_shares(now)
         return self.outcomes
 
     def _release(self, now: float) -> None:
@@ -267,6 +270,40 @@ class _Simulation:
             return False
         return self.url_ceiling <= 0 or self.endpoint_running.get(contender.endpoint, 0) < self.url_ceiling
 
+    def _rest_in_shares(self, now: float) -> None:
+        """Finish what the cap on instants left: each queue's work left, as fair shares of its slots."""
+        left = [sid for sid in self.by_id if self.outcomes[sid].finish is None]
+        backlogs = [self._backlog(sid, now, left) for sid in left]
+        for sid, at in finish_in_shares(backlogs, self._slots_per_queue(), now).items():
+            self.outcomes[sid].finish = at
+        unknown = {self.by_id[sid].queue for sid in left if self.by_id[sid].per_attempt is None}
+        for sid in left:
+            self.outcomes[sid].at_least |= self.by_id[sid].queue in unknown
+
+    def _backlog(self, sid: int, now: float, left: Sequence[int]) -> Backlog:
+        s = self.by_id[sid]
+        contender, seconds = s.contender, s.per_attempt or 0.0
+        running = sum(max(0.0, slot.busy_until - now) for slot in self.slots if slot.submission == sid)
+        cap = math.inf
+        if contender.endpoint:
+            limit = self.endpoint_limits.get((contender.team_id, contender.endpoint), self.endpoint_limit)
+            sharing = sum(1 for other in left if self.by_id[other].contender.team_id == contender.team_id
+                          and self.by_id[other].contender.endpoint == contender.endpoint)
+            cap = limit / sharing if limit > 0 else math.inf
+        released = max((t for t, other in self.releases if other == sid), default=0.0)
+        return Backlog(submission_id=sid, team_id=contender.team_id, baseline=contender.baseline,
+                       order=fair_key(contender, team_running=0, submission_running=0), queue=s.queue,
+                       work=self.waiting[sid] * seconds + running, per_attempt=seconds, cap=cap,
+                       not_before=released + seconds if released else 0.0)
+
+    def _slots_per_queue(self) -> dict[str, float]:
+        # A worker reading several queues shares its slots between them.
+        slots: dict[str, float] = {}
+        for w in self.workers:
+            for queue in w.queues:
+                slots[queue] = slots.get(queue, 0.0) + max(0, w.slots) / max(1, len(w.queues))
+        return slots
+
     def _mark_lower_bounds(self) -> None:
         for sid, s in self.by_id.items():
             if self.outcomes[sid].finish is None and self.unknown_started.get(s.queue):
@@ -283,29 +320,6 @@ class _Simulation:
         return min(later + [self.releases[0][0]] if self.releases else later)
 
 
-#: Instants the simulation plays one by one; a longer backlog (a few full-set runs) is finished in bulk.
+#: Instants the simulation plays one by one; a longer backlog (a few full-set runs) is finished as
+#: fair shares of each queue's slots (``fair_share``).
 MAX_EVENTS = 5_000
-
-
-def _rest_in_bulk(by_id: Mapping[int, SimSubmission], waiting: Mapping[int, int], running: Mapping[int, int],
-                  outcomes: dict[int, SimOutcome], workers: Sequence[SimWorker], now: float) -> None:
-    """Finish what the event cap left: each queue's remaining work, in fair order, over its slots.
-
-    Coarser than the round-robin it stands in for (it serves each submission to its end before the
-    next), so it only ever decides the last, longest estimates of a very deep queue.
-    """
-    slots_of: dict[str, float] = {}
-    for w in workers:
-        for queue in w.queues:
-            # A worker reading several queues shares its slots between them.
-            slots_of[queue] = slots_of.get(queue, 0.0) + w.slots / max(1, len(w.queues))
-    left = [s for sid, s in by_id.items() if outcomes[sid].finish is None]
-    done: dict[str, float] = {}
-    for s in fair_order([s.contender for s in left], Served()):
-        sim = by_id[s.submission_id]
-        slots = slots_of.get(sim.queue, 0.0)
-        if slots <= 0:
-            continue
-        work = (waiting[s.submission_id] + running[s.submission_id]) * (sim.per_attempt or 0.0)
-        done[sim.queue] = done.get(sim.queue, now) + work / slots
-        outcomes[s.submission_id].finish = done[sim.queue]

@@ -2,16 +2,22 @@
 
 Celery's warm shutdown waits for every running task to end, and an attempt against a slow model can
 run for many minutes, so a stopped worker used to hang until it was killed. Instead the main process
-tells its pool processes to stop: each one hands its attempt back at the attempt's next step (the
-same check that stops a cancelled submission). Whatever still runs after
-MAGEBENCH_WORKER_STOP_GRACE_SECONDS (a model call that hangs) is handed back by the main process and
-its pool process is killed. A handed-back attempt waits for another worker; the try that was stopped
-can no longer write (engine._owned), so nothing is scored twice.
+tells its pool processes to stop, through a flag they share (an event made before the pool forks):
+each one hands its attempt back at the attempt's next step (the same check that stops a cancelled
+submission), then ends as Celery's warm shutdown asks, with exit code 0. A signal cannot carry the
+word: billiard's pool processes take every terminating signal, SIGUSR1 and SIGUSR2 included, as an
+order to exit at once, so one sent by the stop made each pool process exit in the middle of its
+attempt, and the pool's own SIGTERM after it made each one log "exited with exitcode 70" as an error.
+Whatever still runs after MAGEBENCH_WORKER_STOP_GRACE_SECONDS (a model call that hangs) is handed
+back by the main process, and a pool process that has not ended a few seconds later is killed. A
+handed-back attempt waits for another worker; the try that was stopped can no longer write
+(engine._owned), so nothing is scored twice.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing
 import os
 import signal
 import threading
@@ -26,15 +32,15 @@ from submissions.models import Attempt
 
 logger = logging.getLogger(__name__)
 
-#: What the main process sends its pool processes (Celery leaves it alone unless CELERY_RDBSIG is set).
-STOP_SIGNAL = signal.SIGUSR2
 STOPPED_KIND = "worker_stopped"
 STOPPED_MESSAGE = "the worker running this attempt was stopped; queued again"
 
-#: How long pool processes that handed their attempts back get for their last writes before being killed.
-STRAGGLER_SECONDS = 2.0
+#: How long pool processes get to end by themselves, after the grace, before any still there is killed.
+STRAGGLER_SECONDS = 4.0
 
-_stopping = threading.Event()
+#: Set when this worker stops. A worker's main process replaces it, before its pool forks, with an
+#: event its pool processes share (``on_worker_init``); elsewhere (a test, a command) it is this one's own.
+_stopping: Any = threading.Event()
 _pools: dict[str, Any] = {}
 _started: set[str] = set()
 
@@ -44,9 +50,11 @@ def stop_requested() -> bool:
     return _stopping.is_set()
 
 
-def on_pool_process_init(**_: Any) -> None:
-    """celery's worker_process_init, in each new pool process."""
-    signal.signal(STOP_SIGNAL, lambda *_: _stopping.set())
+def on_worker_init(**_: Any) -> None:
+    """celery's worker_init, in the main process before its pool starts: every pool process it forks,
+    and any it forks later to replace one, reads this process's stop."""
+    global _stopping
+    _stopping = multiprocessing.get_context("fork").Event()
 
 
 def remember_pool(hostname: str, controller: Any) -> None:
@@ -105,12 +113,36 @@ def _finish_stop(hostname: str, pids: list[int]) -> None:
     finally:
         with contextlib.suppress(DatabaseError):
             connection.close()
-    if not handed:
-        # Every attempt stopped at a step: the pool ends after its last writes, and this thread with
-        # the process; a pool process still there after that is stuck in something else.
-        time.sleep(STRAGGLER_SECONDS)
-    # A pool process still busy is in a call that does not return: its attempt is someone else's now.
-    _send(pids, signal.SIGKILL)
+    # The pool processes end by themselves once their tasks have returned (exit code 0, nothing
+    # logged): killing one on its way out leaves the pool waiting for it for ever. Only one still
+    # there after that is stuck in a call that does not return: its attempt is someone else's now.
+    _send(_outliving(pids, STRAGGLER_SECONDS), signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process still runs (one that has exited but is not reaped yet does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not os.path.isdir("/proc")  # no /proc to tell a zombie: taken as alive only without one
+
+
+def _outliving(pids: list[int], seconds: float) -> list[int]:
+    """Those of ``pids`` still running after waiting up to ``seconds`` for them to end."""
+    ends = time.monotonic() + seconds
+    alive = [pid for pid in pids if _alive(pid)]
+    while alive and time.monotonic() < ends:
+        time.sleep(0.1)
+        alive = [pid for pid in alive if _alive(pid)]
+    return alive
 
 
 def on_worker_shutting_down(sender: Any = None, **_: Any) -> None:
@@ -120,6 +152,6 @@ def on_worker_shutting_down(sender: Any = None, **_: Any) -> None:
         return
     _started.add(hostname)
     pids = _pool_pids(hostname)
-    _send(pids, STOP_SIGNAL)
+    _stopping.set()
     threading.Thread(target=_finish_stop, args=(hostname, pids), name="magebench-worker-stop",
                      daemon=True).start()

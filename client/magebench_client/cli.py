@@ -151,10 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("id", type=int)
     status.set_defaults(handler=cmd_status)
 
-    results = commands.add_parser("results", help="download a submission and its attempts")
+    results = commands.add_parser(
+        "results", help="download a submission and its attempts",
+        description="json: the submission as the API returns it. csv: its rows of the per-attempt table that "
+                    "export writes (the same columns, named and valued the same), a few of its columns unless "
+                    "--all-columns.")
     results.add_argument("id", type=int)
     results.add_argument("--out", help="file to write (default: standard output)")
     results.add_argument("--format", choices=["json", "csv"], default="json")
+    results.add_argument("--all-columns", action="store_true",
+                         help="csv: every column of the per-attempt export, not only the terminal's few")
+    results.add_argument("--wait", type=float, default=DOWNLOAD_WAIT, metavar="SECONDS",
+                         help=f"csv: longest wait for the site to prepare the table (default {DOWNLOAD_WAIT:.0f})")
     results.set_defaults(handler=cmd_results)
 
     board = commands.add_parser("board", parents=[board_filters()], help="download a board")

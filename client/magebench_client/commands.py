@@ -3,6 +3,8 @@ output, so they can be piped; progress and messages go to standard error."""
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import os
 import sys
@@ -34,6 +36,8 @@ FINAL_STATUSES = {"completed": EXIT_OK, "incomplete": EXIT_UNFINISHED, "cancelle
                   "paused": EXIT_UNFINISHED}
 #: What ``export --format`` offers, and the file the site serves for each.
 EXPORT_FORMATS = {"csv": "csv", "parquet": "parquet", "trajectories": "zip"}
+#: The columns of the per-attempt table that ``results`` shows by default (``--all-columns``: every
+#: one). The table is the site's per-attempt export itself, so each name means what it means there.
 ATTEMPT_COLUMNS = ("scenario", "repeat", "status", "score", "outcome", "steps", "model_calls", "invalid_action",
                    "repeating_action", "parse_errors", "error_kind", "error_message")
 
@@ -241,12 +245,29 @@ def cmd_status(client: Client, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def attempt_table(client: Client, submission_id: int, wait: float) -> tuple[list[str], list[dict[str, str]]]:
+    """The submission's per-attempt export (every column, as the site defines them) and its rows."""
+    body = io.BytesIO()
+
+    def waiting(seconds: float) -> None:
+        print(f"the site is preparing the attempts of submission {submission_id}; asking again in {seconds:.0f} s",
+              file=sys.stderr)
+
+    client.download(f"/api/v1/submissions/{submission_id}/attempts.csv", None, body, wait=wait, waiting=waiting)
+    reader = csv.DictReader(io.StringIO(body.getvalue().decode("utf-8")))
+    rows = list(reader)
+    return list(reader.fieldnames or []), rows
+
+
 def cmd_results(client: Client, args: argparse.Namespace) -> int:
-    submission = client.get(f"/api/v1/submissions/{args.id}/")
-    attempts = submission.get("attempts") or []
     if args.format == "csv":
-        write_output(args.out, lambda out: write_csv(out, ATTEMPT_COLUMNS, attempts))
+        # The same table as ``export``: a terminal's choice of its columns, or all of them.
+        columns, attempts = attempt_table(client, args.id, args.wait)
+        shown = columns if args.all_columns else [name for name in ATTEMPT_COLUMNS if name in columns]
+        write_output(args.out, lambda out: write_csv(out, shown, attempts))
     else:
+        submission = client.get(f"/api/v1/submissions/{args.id}/")
+        attempts = submission.get("attempts") or []
         write_output(args.out, lambda out: out.write(json.dumps(submission, indent=2) + "\n"))
     if args.out:
         print(f"wrote {len(attempts)} attempt(s) of submission {args.id} to {args.out}", file=sys.stderr)

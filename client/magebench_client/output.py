@@ -77,9 +77,10 @@ def eta_part(progress: dict[str, Any]) -> str:
 
 def progress_line(progress: dict[str, Any]) -> str:
     done, total = int(progress.get("done") or 0), int(progress.get("total") or 0)
+    # Every state is named, so the counts add up to the total.
     counts = (f"{progress_bar(done, total)} {done}/{total} scored {progress.get('scored', 0)} running "
               f"{progress.get('running', 0)} retrying {progress.get('retrying', 0)} failed "
-              f"{progress.get('infra_failed', 0)}")
+              f"{progress.get('infra_failed', 0)} waiting {progress.get('pending', 0)}")
     if progress.get("cancelled"):
         counts += f" cancelled {progress['cancelled']}"
     parts = [counts]
@@ -154,6 +155,9 @@ def status_lines(s: dict[str, Any]) -> list[str]:
              f"status: {s.get('status')}" + (f" ({s['status_reason']})" if s.get("status_reason") else ""),
              f"public: {'yes' if s.get('is_public') else 'no'} · verified: {'yes' if s.get('verified') else 'no'}",
              progress_line(progress)]
+    if s.get("as_of"):
+        # Every count and time here was read at this one moment.
+        lines.append(f"as of {time_text(s['as_of'])}")
     times = [f"{label} {time_text(s[key])}" for label, key in (("created", "created_at"), ("started", "started_at"),
                                                                 ("finished", "finished_at")) if s.get(key)]
     if times:

@@ -145,7 +145,7 @@ def test_follow_shows_an_endpoint_error_once_and_still_ends_completed(capsys, si
     assert f"submission {submission_id} completed" in err
 
 
-def test_results_as_csv_have_one_row_per_attempt(capsys, site, oracle_submission, tmp_path):
+def test_results_as_csv_have_one_row_per_attempt(capsys, site, oracle_submission, tmp_path, exports_built_when_sent):
     run_attempts(oracle_submission)
     path = tmp_path / "results.csv"
 

@@ -40,7 +40,7 @@ SCORED, PENDING, RUNNING = Attempt.Status.SCORED, Attempt.Status.PENDING, Attemp
 def test_the_queue_lists_submissions_in_the_order_the_fair_schedule_finishes_them(fixture_scenarios):
     # first: 2 scored at 10 s and 20 s (mean 15 s), 1 running, 3 waiting
     _submission("First", [(SCORED, 10.0), (SCORED, 20.0), (RUNNING, None)] + [(PENDING, None)] * 3)
-    # second: nothing finished yet, so the board's recent finished runs give 30 s per attempt; 2 waiting
+    # second: nothing finished yet, so the team's recent finished runs of the board give 30 s per attempt; 2 waiting
     _submission("Second", [(PENDING, None)] * 2, status=Submission.Status.QUEUED)
     done = _submission("Done earlier", [(SCORED, 30.0)], status=Submission.Status.COMPLETED)
     SubmissionResult.objects.create(submission=done, mean_seconds=30.0, computed_at=timezone.now())
@@ -50,7 +50,8 @@ def test_the_queue_lists_submissions_in_the_order_the_fair_schedule_finishes_the
     # Second 75-105 (done), First 105-120 (done).
     assert [i.submission.model.name for i in items] == ["Second", "First", "Done earlier"]
     assert [i.position for i in items] == [1, 2, None]
-    assert items[0].eta_seconds == pytest.approx(105.0) and items[0].eta_basis == "recent runs of this board"
+    assert items[0].eta_seconds == pytest.approx(105.0)
+    assert items[0].eta_basis == "recent runs of this team on this board"
     assert items[1].eta_seconds == pytest.approx(120.0) and items[1].eta_basis == "this submission"
     assert items[2].eta_seconds is None
     assert (items[1].progress.done, items[1].progress.total, items[1].progress.running) == (2, 6, 1)
