@@ -32,6 +32,9 @@ class ModelBoardEntry:
     subset: str
     suite: str
     row: BoardRow
+    #: The highest mean on the board (any model's): the chart's axis reaches at least this far, so that
+    #: a score of 0 is drawn against the board's scale rather than on an empty sliver of an axis.
+    board_top: float | None = None
 
 
 @dataclass
@@ -90,8 +93,9 @@ def model_page_get(*, model_id: int, viewer_team_ids: Collection[int] = ()) -> M
             board = board_get(env=env, flow=flow, subset=subset, suite=suite, viewer_team_ids=viewer_team_ids)
         except (KeyError, ValueError):
             continue  # an environment no longer installed, or a suite renamed out of the slug pattern
+        board_top = max((row.mean for row in board.rows if row.mean is not None), default=None)
         entries += [ModelBoardEntry(env=env, env_title=board.title, score_label=board.score_label, flow=flow,
-                                    subset=subset, suite=suite, row=row)
+                                    subset=subset, suite=suite, row=row, board_top=board_top)
                     for row in board.rows if row.model_id == model_id]
     best: dict[str, ModelBoardEntry] = {}
     for entry in entries:
@@ -117,8 +121,8 @@ CHART_LABEL_ROOM = 0.18
 
 def model_chart_data(best: list[ModelEnvironmentBest]) -> list[dict[str, Any]]:
     """What the model page's chart draws: one panel per environment, each on its own score axis
-    (environments score on their own scales), its range fitted to the best mean and its 95 %
-    interval, from 0 (the bar's base). The value's label is placed at ``label_y`` beyond the end of
+    (environments score on their own scales), its range fitted to the best mean, its 95 % interval
+    and the board's highest mean, from 0 (the bar's base). The value's label is placed at ``label_y`` beyond the end of
     the bar and of its whisker (above for a mean ≥ 0, below for a negative one), so that neither
     covers it; ``range`` leaves it room."""
     panels = []
@@ -127,7 +131,9 @@ def model_chart_data(best: list[ModelEnvironmentBest]) -> list[dict[str, Any]]:
         mean = row.mean if row.mean is not None else 0.0
         low = row.ci_low if row.ci_low is not None else mean
         high = row.ci_high if row.ci_high is not None else mean
-        bottom, top = min(0.0, mean, low), max(0.0, mean, high)
+        # The axis spans at least 0 to the board's highest mean: the entry is seen against its board.
+        reach = item.entry.board_top if item.entry.board_top is not None else 0.0
+        bottom, top = min(0.0, mean, low), max(0.0, mean, high, reach)
         span = (top - bottom) or max(abs(mean), 1.0)
         upward = mean >= 0
         range_low = bottom - (span * (CHART_LABEL_ROOM if not upward else CHART_PADDING if bottom < 0 else 0.0))
@@ -135,5 +141,6 @@ def model_chart_data(best: list[ModelEnvironmentBest]) -> list[dict[str, Any]]:
         panels.append({"env": item.title, "label": item.score_label, "mean": row.mean, "low": row.ci_low,
                        "high": row.ci_high, "board": f"{item.entry.flow} · {item.entry.subset} · {item.entry.suite}",
                        "complete": row.complete, "range": [range_low, range_high],
-                       "label_y": top if upward else bottom, "label_side": "above" if upward else "below"})
+                       "label_y": max(mean, high) if upward else min(mean, low),
+                       "label_side": "above" if upward else "below"})
     return panels

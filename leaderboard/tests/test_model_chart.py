@@ -37,3 +37,12 @@ def test_each_environment_has_its_own_axis_fitted_to_its_bar_and_whisker():
 def test_a_mean_of_zero_still_gets_an_axis_of_some_height():
     (panel,) = model_chart_data([best("sokoban", "Sokoban", 0.0, 0.0, 0.0)])
     assert panel["range"][0] == 0.0 and panel["range"][1] > 0.0
+
+
+def test_a_mean_of_zero_is_drawn_against_its_boards_highest_mean():
+    panel_of_zero = best("webui", "WebUI", 0.0, 0.0, 0.0)
+    panel_of_zero.entry.board_top = 100.0
+    (panel,) = model_chart_data([panel_of_zero])
+    # 0 … 100 (the board's best), 18 % of 100 above for the label; the label sits on the bar's end, 0.
+    assert panel["range"] == [0.0, pytest.approx(118.0)]
+    assert (panel["label_y"], panel["label_side"]) == (0.0, "above")

@@ -38,9 +38,12 @@ def test_each_environment_has_its_own_axis_and_its_label_sits_clear_of_the_whisk
     page.wait_for_selector("#model-chart svg.main-svg")
     layout = page.evaluate("""() => { const l = document.getElementById('model-chart').layout;
         return {y: l.yaxis.range, y2: l.yaxis2 && l.yaxis2.range, titles: [l.yaxis.title.text, l.yaxis2.title.text],
-                x: l.xaxis.domain, x2: l.xaxis2.domain}; }""")
+                x: l.xaxis.domain, x2: l.xaxis2.domain, yd: l.yaxis.domain, yd2: l.yaxis2.domain}; }""")
     assert layout["y"] != layout["y2"]  # each environment's own range
-    assert layout["x"][1] < layout["x2"][0]  # side by side, not on one axis
+    if size == "desktop":
+        assert layout["x"][1] < layout["x2"][0]  # side by side, not on one axis
+    else:
+        assert layout["yd2"][1] < layout["yd"][0]  # stacked, the first on top
     whiskers = page.locator("#model-chart g.errorbar path")
     labels = page.locator("#model-chart g.annotation")
     assert whiskers.count() == 2 and labels.count() == 2
@@ -52,5 +55,46 @@ def test_each_environment_has_its_own_axis_and_its_label_sits_clear_of_the_whisk
         assert label["y"] + label["height"] <= whisker["y"] + 0.5, (index, label, whisker)
         assert whisker["x"] < label["x"] + label["width"] and label["x"] < whisker["x"] + whisker["width"]
     page.screenshot(path=f"/tmp/shots/model-chart-{size}.png", full_page=True)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= SIZES[size]["width"]
+    assert errors == []
+
+
+# Each panel's plot area (plotly's own record of it) and its y axis title's box, in page pixels.
+PANELS = """() => { const node = document.getElementById('model-chart'), box = node.getBoundingClientRect();
+    const l = node._fullLayout;
+    return node.layout.annotations.map((a, i) => { const s = i === 0 ? '' : String(i + 1);
+      const xa = l['xaxis' + s], ya = l['yaxis' + s];
+      const title = node.querySelector('.g-y' + s + 'title text').getBoundingClientRect();
+      return {area: {left: box.left + xa._offset, right: box.left + xa._offset + xa._length,
+                     top: box.top + ya._offset, bottom: box.top + ya._offset + ya._length},
+              title: {left: title.left, right: title.right, top: title.top, bottom: title.bottom},
+              env: node.data[i].x[0], range: ya.range}; }); }"""
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_no_axis_title_runs_into_another_panel_and_a_zero_is_drawn_on_its_boards_scale(
+        live_server, site_page, transactional_db, fixture_scenarios, size):
+    team = Team.objects.create(name="Lab", slug="lab")
+    idle = ModelEntry.objects.create(team=team, name="Idle model")
+    best = ModelEntry.objects.create(team=team, name="Best model")
+    _entry(idle, "sokoban", "global", [10.0, 90.0, 30.0, 70.0])
+    _entry(idle, "football", "online", [1.0, 2.0])
+    _entry(idle, "webui", "global", [0.0])
+    _entry(best, "webui", "global", [80.0])
+    page, errors = site_page(viewport=SIZES[size])
+    page.goto(f"{live_server.url}/models/{idle.id}/")
+    page.wait_for_selector("#model-chart svg.main-svg")
+    panels = page.evaluate(PANELS)
+    assert len(panels) == 3
+    for i, panel in enumerate(panels):
+        assert all(not _overlap(panel["title"], other["area"]) for j, other in enumerate(panels) if j != i), i
+    # The WebUI entry scores 0 on a board whose best mean is 80: its axis runs 0 … 80 and beyond, not 0 … 0.18.
+    (webui,) = [p for p in panels if p["env"] == "WebUI"]
+    assert webui["range"][0] == pytest.approx(0.0) and webui["range"][1] > 80.0
+    assert "0.00" in page.locator("#model-chart g.annotation text").all_text_contents()
     assert page.evaluate("() => document.documentElement.scrollWidth") <= SIZES[size]["width"]
     assert errors == []

@@ -110,9 +110,13 @@
       type: "scatter", mode: "lines+markers", name: c.label, x: c.n, y: c.value, customdata: c.scenarios,
       hovertemplate: "N = %{x}: %{y:.2f} (%{customdata} scenarios)<extra>" + c.label + "</extra>",
     }));
+    // The legend names the models even when one curve is drawn; the score axis reaches 0, so that a small gain from
+    // more repeats is not stretched over the whole height of the chart.
     draw("chart-best-of-n", traces, {
+      showlegend: true,
       xaxis: Object.assign(axisTitle("N (repeats drawn)"), { dtick: 1 }),
-      yaxis: axisTitle("expected best " + (data.scoreLabel || "score").toLowerCase()),
+      yaxis: Object.assign(axisTitle("expected best " + (data.scoreLabel || "score").toLowerCase()),
+        { rangemode: "tozero" }),
     });
   }
 

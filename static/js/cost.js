@@ -5,9 +5,24 @@
   const Plotly = window.Plotly;
   if (!Plotly) return;
 
-  // Labels of neighbouring points alternate above and below them, so that close points' names overlap less.
-  const POSITIONS = ["top center", "bottom center", "middle right", "middle left"];
-  const shortName = (name) => (name.length > 22 ? name.slice(0, 21) + "…" : name);
+  const shortName = (name, narrow) => {
+    const most = narrow ? 16 : 22;
+    return name.length > most ? name.slice(0, most - 1) + "…" : name;
+  };
+
+  // Where a point's label goes: toward the middle of the plot, so that it stays inside it. A point in the left
+  // half has its label on its right (the right half: on its left); one in the upper half has it below (the lower
+  // half: above). Never level with the point: the frontier's step line runs level from each of its points.
+  function labelPlaces(points, place, yRange) {
+    const xs = points.map(place);
+    const xLow = Math.min(...xs), xHigh = Math.max(...xs);
+    const [yLow, yHigh] = yRange;
+    return new Map(points.map((p, i) => {
+      const right = xHigh === xLow ? true : (xs[i] - xLow) / (xHigh - xLow) <= 0.5;
+      const below = yHigh === yLow ? true : (p.y - yLow) / (yHigh - yLow) > 0.5;
+      return [p, (below ? "bottom " : "top ") + (right ? "right" : "left")];
+    }));
+  }
 
   function figure(data, narrow) {
     const points = data.points || [];
@@ -20,14 +35,16 @@
     const logAxis = axis.log;
     const floor = axis.floor;
     const placeX = (x) => (logAxis && x <= 0 ? floor : x);
-    const order = points.slice().sort((a, b) => placeX(a.x) - placeX(b.x));
-    const position = new Map(order.map((p, i) => [p, POSITIONS[i % (narrow ? 2 : POSITIONS.length)]]));
+    const lows = points.map((p) => (p.low === null ? p.y : p.low));
+    const highs = points.map((p) => (p.high === null ? p.y : p.high));
+    const position = labelPlaces(points, (p) => (logAxis ? Math.log10(placeX(p.x)) : placeX(p.x)),
+      [Math.min(...lows), Math.max(...highs)]);
 
     function trace(name, rows, marker) {
       return {
         type: "scatter", mode: "markers+text", name: name,
         x: rows.map((p) => placeX(p.x)), y: rows.map((p) => p.y),
-        text: rows.map((p) => shortName(p.label)), textposition: rows.map((p) => position.get(p)),
+        text: rows.map((p) => shortName(p.label, narrow)), textposition: rows.map((p) => position.get(p)),
         textfont: { size: narrow ? 10 : 11 }, cliponaxis: false,
         hovertext: rows.map((p) => p.label + " (" + p.team + ")<br>" + (p.x <= 0 ? "free: " : "") + shownCost(p.x)),
         hovertemplate: "%{hovertext}<br>score %{y:.2f}<extra></extra>",
@@ -89,6 +106,10 @@
     }
     if (!(data.points || []).length) return;
     const built = figure(data, (node.clientWidth || 800) < 600);
+    // The height goes on the container, not the layout: a responsive plot re-reads its container's size on every
+    // window resize, and a container without a height would shrink the chart to plotly's 200 px default.
+    node.style.height = built.layout.height + "px";
+    delete built.layout.height;
     const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
     Plotly.newPlot(node, built.traces, theme(built.layout), { displayModeBar: false, responsive: true });
   });

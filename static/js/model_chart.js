@@ -11,7 +11,11 @@
   const panels = JSON.parse(source.textContent);
   const hasInterval = (p) => p.low !== null && p.high !== null;
   const count = panels.length;
-  const gap = count > 1 ? 0.12 / (count - 1) : 0;
+  // On a narrow screen side-by-side panels leave each axis title no room but the neighbour's bars: stack them.
+  const stacked = (node.clientWidth || 800) < 600 && count > 1;
+  const PANEL_HEIGHT = 240;
+  const height = stacked ? 70 + PANEL_HEIGHT * count : 320;
+  const gap = count > 1 ? (stacked ? 60 / (height - 70) : 0.12 / (count - 1)) : 0;
   const width = (1 - gap * (count - 1)) / count;
   const layout = {
     autosize: true, margin: { l: 50, r: 12, t: 20, b: 50 }, showlegend: false,
@@ -21,9 +25,12 @@
   const traces = panels.map((p, i) => {
     const suffix = i === 0 ? "" : String(i + 1);
     const start = i * (width + gap);
-    layout["xaxis" + suffix] = { domain: [start, start + width], anchor: "y" + suffix, fixedrange: true };
+    // Stacked, the first panel is the top one.
+    const own = stacked ? [1 - start - width, 1 - start] : [start, start + width];
+    layout["xaxis" + suffix] = { domain: stacked ? [0, 1] : own, anchor: "y" + suffix, fixedrange: true };
     layout["yaxis" + suffix] = { anchor: "x" + suffix, range: p.range, fixedrange: true, automargin: true,
       title: { text: p.label, standoff: 4 } };
+    if (stacked) layout["yaxis" + suffix].domain = own;
     const above = p.label_side === "above";
     layout.annotations.push({
       xref: "x" + suffix, yref: "y" + suffix, x: p.env, y: p.label_y, text: p.mean.toFixed(2), showarrow: false,
@@ -40,7 +47,7 @@
       hovertemplate: "%{x} (%{customdata[1]})<br>%{customdata[0]}: %{y:.2f}<br>95% CI %{customdata[2]}<extra></extra>",
     };
   });
-  node.style.height = "320px";
+  node.style.height = height + "px";
   const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
   Plotly.newPlot(node, traces, theme(layout), { displayModeBar: false, responsive: true });
 })();
