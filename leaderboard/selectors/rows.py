@@ -164,7 +164,9 @@ class Board:
             if row.mean is None or row.ci_low is None or row.ci_high is None:
                 continue
             kind = "baseline" if row.is_baseline else "ranked" if row.rank else "unranked"
-            points.append({"label": f"{row.rank or '–'} · {row.model} ({row.team})", "mean": row.mean,
+            # An unranked row (a baseline, an incomplete entry) has no rank to show: its name stands alone.
+            name = f"{row.rank} · {row.model}" if row.rank else row.model
+            points.append({"label": f"{name} ({row.team})", "name": name, "mean": row.mean,
                            "low": row.ci_low, "high": row.ci_high, "kind": kind, "rank_low": row.rank_low,
                            "rank_high": row.rank_high})
         return points

@@ -84,3 +84,25 @@ def test_a_visitor_opens_every_pair_from_the_board_and_a_cell_opens_its_comparis
     assert page.locator("#compare-a option:checked").inner_text() == a
     assert page.locator("#compare-b option:checked").inner_text() == b
     assert errors == []
+
+
+@pytest.fixture
+def three_entries(transactional_db, fixture_scenarios) -> None:
+    team = Team.objects.create(name="Lab", slug="lab")
+    for name, offset in [("Oracle agent", 90.0), ("Random agent", 40.0), ("Idle agent", 0.0)]:
+        finished_entry(team, ModelEntry.objects.create(team=team, name=name), [offset + i for i in range(10)])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_three_entries_fit_beside_their_names_and_the_column_names_clear_the_top_border(
+        live_server, site_page, three_entries, size):
+    page, errors = site_page(viewport=SIZES[size])
+    page.goto(f"{live_server.url}/boards/sokoban/global/mini/pairs/?suite=fixture")
+    frame = page.locator("#pairs").bounding_box()
+    assert frame is not None
+    last = page.locator("table.pairs tbody tr").first.locator("td.pair").last.bounding_box()
+    assert last is not None and last["x"] + last["width"] <= frame["x"] + frame["width"], (last, frame)
+    for label in page.locator("table.pairs thead th.pair-col span").all():
+        box = label.bounding_box()
+        assert box is not None and box["y"] >= frame["y"] + 6, (box, frame)  # a gap under the card's border
+    assert not errors, errors

@@ -20,8 +20,10 @@
   // Entries are placed by their position on the board (0 at the top); the axis names them.
   points.forEach((p, index) => { p.position = index; });
 
-  // A phone has room for short names only beside the chart; the whole name is in the hover text.
-  function shortLabel(label, room) {
+  // A phone has room beside the chart for the entry's name only (no team), cut to about half the chart's
+  // width; the whole label is in the hover text.
+  function axisLabel(p, narrow, room) {
+    const label = narrow ? (p.name || p.label) : p.label;
     return label.length <= room ? label : label.slice(0, room - 1) + "…";
   }
 
@@ -45,7 +47,8 @@
     const kinds = ["ranked", "baseline", "unranked"].filter((kind) => points.some((p) => p.kind === kind));
     // One line per entry; the names are the axis labels, which plotly's automargin fits beside it.
     node.style.height = Math.max(180, 70 + 22 * points.length) + "px";
-    const room = node.clientWidth < 600 ? 22 : 60;
+    const narrow = node.clientWidth < 600;
+    const room = narrow ? Math.max(22, Math.floor(node.clientWidth / 12)) : 60;
     const theme = window.MageTheme ? window.MageTheme.plotly : (options) => options;
     Plotly.newPlot(node, kinds.map(trace), theme({
       autosize: true, margin: { l: 10, r: 15, t: 10, b: 45 }, showlegend: kinds.length > 1,
@@ -53,7 +56,7 @@
       xaxis: { title: { text: "mean score" }, automargin: true, zeroline: false },
       // The board's order, top to bottom, whatever order the traces hold the entries in.
       yaxis: { autorange: "reversed", tickmode: "array", tickvals: points.map((p) => p.position),
-        ticktext: points.map((p) => shortLabel(p.label, room)), automargin: true, tickfont: { size: 11 },
+        ticktext: points.map((p) => axisLabel(p, narrow, room)), automargin: true, tickfont: { size: 11 },
         zeroline: false, showgrid: false },
       font: { family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12 },
     }), { displayModeBar: false, responsive: true });

@@ -185,12 +185,14 @@
   function callRow(c) {
     const tr = document.createElement("tr");
     const usage = c.usage || {};
-    [c.index, c.decision || "–", c.retry, (c.parsed || []).join(", ").slice(0, 120), c.parse_error || "",
-      c.latency, (usage.prompt === undefined ? "?" : usage.prompt) + "/" + (usage.completion === undefined ? "?" : usage.completion),
-      endpointSaid(c),
+    // The template's order: latency and tokens before the parsed actions.
+    [c.index, c.decision || "–", c.retry, c.latency,
+      (usage.prompt === undefined ? "?" : usage.prompt) + "/" + (usage.completion === undefined ? "?" : usage.completion),
+      (c.parsed || []).join(", ").slice(0, 120), c.parse_error || "", endpointSaid(c),
     ].forEach((value, i) => {
       const td = document.createElement("td");
-      if (i === 5 || i === 6) td.className = "num";
+      if (i === 3 || i === 4) td.className = "num";
+      if (i === 5) td.className = "parsed";
       td.textContent = value === undefined || value === null ? "" : String(value);
       tr.appendChild(td);
     });
