@@ -44,6 +44,7 @@ from leaderboard.selectors import (
     model_page_get,
     model_summaries,
     overview_of,
+    scale_notes,
     summary_get,
 )
 from magebench_client.csv_safe import write_csv
@@ -202,6 +203,8 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             query += f"&sort={order.column}&dir={order.direction}"
         pager = Pager.of(len(data.rows), asked, BOARD_ROWS_PER_PAGE, query)
         export = board_page_export((env, flow, subset), [row.submission_id for row in data.rows])
+        # Reported rows have no attempts: a board of those alone offers no per-attempt downloads.
+        has_attempts = any(row.submission_id is not None for row in data.rows)
         data.rows = data.rows[pager.rows]
         organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
         content = render_to_string("leaderboard/_board_content.html", {
@@ -210,6 +213,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             # Only the environment's own flows get a tab (an environment may have one flow only).
             "board": data, "suites": board_suites(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
             "pager": pager,
+            "has_attempts": has_attempts,
         })
         # A page past the last is shown the last one, but not stored under its own key.
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
@@ -311,9 +315,8 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
         content = render_to_string("leaderboard/_model_content.html", {
             "model": model, "chart": chart, "across_rows": across,
             "across_scales": across[0][0].scales if across else [],
-            # Each board its rows stand on, once: another flow or set may have another ceiling.
-            "across_notes": list({(scale.env, scale.flow, scale.subset): scale
-                                  for summary, _ in across for scale in summary.scales}.values())})
+            # Each environment's floor and ceiling once (another flow or set may have another ceiling).
+            "across_notes": scale_notes([scale for summary, _ in across for scale in summary.scales])})
         return CachedPage(title=model.name, content=content, charts=bool(chart))
 
     # Its entries are on any board: the home page's scope moves on with every board's change (and

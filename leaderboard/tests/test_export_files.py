@@ -231,9 +231,9 @@ def test_without_the_boards_generation_no_file_can_be_named_so_an_export_asks_to
         response = client.get(url)
         assert response.status_code == 503 and response["Retry-After"] and not sent
     page = client.get(reverse("board", args=BOARD) + "?suite=fixture").content.decode()
-    assert "open model" in page and page.count("size shown once built") == 4
+    assert "open model" in page and page.count("built on first download") == 4
     detail = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
-    assert detail.count("size shown once built") == 4
+    assert detail.count("built on first download") == 4
 
 
 @pytest.mark.django_db

@@ -119,3 +119,12 @@ def test_a_full_board_analysis_states_the_papers_delta_beside_each_score(paper_r
     assert re.findall(r'<td class="num">([^<]*)</td>', gpt[:gpt.index("</tr>")]) == [
         "47.46", "± 0.50*", "182 scenarios × 3 repeats", "—", "—"]
     assert "paper, Table 4</a>" in gpt
+
+
+def test_a_board_of_reported_rows_alone_offers_no_attempt_downloads_and_says_it_has_no_attempts_yet(paper_rows,
+                                                                                                      client):
+    mini = _board("webui", "global", "mini", client)
+    assert "data-board-attempt-export" not in mini and "attempts.csv" not in mini
+    assert "<span data-no-attempts>no attempts yet</span>" in mini
+    # Its board-level exports of the rows themselves stay.
+    assert "data-board-export" in mini
