@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString, mark_safe
 from accounts.selectors import request_access
 from catalogue.citations import PAPER, Citation, leaderboard_citation
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
-from catalogue.selectors import board_suites, default_suite
+from catalogue.selectors import board_suites, default_suite, environments_with_reported_results
 from evaluators.base import FLOWS, all_plugins, get_plugin
 from leaderboard.attempt_exports import board_export_links, board_page_export
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
@@ -122,10 +122,13 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             overview.rows = overview_top(overview, OVERVIEW_TOP)
         across = summary_get(flow=across_flow, subset=subset, ranked=ranked)
+        reported = environments_with_reported_results()
         content = render_to_string("leaderboard/_home_content.html", {
             "sections": [] if every_model else sections, "overview": overview, "models": models,
             "every_model": every_model, "pager": pager, "overview_top": OVERVIEW_TOP, **environments(request),
-            "across": across, "across_rows": [(across, row) for row in across.rows], "across_flows": FLOWS})
+            "across": across, "across_rows": [(across, row) for row in across.rows], "across_flows": FLOWS,
+            # The paper's reported rows live on the official suite's boards: one link per environment that has them.
+            "official_boards": [(plugin, plugin.flows[0]) for plugin in plugins if plugin.slug in reported]})
         return CachedPage(title="MageBench Leaderboard", content=content,
                           cacheable=pager is None or pager.page == asked)
 
