@@ -13,8 +13,10 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Team
 from catalogue.citations import PAPER, PAPER_URL, leaderboard_citation
 from catalogue.services import environment_ensure
+from leaderboard.tests.board_entries import board_entries
 
 pytestmark = pytest.mark.django_db
 
@@ -128,3 +130,13 @@ def test_a_board_of_reported_rows_alone_offers_no_attempt_downloads_and_says_it_
     assert "<span data-no-attempts>no attempts yet</span>" in mini
     # Its board-level exports of the rows themselves stay.
     assert "data-board-export" in mini
+
+
+def test_a_board_view_whose_filters_leave_no_entry_with_attempts_says_so(client, fixture_scenarios):
+    board_entries(Team.objects.create(name="Lab", slug="lab"))
+    url = reverse("board", args=["sokoban", "global", "mini"])
+    everything = client.get(url, {"suite": "fixture"}).content.decode()
+    assert "data-board-attempt-export" in everything and "data-no-attempts" not in everything
+    nothing = client.get(url, {"suite": "fixture", "q": "no such model"}).content.decode()
+    assert "data-board-attempt-export" not in nothing
+    assert "<span data-no-attempts>no attempts in this view</span>" in nothing
