@@ -44,3 +44,8 @@ def board_suites(env: str) -> list[str]:
     if ReportedResult.objects.filter(environment_id=env).exists():
         suites.add("official")
     return sorted(suites)
+
+
+def environments_with_reported_results() -> set[str]:
+    """The environments whose official boards show published numbers (the paper's reported rows)."""
+    return set(ReportedResult.objects.values_list("environment_id", flat=True).distinct())

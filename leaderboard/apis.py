@@ -103,7 +103,7 @@ class BoardAttemptsExportApi(APIView):
             spec = board_export_spec((env, flow, subset), payload_entries(payload), request_access(request).team_ids,
                                      fmt, frames=wants_frames(request, fmt))
         except GenerationUnknown:
-            return export_unavailable()
+            return export_unavailable(request)
         return export_response(request, spec, f"magebench-{env}-{flow}-{subset}-{payload['suite']}")
 
 
@@ -131,7 +131,7 @@ class SubmissionExportApi(APIView):
         try:
             spec = submission_export_spec(submission, fmt, frames=wants_frames(request, fmt))
         except GenerationUnknown:
-            return export_unavailable()
+            return export_unavailable(request)
         return export_response(request, spec, f"magebench-submission-{submission.id}")
 
 

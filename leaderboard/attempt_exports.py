@@ -93,7 +93,7 @@ class ExportLink:
     @property
     def size_text(self) -> str:
         # Not built yet: the first request sends its build (a board's frame-free ones are sent when it changes).
-        return size_text(self.size) if self.size is not None else "size shown once built"
+        return size_text(self.size) if self.size is not None else "built on first download"
 
 
 def _href(url: str, fmt: str, query: str, frames: bool) -> str:

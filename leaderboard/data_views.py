@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from evaluators.base import all_plugins
+from evaluators.base import all_plugins, get_plugin
 from leaderboard.columns import ATTEMPT_COLUMNS, board_columns
 from leaderboard.dataset_card import ATTEMPTS_FILE, BOARD_FILE, CARD, CSV_NOTE, dataset_bibtex, score_scale
 from leaderboard.models import BoardSnapshot
@@ -49,8 +49,13 @@ def snapshot_detail(request: HttpRequest, env: str, flow: str, subset: str, suit
     snapshot = _snapshot_or_404(env, flow, subset, suite, version)
     board_url, attempts_url = file_url(request, snapshot, BOARD_FILE), file_url(request, snapshot, ATTEMPTS_FILE)
     latest = snapshot_latest(env, flow, subset, suite)
+    try:
+        board_title = get_plugin(env).title
+    except KeyError:  # an environment no longer configured: its snapshots still serve, under its slug
+        board_title = env
     return render(request, "leaderboard/data/snapshot.html", {
-        "snapshot": snapshot, "files": [{**f, "url": file_url(request, snapshot, f["name"])} for f in snapshot.files],
+        "snapshot": snapshot, "board_title": board_title,
+        "files": [{**f, "url": file_url(request, snapshot, f["name"])} for f in snapshot.files],
         "zip_url": file_url(request, snapshot, zip_name(snapshot.board_name, snapshot.version)),
         "card_url": file_url(request, snapshot, CARD), "latest": latest,
         "one_liners": [f'pd.read_parquet("{board_url}")', f'pd.read_parquet("{attempts_url}")',

@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString, mark_safe
 from accounts.selectors import request_access
 from catalogue.citations import PAPER, Citation, leaderboard_citation
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
-from catalogue.selectors import board_suites, default_suite
+from catalogue.selectors import board_suites, default_suite, environments_with_reported_results
 from evaluators.base import FLOWS, all_plugins, get_plugin
 from leaderboard.attempt_exports import board_export_links, board_page_export
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
@@ -44,6 +44,7 @@ from leaderboard.selectors import (
     model_page_get,
     model_summaries,
     overview_of,
+    scale_notes,
     summary_get,
 )
 from magebench_client.csv_safe import write_csv
@@ -121,10 +122,13 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             overview.rows = overview_top(overview, OVERVIEW_TOP)
         across = summary_get(flow=across_flow, subset=subset, ranked=ranked)
+        reported = environments_with_reported_results()
         content = render_to_string("leaderboard/_home_content.html", {
             "sections": [] if every_model else sections, "overview": overview, "models": models,
             "every_model": every_model, "pager": pager, "overview_top": OVERVIEW_TOP, **environments(request),
-            "across": across, "across_rows": [(across, row) for row in across.rows], "across_flows": FLOWS})
+            "across": across, "across_rows": [(across, row) for row in across.rows], "across_flows": FLOWS,
+            # The paper's reported rows live on the official suite's boards: one link per environment that has them.
+            "official_boards": [(plugin, plugin.flows[0]) for plugin in plugins if plugin.slug in reported]})
         return CachedPage(title="MageBench Leaderboard", content=content,
                           cacheable=pager is None or pager.page == asked)
 
@@ -202,6 +206,8 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             query += f"&sort={order.column}&dir={order.direction}"
         pager = Pager.of(len(data.rows), asked, BOARD_ROWS_PER_PAGE, query)
         export = board_page_export((env, flow, subset), [row.submission_id for row in data.rows])
+        # Reported rows have no attempts: a board of those alone offers no per-attempt downloads.
+        has_attempts = any(row.submission_id is not None for row in data.rows)
         data.rows = data.rows[pager.rows]
         organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
         content = render_to_string("leaderboard/_board_content.html", {
@@ -210,6 +216,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             # Only the environment's own flows get a tab (an environment may have one flow only).
             "board": data, "suites": board_suites(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
             "pager": pager,
+            "has_attempts": has_attempts,
         })
         # A page past the last is shown the last one, but not stored under its own key.
         return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
@@ -311,9 +318,8 @@ def model_detail(request: HttpRequest, model_id: int) -> HttpResponse:
         content = render_to_string("leaderboard/_model_content.html", {
             "model": model, "chart": chart, "across_rows": across,
             "across_scales": across[0][0].scales if across else [],
-            # Each board its rows stand on, once: another flow or set may have another ceiling.
-            "across_notes": list({(scale.env, scale.flow, scale.subset): scale
-                                  for summary, _ in across for scale in summary.scales}.values())})
+            # Each environment's floor and ceiling once (another flow or set may have another ceiling).
+            "across_notes": scale_notes([scale for summary, _ in across for scale in summary.scales])})
         return CachedPage(title=model.name, content=content, charts=bool(chart))
 
     # Its entries are on any board: the home page's scope moves on with every board's change (and

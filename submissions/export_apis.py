@@ -73,11 +73,16 @@ def export_filename(spec: ExportSpec, stem: str) -> str:
     return f"{stem}-attempts.{spec.fmt}"
 
 
-def export_unavailable() -> HttpResponseBase:
-    """No file can be named now (the cache holding the boards' generations is down): ask again later."""
+def export_unavailable(request: HttpRequest) -> HttpResponseBase:
+    """No file can be named now (the cache holding the boards' generations is down): ask again later (a
+    page that reloads itself for a browser, JSON for anyone else)."""
     retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
-    response = JsonResponse({"message": "exports are unavailable for a moment: ask again later",
-                             "extra": {"retry_after": retry_after}}, status=503)
+    response: HttpResponseBase
+    if _wants_page(request):
+        response = render(request, "submissions/export_unavailable.html", {"retry_after": retry_after}, status=503)
+    else:
+        response = JsonResponse({"message": "exports are unavailable for a moment: ask again later",
+                                 "extra": {"retry_after": retry_after}}, status=503)
     response["Retry-After"] = str(retry_after)
     return response
 
@@ -115,7 +120,7 @@ def _opened(spec: ExportSpec) -> BinaryIO | None:
 def _preparing(request: HttpRequest, name: str) -> HttpResponseBase:
     retry_after = settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS
     response: HttpResponseBase
-    if "text/html" in request.headers.get("Accept", ""):
+    if _wants_page(request):
         response = render(request, "submissions/export_preparing.html", {"name": name, "retry_after": retry_after},
                           status=202)
     else:
@@ -123,3 +128,8 @@ def _preparing(request: HttpRequest, name: str) -> HttpResponseBase:
                                  "extra": {"retry_after": retry_after}}, status=202)
     response["Retry-After"] = str(retry_after)
     return response
+
+
+def _wants_page(request: HttpRequest) -> bool:
+    """A browser following a link (it asks for HTML) is shown a page of the site, not the API's JSON."""
+    return "text/html" in request.headers.get("Accept", "")

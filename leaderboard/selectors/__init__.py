@@ -33,7 +33,14 @@ from leaderboard.selectors.query import (
 )
 from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
 from leaderboard.selectors.rows import Board, BoardRow, PromptGeneration
-from leaderboard.selectors.summary import Summary, SummaryCell, SummaryRow, model_summaries, summary_get
+from leaderboard.selectors.summary import (
+    Summary,
+    SummaryCell,
+    SummaryRow,
+    model_summaries,
+    scale_notes,
+    summary_get,
+)
 
 __all__ = [
     "ASCENDING_FIRST",
@@ -78,6 +85,7 @@ __all__ = [
     "scenario_notes",
     "size_bucket",
     "submission_headline",
+    "scale_notes",
     "summary_get",
     "visible_entries",
 ]

@@ -291,3 +291,29 @@ def _ceiling(plugin: EnvironmentPlugin, spec: ScenarioSpec,
     if reference is not None:
         return reference.ceiling.value, CEILING_REFERENCE
     return None, ""
+
+
+@dataclass(frozen=True)
+class ScaleNote:
+    """One environment's floor and ceiling as a page names them once: the boards they hold for."""
+
+    env: str
+    title: str
+    floor_text: str
+    ceiling_text: str
+    skipped: int
+    boards: str
+
+
+def scale_notes(scales: list[Scale]) -> list[ScaleNote]:
+    """Each environment's distinct floor and ceiling once, in the order first met, with the boards
+    (flow · set) each holds for: a model's page has several boards of one environment, mostly alike."""
+    groups: dict[tuple[str, str, str, int], list[Scale]] = {}
+    for scale in scales:
+        groups.setdefault((scale.env, scale.floor_text, scale.ceiling_text, scale.skipped), []).append(scale)
+    notes = []
+    for (env, floor, ceiling, skipped), alike in groups.items():
+        boards = ", ".join(dict.fromkeys(f"{s.flow.title()} · {s.subset}" for s in alike))
+        notes.append(ScaleNote(env=env, title=alike[0].title, floor_text=floor, ceiling_text=ceiling,
+                               skipped=skipped, boards=boards))
+    return notes

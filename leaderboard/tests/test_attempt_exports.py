@@ -231,9 +231,9 @@ def test_the_submission_and_board_pages_link_to_the_exports_they_download_with_t
         url = reverse("api-board-attempts-export", args=[*BOARD, fmt])
         link = re.search(rf'data-board-attempt-export href="({re.escape(url)}\?[^"]*)"', board)
         assert link is not None and "q=linked" in link.group(1)
-    assert board.count("size shown once built") == 4
+    assert board.count("built on first download") == 4
     csv_link = html.unescape(re.search(r'data-board-attempt-export href="([^"]*attempts\.csv[^"]*)"', board).group(1))
     rows = csv.DictReader(io.StringIO(_body(download(client, csv_link)).decode()))
     assert {row["model"] for row in rows} == {"linked model"}
     board = client.get(reverse("board", args=BOARD) + "?suite=fixture&q=linked").content.decode()
-    assert board.count("size shown once built") == 3
+    assert board.count("built on first download") == 3

@@ -230,10 +230,15 @@ def test_without_the_boards_generation_no_file_can_be_named_so_an_export_asks_to
     for url in (_url("csv"), reverse("api-submission-export", args=[submission.id, "zip"])):
         response = client.get(url)
         assert response.status_code == 503 and response["Retry-After"] and not sent
+        # A browser following the link is shown the site's page that loads itself again, not JSON.
+        page = client.get(url, HTTP_ACCEPT="text/html,application/xhtml+xml")
+        assert page.status_code == 503 and page["Content-Type"].startswith("text/html") and not sent
+        refresh = f'http-equiv="refresh" content="{settings.MAGEBENCH_EXPORT_RETRY_AFTER_SECONDS}"'
+        assert refresh in page.content.decode()
     page = client.get(reverse("board", args=BOARD) + "?suite=fixture").content.decode()
-    assert "open model" in page and page.count("size shown once built") == 4
+    assert "open model" in page and page.count("built on first download") == 4
     detail = client.get(reverse("submission-detail", args=[submission.id])).content.decode()
-    assert detail.count("size shown once built") == 4
+    assert detail.count("built on first download") == 4
 
 
 @pytest.mark.django_db

@@ -13,8 +13,10 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import Team
 from catalogue.citations import PAPER, PAPER_URL, leaderboard_citation
 from catalogue.services import environment_ensure
+from leaderboard.tests.board_entries import board_entries
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +121,22 @@ def test_a_full_board_analysis_states_the_papers_delta_beside_each_score(paper_r
     assert re.findall(r'<td class="num">([^<]*)</td>', gpt[:gpt.index("</tr>")]) == [
         "47.46", "± 0.50*", "182 scenarios × 3 repeats", "—", "—"]
     assert "paper, Table 4</a>" in gpt
+
+
+def test_a_board_of_reported_rows_alone_offers_no_attempt_downloads_and_says_it_has_no_attempts_yet(paper_rows,
+                                                                                                      client):
+    mini = _board("webui", "global", "mini", client)
+    assert "data-board-attempt-export" not in mini and "attempts.csv" not in mini
+    assert "<span data-no-attempts>no attempts yet</span>" in mini
+    # Its board-level exports of the rows themselves stay.
+    assert "data-board-export" in mini
+
+
+def test_a_board_view_whose_filters_leave_no_entry_with_attempts_says_so(client, fixture_scenarios):
+    board_entries(Team.objects.create(name="Lab", slug="lab"))
+    url = reverse("board", args=["sokoban", "global", "mini"])
+    everything = client.get(url, {"suite": "fixture"}).content.decode()
+    assert "data-board-attempt-export" in everything and "data-no-attempts" not in everything
+    nothing = client.get(url, {"suite": "fixture", "q": "no such model"}).content.decode()
+    assert "data-board-attempt-export" not in nothing
+    assert "<span data-no-attempts>no attempts in this view</span>" in nothing
