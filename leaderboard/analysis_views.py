@@ -36,7 +36,7 @@ def _nav(env: str) -> dict[str, object]:
 
 
 def _title(kind: str, env: str, flow: str, subset: str) -> str:
-    return f"{kind}: {get_plugin(env).title} {flow} {subset}"
+    return f"{kind}: {get_plugin(env).title} · {flow.title()} · {subset}"
 
 
 #: Rows of the per-entry tables (errors, lost score, best of N, tags, the per-scenario matrix) on one

@@ -219,7 +219,8 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             "has_attempts": has_attempts,
         })
         # A page past the last is shown the last one, but not stored under its own key.
-        return CachedPage(title=f"{data.title} {data.flow} {data.subset}", content=content,
+        title = f"{data.title} · {data.flow.title()} · {data.subset} · suite {data.suite}"
+        return CachedPage(title=title, content=content,
                           cacheable=board_storable(data, filters, organisations) and pager.page == asked,
                           export=export, suite=data.suite)
 

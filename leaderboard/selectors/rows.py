@@ -147,6 +147,11 @@ class Board:
         return sorted({row.n_scenarios for row in self.rows if row.is_reported and row.n_scenarios})
 
     @property
+    def has_status(self) -> bool:
+        """Whether any row says why it is not ranked or where it comes from (the Status column's text)."""
+        return any((row.is_reported and row.note) or not row.complete or row.incomplete for row in self.rows)
+
+    @property
     def has_reported(self) -> bool:
         return any(row.is_reported for row in self.rows)
 

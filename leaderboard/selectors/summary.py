@@ -316,4 +316,6 @@ def scale_notes(scales: list[Scale]) -> list[ScaleNote]:
         boards = ", ".join(dict.fromkeys(f"{s.flow.title()} · {s.subset}" for s in alike))
         notes.append(ScaleNote(env=env, title=alike[0].title, floor_text=floor, ceiling_text=ceiling,
                                skipped=skipped, boards=boards))
-    return notes
+    # An environment's notes stay together (its mini and full references differ), in the order first met.
+    first = {scale.env: index for index, scale in reversed(list(enumerate(scales)))}
+    return sorted(notes, key=lambda note: first[note.env])

@@ -166,3 +166,17 @@ def test_a_model_page_names_each_environments_floor_and_ceiling_once_with_the_bo
         ("webui", "Global · mini, Online · mini")]
     assert notes.count("<dd ") == 3
     assert notes.count("Ceiling: 21.2, GPT-4o&#x27;s mean on the mini set") == 1
+
+
+def test_an_environments_floor_and_ceiling_notes_stay_together_in_the_order_first_met():
+    from leaderboard.selectors.summary import Scale, scale_notes
+
+    def scale(env: str, subset: str, ceiling: str) -> Scale:
+        return Scale(env=env, title=env.title(), flow="online", subset=subset, suite="fixture", scenarios=2,
+                     floors={"plugin": 2}, ceilings={"plugin": 2}, ceiling_meaning=ceiling)
+
+    # Football's mini and full boards read different published ceilings, so each has a note of its own.
+    notes = scale_notes([scale("football", "mini", "21.2"), scale("sokoban", "mini", "optimal"),
+                         scale("football", "full", "19.61"), scale("sokoban", "full", "optimal")])
+    assert [(note.env, note.boards) for note in notes] == [
+        ("football", "Online · mini"), ("football", "Online · full"), ("sokoban", "Online · mini, Online · full")]

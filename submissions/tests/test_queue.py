@@ -157,7 +157,7 @@ def test_outsiders_see_a_private_submission_s_place_in_the_queue_and_nothing_els
     secret.save()
     rows = _queue_rows(client.get(reverse("queue")).content.decode())
     # Progress with its status under it, then the board and the submission.
-    assert rows[0][:5] == ["1", "Open model", "1/2 running", "Sokoban global mini", f"#{public.id}"]
+    assert rows[0][:5] == ["1", "Open model", "1/2 running", "Sokoban · Global · mini", f"#{public.id}"]
     assert rows[1] == ["2", "private submission"]
     page = client.get(reverse("queue")).content.decode()
     assert reverse("submission-detail", args=[secret.id]) not in page and "/boards/webui/" not in page
@@ -178,7 +178,7 @@ def test_the_team_sees_its_own_private_submission_in_the_queue_in_full(client, f
     Membership.objects.create(team=secret.team, user=user, role="owner")
     client.force_login(user)
     row = _queue_rows(client.get(reverse("queue")).content.decode())[0]
-    assert row[:5] == ["1", "Secret model private", "1/2 running", "Sokoban global mini", f"#{secret.id}"]
+    assert row[:5] == ["1", "Secret model private", "1/2 running", "Sokoban · Global · mini", f"#{secret.id}"]
     item = client.get(reverse("api-queue")).json()["active"][0]
     assert item["id"] == secret.id and item["board"] == {"env": "sokoban", "flow": "global", "subset": "mini",
                                                           "suite": "fixture"}
