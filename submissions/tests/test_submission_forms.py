@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -156,8 +157,9 @@ def _resume_button(page: str) -> str:
 
 
 def page_id(page: str) -> int:
-    start = page.index("Submission #") + len("Submission #")
-    return int(page[start:page.index(":", start)])
+    found = re.search(r"Submission #(\d+)", page)
+    assert found is not None
+    return int(found.group(1))
 
 
 def test_resume_is_disabled_when_every_attempt_has_a_score(lab, fixture_scenarios):
