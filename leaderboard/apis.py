@@ -30,13 +30,18 @@ from submissions.export_apis import (
 from submissions.exports import FORMATS
 
 
+# The four names of a board, first in every answer about one (board, pairs, snapshot). A comment, not a
+# docstring: drf-spectacular would print a docstring as each component's description.
+class BoardRefOutput(serializers.Serializer):
+    env = serializers.CharField()
+    flow = serializers.CharField()
+    subset = serializers.CharField()
+    suite = serializers.CharField()
+
+
 class BoardApi(APIView):
     @extend_schema_serializer(component_name="Board")
-    class OutputSerializer(serializers.Serializer):
-        env = serializers.CharField()
-        flow = serializers.CharField()
-        subset = serializers.CharField()
-        suite = serializers.CharField()
+    class OutputSerializer(BoardRefOutput):
         scenarios = serializers.IntegerField()
         score_label = serializers.CharField()
         prompts = serializers.DictField(help_text="the prompt set the rows ran with: version, source "

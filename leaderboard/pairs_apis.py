@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.apis import BOARD_PATH
+from leaderboard.apis import BOARD_PATH, BoardRefOutput
 from leaderboard.cache import board_scope, cached
 from leaderboard.pairs import PAIR_ORDERS, PAIRS_PER_PAGE, board_pairs_get
 
@@ -37,11 +37,7 @@ class BoardPairsApi(APIView):
                                                   "or name")
 
     @extend_schema_serializer(component_name="BoardPairs")
-    class OutputSerializer(serializers.Serializer):
-        env = serializers.CharField()
-        flow = serializers.CharField()
-        subset = serializers.CharField()
-        suite = serializers.CharField()
+    class OutputSerializer(BoardRefOutput):
         entries = serializers.IntegerField(help_text="the board's ranked entries and baselines: the matrix's size")
         per_page = serializers.IntegerField(help_text="entries in a block: a page is at most this many rows by "
                                                       "this many columns")

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.apis import BoardRefOutput
 from leaderboard.dataset_card import BOARD_FILE, dataset_bibtex
 from leaderboard.models import BoardSnapshot
 from leaderboard.selectors.snapshots import snapshot_get
@@ -28,11 +29,7 @@ class SnapshotFileOutput(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="Snapshot")
-class SnapshotOutput(serializers.Serializer):
-    env = serializers.CharField()
-    flow = serializers.CharField()
-    subset = serializers.CharField()
-    suite = serializers.CharField()
+class SnapshotOutput(BoardRefOutput):
     version = serializers.CharField(help_text="the day it was made and its number that day: 2026-11-29.1")
     content_hash = serializers.CharField(help_text=HASH_HELP)
     created_at = serializers.DateTimeField()
