@@ -17,10 +17,10 @@ Two stacks (``--stack``), with the same teams, submitter, checks and report (``b
   clients), a broker restart by killing the private redis-server (which comes back empty) or by
   FLUSHDB of the bench's db. Latest run: ``bench/reports/chaos.txt``.
 - ``compose`` (``bench/_chaos/compose.py``): the production stack of docker-compose.yml, with the
-  images and compose files of ``scripts/compose-check`` plus ``bench/_chaos/compose.chaos.yml``
-  (fast heartbeats and watchdog, quotas out of the way), the web process on 127.0.0.1:18000,
-  --workers light worker containers (2 by default) next to the browser and engine pools. Teams
-  submit through the API (a token each, with the reverse proxy's X-Forwarded-* headers) to endpoints
+  images and compose files of ``scripts/compose-check`` (one driver: ``deploy/stack.py``) plus
+  ``bench/_chaos/compose.chaos.yml`` (fast heartbeats and watchdog, quotas out of the way), its proxy
+  on https://localhost:18443, --workers light worker containers (2 by default) next to the browser
+  and engine pools. Teams submit through the API and the proxy (a token each) to endpoints
   served on each light worker's loopback. The events are real: ``docker kill -s KILL`` of a worker
   container (started again), ``docker stop`` of one (its stop time measured; started again),
   FLUSHALL of Redis then a restart of its container, a restart of the PostgreSQL container and of

@@ -1,10 +1,9 @@
 """The chaos bench on the compose stack (docker-compose.yml), with real restarts.
 
-The images are built by ``scripts/compose-check`` (``MAGEBENCH_CHECK_IMAGES_ONLY=1``: the same
-images and compose files as its check), the stack runs as its own project (``magebench-chaos``) with
-``compose.chaos.yml`` on top, the web process on 127.0.0.1:18000 and nothing else published. Teams
-submit through the API with a token each, as a browser behind the reverse proxy would
-(X-Forwarded-Proto, X-Forwarded-For); their endpoints run on every light worker's loopback. The
+The images and compose files are the compose check's (``deploy/stack.py``, one driver for both), the
+stack runs as its own project (``magebench-chaos``) with ``compose.chaos.yml`` on top, its proxy on
+https://localhost:18443 (verified against the proxy's local CA) and nothing else published. Teams
+submit through the API with a token each; their endpoints run on every light worker's loopback. The
 events are Docker's: ``docker kill -s KILL`` of a worker container (started again 2 s later),
 ``docker stop`` of one (its stop time measured; started again), FLUSHALL of Redis then a restart of
 its container, a restart of the PostgreSQL container and one of the web container. The stored side
@@ -13,12 +12,10 @@ its volumes are removed at the end, whatever happened; the images are kept.
 """
 from __future__ import annotations
 
-import base64
 import json
 import os
 import random
-import shlex
-import shutil
+import secrets
 import subprocess
 import time
 from pathlib import Path
@@ -28,10 +25,11 @@ from bench._chaos.agents import UPLOADER
 from bench._chaos.record import FINISHED, Checks, Record, refused_results
 from bench._chaos.stack import Refused, log
 from bench._chaos.traffic import TEAMS, wait_web
+from deploy.stack import Docker, build_app_image, build_service_images
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "magebench-chaos"
-PORT = 18000
+PORT = 18443
 #: The teams' endpoints on each light worker's loopback: this port and the next ones (agents.PLANS;
 #: compose.chaos.yml starts them).
 AGENT_PORT = 18201
@@ -52,36 +50,19 @@ print(json.dumps(tokens))
 """
 
 
-def _docker() -> str:
-    """DOCKER, else Debian's client (scripts/docker-engine installs it), else the one on PATH."""
-    for candidate in (os.environ.get("DOCKER"), "/usr/bin/docker", "docker"):
-        if candidate and shutil.which(candidate):
-            return str(shutil.which(candidate))
-    raise SystemExit("no docker client")
-
-
-def _compose_command(docker: str) -> list[str]:
-    if os.environ.get("COMPOSE"):
-        return shlex.split(os.environ["COMPOSE"])
-    if subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0:
-        return [docker, "compose"]
-    if shutil.which("docker-compose"):
-        return ["docker-compose"]
-    raise SystemExit("no compose: install the docker compose plug-in or docker-compose")
-
-
 class ComposeStack:
     kinds: tuple[str, ...] = EVENTS
-    site = f"http://127.0.0.1:{PORT}"
-    #: The reverse proxy's part (see scripts/compose-check).
-    headers = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "127.0.0.1"}
+    site = f"https://localhost:{PORT}"
+    #: The stack's own proxy sets the forwarded headers.
+    headers: dict[str, str] = {}
 
     def __init__(self, light_workers: int) -> None:
         self.light_workers = light_workers
         self.description = (f"compose stack (project {PROJECT}): PostgreSQL, Redis, gunicorn, {light_workers} light "
                             "worker container(s), the browser and engine pools, beat")
-        self.docker = _docker()
-        self.compose_cmd = _compose_command(self.docker)
+        self.driver = Docker.find()
+        self.docker = self.driver.path
+        self.compose_cmd = self.driver.compose_cmd
         self.files: list[str] = []
         self.env = dict(os.environ)
         self.stop_seconds: list[float] = []
@@ -89,6 +70,8 @@ class ComposeStack:
         self.upload = b""
         self.logs = Path()
         self.up = False
+        #: The proxy's local CA, which signs its certificate for localhost (requests verify with it).
+        self.cafile = ""
 
     # --- docker and compose ---------------------------------------------------------------------
     def run(self, *argv: str, check: bool = True, timeout: float = 600) -> str:
@@ -116,58 +99,60 @@ class ComposeStack:
 
     # --- the run --------------------------------------------------------------------------------
     def prepare(self, workdir: Path) -> None:
-        """The images (scripts/compose-check builds them), and Django in this process for the upload."""
+        """The images (the compose check's driver builds them), and Django in this process for the upload."""
         self.logs = workdir / "logs"
         self.logs.mkdir(exist_ok=True)
-        log("building the images (scripts/compose-check, images only)")
-        out = self._build_images()
-        for line in out.splitlines():
-            if line.startswith("compose files:"):
-                self.files = line.split(":", 1)[1].split()
-        if not self.files:
-            raise SystemExit(f"scripts/compose-check named no compose files:\n{out[-3000:]}")
+        log("building the images (deploy/stack.py, as scripts/compose-check does)")
+        images = build_service_images(self.driver, os.environ.get("MAGEBENCH_CHECK_IMAGES", "auto"))
+        build_app_image(self.driver, images, "magebench:current", log=self.logs / "images.log")
+        self.files = [arg for f in images.files for arg in ("-f", f)]
         self.files += ["-f", str(OVERRIDE.relative_to(ROOT))]
+        self.cafile = str(workdir / "proxy-ca.pem")
         os.environ.update({"DJANGO_SETTINGS_MODULE": "config.settings.base", "MAGEBENCH_DATA_DIR": str(workdir),
                            "DATABASE_URL": f"sqlite:///{workdir / 'unused.sqlite3'}"})
         import django
 
         django.setup()
 
-    def _build_images(self) -> str:
-        env = {**self.env, "MAGEBENCH_CHECK_IMAGES_ONLY": "1"}
-        done = subprocess.run([str(ROOT / "scripts" / "compose-check")], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=3600)
-        (self.logs / "images.log").write_text(done.stdout + done.stderr)
-        if done.returncode != 0:
-            raise SystemExit(f"the images did not build:\n{(done.stdout + done.stderr)[-3000:]}")
-        return done.stdout
-
     def start(self, workdir: Path, upload: bytes) -> None:
         self.upload = upload
-        self.env.update({
-            "DJANGO_SECRET_KEY": base64.b64encode(os.urandom(48)).decode(),
-            "FIELD_ENCRYPTION_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "MAGEBENCH_NUM_PROXIES": "1",
-            "MAGEBENCH_WEB_PUBLISH": f"127.0.0.1:{PORT}"})
+        # The one command's stack (secrets made by its secrets service), published on 127.0.0.1 only.
+        self.env.update({"DOMAIN": "localhost", "MAGEBENCH_IMAGE": "magebench:current",
+                         "MAGEBENCH_HTTP_PUBLISH": "127.0.0.1:18080", "MAGEBENCH_HTTPS_PUBLISH": f"127.0.0.1:{PORT}",
+                         "MAGEBENCH_BACKUP_DIR": str(workdir / "backups")})
         self.compose("down", "-v", "--remove-orphans", check=False)  # what an interrupted run left
         self.up = True
         started = time.monotonic()
         log("starting the stack")
         self.compose("up", "-d", "--no-build", "--scale", f"worker-light={self.light_workers}")
+        self._read_ca()
         if not wait_web(self, 600):
             raise SystemExit(f"the site did not answer on {self.site}/ within 600 s")
         log(f"the site answers after {time.monotonic() - started:.0f} s; importing the Sokoban scenarios")
         self.manage("web", "import_magebench", "fixtures/magebench", "--suite", "fixture", "--env", "sokoban")
-        password = base64.b64encode(os.urandom(18)).decode()
+        password = secrets.token_urlsafe(18)
         out = self.manage("web", "shell", "--verbosity", "0", "-c", TOKENS_SCRIPT % (TEAMS, password))
         self.tokens = json.loads(out.strip().splitlines()[-1])
         log(f"stack ready after {time.monotonic() - started:.0f} s")
+
+    def _read_ca(self, limit: float = 180) -> None:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            done = subprocess.run([self.docker, "exec", self.one("proxy"), "cat",
+                                   "/caddy/data/caddy/pki/authorities/local/root.crt"], capture_output=True, text=True)
+            if done.returncode == 0 and done.stdout.strip():
+                Path(self.cafile).write_text(done.stdout)
+                os.environ["REQUESTS_CA_BUNDLE"] = self.cafile  # wait_web and poll_web verify with it too
+                return
+            time.sleep(1)
+        raise SystemExit("the proxy made no local CA")
 
     def request(self, method: str, path: str, team: str, **kwargs: Any) -> Any:
         import requests
 
         headers = {**self.headers, "Authorization": f"Bearer {self.tokens[team]}"}
-        return requests.request(method, f"{self.site}{path}", headers=headers, timeout=60, **kwargs)
+        return requests.request(method, f"{self.site}{path}", headers=headers, timeout=60, verify=self.cafile,
+                                **kwargs)
 
     def submit(self, team: str, rng: random.Random) -> None:
         import requests

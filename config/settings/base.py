@@ -42,7 +42,10 @@ if not _field_key:
     _field_key = base64.urlsafe_b64encode(hashlib.sha256(SECRET_KEY.encode()).digest()).decode()
 FIELD_ENCRYPTION_KEY = _field_key
 
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["*"])
+# The site's own name (the compose stack's DOMAIN): the host it answers to unless DJANGO_ALLOWED_HOSTS
+# names others.
+MAGEBENCH_DOMAIN = env_str("MAGEBENCH_DOMAIN", "")
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [MAGEBENCH_DOMAIN] if MAGEBENCH_DOMAIN else [] if PRODUCTION else ["*"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
