@@ -45,17 +45,19 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
                                                                                  "leaderboard.snapshot_boards"}
     assert {"postgres", "redis", "web", "migrate"} <= set(services)
     assert "--appendonly" in services["redis"]["command"]  # queued messages survive a Redis restart
-    # Every long-running service comes back after exiting on its own; only the one-off migration does not.
-    assert {name: service.get("restart") for name, service in services.items() if name != "migrate"} == dict.fromkeys(
-        set(services) - {"migrate"}, "unless-stopped")
-    assert services["migrate"]["restart"] == "no"
+    # Every long-running service comes back after exiting on its own; only the one-off steps do not.
+    one_off = {"migrate", "secrets"}
+    assert {name: service.get("restart") for name, service in services.items() if name not in one_off} == \
+        dict.fromkeys(set(services) - one_off, "unless-stopped")
+    assert {services[name]["restart"] for name in one_off} == {"no"}
 
 
 def test_every_variable_the_compose_file_sets_is_read_by_the_settings():
     environment = _compose()["x-app"]["environment"]
     sources = "".join(p.read_text() for p in (ROOT / "config" / "settings").glob("*.py"))
     sources += (ROOT / "config" / "env.py").read_text()
-    unread = [name for name in environment if f'"{name}"' not in sources]
+    # NAME_FILE is read by env_secret("NAME").
+    unread = [name for name in environment if f'"{name.removesuffix("_FILE")}"' not in sources]
     assert unread == []
 
 
@@ -64,3 +66,40 @@ def test_the_browser_workers_may_create_the_namespaces_that_isolate_model_pages(
     browser_pools = [s for s in services.values() if "browser" in (s.get("command") or [])]
     assert browser_pools
     assert all("seccomp=unconfined" in s.get("security_opt", []) for s in browser_pools)
+
+
+def test_only_the_proxy_is_published_and_gunicorn_is_reached_through_it():
+    services = _compose()["services"]
+    assert {name for name, service in services.items() if service.get("ports")} == {"proxy"}
+    assert services["web"]["expose"] == ["8000"]
+    assert "web:8000" in (ROOT / "docker" / "proxy" / "Caddyfile").read_text()
+    # The site trusts exactly the one proxy in front of it.
+    assert _compose()["x-app"]["environment"]["MAGEBENCH_NUM_PROXIES"] == "1"
+
+
+def test_every_app_container_reads_the_generated_secrets_and_only_the_secrets_step_writes_them():
+    services = _compose()["services"]
+    app = [name for name, service in services.items() if service.get("image", "").startswith("${MAGEBENCH_IMAGE")]
+    mounts = {name: [v for v in services[name].get("volumes", []) if v.startswith("secrets:")] for name in app}
+    writers = {name for name, volumes in mounts.items() if any(not v.endswith(":ro") for v in volumes)}
+    assert writers == {"secrets", "backup"}  # the backup service restores them
+    assert all(mounts[name] for name in app if name not in ("secrets", "backup"))
+    for service in ("web", "worker-light", "worker-browser", "worker-engine", "beat", "migrate"):
+        assert services[service]["depends_on"]["secrets"] == {"condition": "service_completed_successfully"}
+
+
+def test_the_web_process_and_every_pool_have_a_health_check():
+    services = _compose()["services"]
+    pools = [name for name, s in services.items() if (s.get("command") or [])[:3] == ["python", "manage.py", "run_worker"]]
+    assert pools and all(services[name].get("healthcheck") for name in ["web", *pools])
+    assert "/-/ready" in " ".join(services["web"]["healthcheck"]["test"])
+
+
+def test_a_worker_host_runs_the_same_pools_as_the_stack():
+    def pools(compose: dict) -> dict[str, list[str]]:
+        return {name: s["command"][:5] for name, s in compose["services"].items()
+                if (s.get("command") or [])[:3] == ["python", "manage.py", "run_worker"]}
+
+    workers = yaml.safe_load((ROOT / "docker-compose.workers.yml").read_text())
+    assert pools(workers) == pools(_compose())
+    assert workers["volumes"]["data"]["external"] is True  # the stack's own data, shared
