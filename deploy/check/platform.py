@@ -138,10 +138,11 @@ def board_exports(site: Site, boards: list[Board]) -> dict[str, str]:
     for board in boards:
         for path in (f"{board.path}export.csv?suite={SUITE}", f"{board.path}export.json?suite={SUITE}",
                      f"{board.api}attempts.csv?suite={SUITE}"):
-            answer = site.get(path)
-            if answer.status != 200:
-                raise StackError(f"GET {path}: HTTP {answer.status}")
-            digests[path] = hashlib.sha256(answer.body).hexdigest()
+            answers = []
+            # 202: a download the workers build on first request; asked again until it is there.
+            if not wait_for(600, lambda path=path: answers.append(site.get(path)) or answers[-1].status == 200, every=3):
+                raise StackError(f"GET {path}: HTTP {answers[-1].status if answers else '-'}")
+            digests[path] = hashlib.sha256(answers[-1].body).hexdigest()
     return digests
 
 
