@@ -53,7 +53,10 @@ def command_schedule(settings: Settings, _args: argparse.Namespace) -> None:
 
 
 def command_restore(settings: Settings, args: argparse.Namespace) -> None:
-    backup = store.backup_find(args.backup, settings.dest)
+    try:
+        backup = store.backup_find(args.backup, settings.dest)
+    except store.BackupError as error:
+        raise store.BackupError(f"{error}; nothing was changed") from error
     restore.backup_restore(backup, settings)
     print(f"restored {backup.name}")
 
