@@ -15,6 +15,9 @@ from pathlib import Path
 from deploy import archive, postgres, restore, schedule, store
 from deploy.settings import Settings, settings_from
 
+DESCRIPTION = ("Backups of the database, the data volume and the generated secrets: taken, listed, pruned, "
+               "scheduled and restored (README: Backups and restore).")
+
 
 def _readable(size: int) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -62,20 +65,22 @@ def command_restore(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m deploy.backup", description=__doc__.splitlines()[2])
+    parser = argparse.ArgumentParser(prog="python -m deploy.backup", description=DESCRIPTION)
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument("--dest", type=Path, help="the backups' folder (MAGEBENCH_BACKUP_DEST, /backups)")
     commands = parser.add_subparsers(dest="command", required=True)
-    take = commands.add_parser("take", help="take a backup now; prints its name last")
-    take.add_argument("--dest", type=Path, help="the backups' folder (MAGEBENCH_BACKUP_DEST, /backups)")
-    take.set_defaults(run=command_take)
-    listing = commands.add_parser("list", help="the complete backups, newest first")
+    commands.add_parser("take", parents=[where], help="take a backup now; prints its name last"
+                        ).set_defaults(run=command_take)
+    listing = commands.add_parser("list", parents=[where], help="the complete backups, newest first")
     listing.add_argument("--verify", action="store_true", help="check every file against its manifest")
     listing.set_defaults(run=command_list)
-    prune = commands.add_parser("prune", help="remove all but the newest backups")
+    prune = commands.add_parser("prune", parents=[where], help="remove all but the newest backups")
     prune.add_argument("--keep", type=int, help="how many to keep (MAGEBENCH_BACKUP_KEEP, 14)")
     prune.set_defaults(run=command_prune)
-    commands.add_parser("schedule", help="take and prune every MAGEBENCH_BACKUP_EVERY_SECONDS, until stopped"
-                        ).set_defaults(run=command_schedule)
-    back = commands.add_parser("restore", help="replace the database, data and secrets with a backup's")
+    commands.add_parser("schedule", parents=[where], help="take and prune every MAGEBENCH_BACKUP_EVERY_SECONDS, "
+                        "until stopped").set_defaults(run=command_schedule)
+    back = commands.add_parser("restore", parents=[where], help="replace the database, data and secrets with a "
+                               "backup's (checked first)")
     back.add_argument("backup", help="a backup's name in the backups' folder, or a path to one")
     back.set_defaults(run=command_restore)
     return parser
@@ -85,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = settings_from()
-        if getattr(args, "dest", None) is not None:
+        if args.dest is not None:
             settings = replace(settings, dest=args.dest)
         args.run(settings, args)
     except (store.BackupError, postgres.DatabaseError, archive.UnsafeArchive, ValueError, OSError) as error:

@@ -110,8 +110,9 @@ def _partial_make(dest: Path) -> tuple[str, Path]:
         if not (dest / name).exists():
             with contextlib.suppress(FileExistsError):
                 partial.mkdir(mode=0o700)
-                os.chmod(partial, 0o700)
-                return name, partial
+                if not (dest / name).exists():  # another backup of this second completed meanwhile
+                    return name, partial
+                partial.rmdir()
         time.sleep(0.2)  # a backup of this second exists: the next second's name
 
 
