@@ -70,10 +70,10 @@ def folder_archive(root: Path, target: Path, *, excluded: Callable[[PurePosixPat
     """Write ``root``'s content (not ``root`` itself) to the tar ``target``: how many members.
 
     Members go in by name, folders before their content, with their modes, times and owners; the
-    gzip header carries no time, so the same folder gives the same bytes."""
+    gzip header carries no name nor time, so the same folder gives the same bytes."""
     count = 0
     with target.open("wb") as raw:
-        stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress else raw
+        stream = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if compress else raw
         with stream, tarfile.open(fileobj=stream, mode="w", format=tarfile.PAX_FORMAT) as archive:
             for path, name in _members_below(root, PurePosixPath(), excluded):
                 _add(archive, path, name)

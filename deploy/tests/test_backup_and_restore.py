@@ -57,6 +57,7 @@ def _destroy(settings: Settings, database: str) -> None:
                    "INSERT INTO player (name) VALUES ('mallory'); SELECT nextval('ticket');")
     (settings.data_dir / "media" / "uploads" / "ab" / "abcdef.zip").write_bytes(b"overwritten")
     (settings.data_dir / "scenarios" / "sokoban" / "level.pkl").unlink()
+    os.chmod(settings.data_dir / "trajectories" / "run-1" / "index.json", 0o600)
     (settings.data_dir / "media" / "new-upload.zip").write_bytes(b"after the backup")
     (settings.data_dir / "staticfiles" / "new.css").write_bytes(b"collected after the backup")
     (settings.secrets_dir / "django-secret-key").write_bytes(b"another key")
