@@ -1,6 +1,6 @@
 """Imports point down the layers the README's Architecture section draws, and go round in no circle.
 
-Plain Python (evaluators, the scoring maths, the command-line client) < the site's configuration
+Plain Python (evaluators, the scoring maths, the command-line client, the backup tool) < the site's configuration
 < catalogue < accounts < submissions < leaderboard (the boards) < the URL wiring and the benches.
 Every module counts, pages and admin included; only tests and migrations are left out. Imports only
 named for type checkers (under ``if TYPE_CHECKING:``) do not count: they run nowhere. Imports inside
@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "client"
 
 #: The project's packages; fixtures/ holds data in the official layout and scripts/ no Python.
-PACKAGES = ("accounts", "bench", "catalogue", "config", "evaluators", "leaderboard", "magebench_client", "scoring",
-            "submissions")
+PACKAGES = ("accounts", "bench", "catalogue", "config", "deploy", "evaluators", "leaderboard", "magebench_client",
+            "scoring", "submissions")
 
 #: Bottom to top. A module imports from its own unit or the layers below; units of one layer import
 #: nothing of each other. A name covers a package's modules; the longest name that fits is a module's.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("evaluators", "scoring", "magebench_client"),
+    ("evaluators", "scoring", "magebench_client", "deploy"),
     ("config",),
     ("catalogue",),
     ("accounts",),
@@ -268,6 +268,12 @@ def test_the_command_line_client_needs_only_the_standard_library_and_requests() 
     needed = {module.partition(".")[0] for path in sorted((CLIENT / "magebench_client").rglob("*.py"))
               if "tests" not in path.parts for _, module, _ in _imports(path)}
     assert needed - set(sys.stdlib_module_names) - {"magebench_client"} == {"requests"}
+
+
+def test_the_backup_tool_needs_only_the_standard_library() -> None:
+    # A restore runs into an empty stack, before any secret exists: the site's settings cannot load.
+    needed = {module.partition(".")[0] for path in _sources("deploy") for _, module, _ in _imports(path)}
+    assert needed - set(sys.stdlib_module_names) == {"deploy"}
 
 
 def test_the_board_cache_sits_below_the_pages_and_what_renders_them() -> None:

@@ -138,12 +138,20 @@ def board_exports(site: Site, boards: list[Board]) -> dict[str, str]:
     for board in boards:
         for path in (f"{board.path}export.csv?suite={SUITE}", f"{board.path}export.json?suite={SUITE}",
                      f"{board.api}attempts.csv?suite={SUITE}"):
-            answers = []
-            # 202: a download the workers build on first request; asked again until it is there.
-            if not wait_for(600, lambda path=path: answers.append(site.get(path)) or answers[-1].status == 200, every=3):
-                raise StackError(f"GET {path}: HTTP {answers[-1].status if answers else '-'}")
-            digests[path] = hashlib.sha256(answers[-1].body).hexdigest()
+            digests[path] = hashlib.sha256(_download(site, path)).hexdigest()
     return digests
+
+
+def _download(site: Site, path: str, seconds: float = 600) -> bytes:
+    """The body of a 200; a 202 is a download the workers build on first request: asked again."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = site.get(path)
+        if answer.status == 200:
+            return answer.body
+        if answer.status != 202 or time.monotonic() > deadline:
+            raise StackError(f"GET {path}: HTTP {answer.status}")
+        time.sleep(3)
 
 
 def attempt_files(project: Project) -> dict[str, list[Any]]:
