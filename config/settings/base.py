@@ -45,7 +45,8 @@ FIELD_ENCRYPTION_KEY = _field_key
 # The site's own name (the compose stack's DOMAIN): the host it answers to unless DJANGO_ALLOWED_HOSTS
 # names others.
 MAGEBENCH_DOMAIN = env_str("MAGEBENCH_DOMAIN", "")
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [MAGEBENCH_DOMAIN] if MAGEBENCH_DOMAIN else [] if PRODUCTION else ["*"])
+_default_hosts = [MAGEBENCH_DOMAIN] if MAGEBENCH_DOMAIN else [] if PRODUCTION else ["*"]
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", _default_hosts)
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [

@@ -90,7 +90,8 @@ def test_every_app_container_reads_the_generated_secrets_and_only_the_secrets_st
 
 def test_the_web_process_and_every_pool_have_a_health_check():
     services = _compose()["services"]
-    pools = [name for name, s in services.items() if (s.get("command") or [])[:3] == ["python", "manage.py", "run_worker"]]
+    pools = [name for name, s in services.items()
+             if (s.get("command") or [])[:3] == ["python", "manage.py", "run_worker"]]
     assert pools and all(services[name].get("healthcheck") for name in ["web", *pools])
     assert "/-/ready" in " ".join(services["web"]["healthcheck"]["test"])
 
