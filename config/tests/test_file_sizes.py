@@ -8,8 +8,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 700
 
 #: The project's own code; fixtures/ holds data in the official layout and the virtualenv is not ours.
-SOURCE_FOLDERS = ("accounts", "bench", "config", "evaluators", "leaderboard", "client/magebench_client", "scripts",
-                  "static/js", "submissions")
+SOURCE_FOLDERS = ("accounts", "bench", "config", "evaluators", "leaderboard", "client/magebench_client", "monitoring",
+                  "scripts", "static/js", "submissions")
 
 
 def _sources() -> list[Path]:
