@@ -17,7 +17,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-
 def _site_log_format(logger: logging.Logger | None = None, **_: Any) -> None:
     """Celery's own lines (its handlers and its task logger's) in the site's format when that is JSON;
     plain lines keep Celery's own format, with its task names and ids."""

@@ -34,6 +34,20 @@ def test_each_beat_of_a_worker_records_its_row_and_touches_its_heartbeat_file(se
     assert time.time() - heartbeat.stat().st_mtime < 60
 
 
+def test_a_worker_that_cannot_record_itself_leaves_its_heartbeat_file_alone(settings, tmp_path, monkeypatch):
+    from django.db import OperationalError
+
+    from submissions import workers
+
+    def database_down(**_: object) -> None:
+        raise OperationalError("the database is restarting")
+
+    settings.MAGEBENCH_WORKER_HEARTBEAT_FILE = tmp_path / "worker-heartbeat"
+    monkeypatch.setattr(workers, "worker_seen", database_down)
+    _Beat("light@test", ["light"], 3).beat()
+    assert not (tmp_path / "worker-heartbeat").exists()
+
+
 def test_the_heartbeat_check_passes_on_a_fresh_file_and_fails_on_a_stale_or_missing_one(tmp_path):
     heartbeat = tmp_path / "worker-heartbeat"
     missing = _check("--file", str(heartbeat), "--max-age", "120")
