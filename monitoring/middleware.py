@@ -8,8 +8,9 @@ through all of them as before.
 /metrics is for the stack's own monitoring. A request that came through the reverse proxy (it
 carries X-Forwarded-For, which the proxy always sets) needs the bearer token MAGEBENCH_METRICS_TOKEN;
 one that reached gunicorn directly comes from inside the stack's network and needs none. A site
-served without a reverse proxy in production (MAGEBENCH_BEHIND_PROXY=false) has no such inside: there
-the token is always needed.
+served without a reverse proxy in production (MAGEBENCH_BEHIND_PROXY=false) has no such inside, nor
+one whose gunicorn others reach directly (MAGEBENCH_METRICS_REQUIRE_TOKEN=true): there the token is
+always needed.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _token_matches(request: HttpRequest) -> bool:
 
 
 def _from_inside_the_stack(request: HttpRequest) -> bool:
-    if settings.PRODUCTION and not settings.MAGEBENCH_BEHIND_PROXY:
+    if settings.MAGEBENCH_METRICS_REQUIRE_TOKEN or (settings.PRODUCTION and not settings.MAGEBENCH_BEHIND_PROXY):
         return False
     return not any(request.META.get(header) for header in PROXY_HEADERS)
 

@@ -533,6 +533,9 @@ LOGGING = {
 # scrape from inside the stack (no X-Forwarded-For: it reached gunicorn directly) needs none. Empty:
 # no token opens it from outside.
 MAGEBENCH_METRICS_TOKEN = env_secret("MAGEBENCH_METRICS_TOKEN") or ""
+# Where gunicorn is reachable other than through the proxy by more than the stack (e.g. published
+# beyond the host's loopback), a request without forwarding headers proves nothing: always ask the token.
+MAGEBENCH_METRICS_REQUIRE_TOKEN = env_bool("MAGEBENCH_METRICS_REQUIRE_TOKEN", False)
 # The database's numbers in /metrics are counted at most this often, however often it is scraped.
 MAGEBENCH_METRICS_CACHE_SECONDS = env_float("MAGEBENCH_METRICS_CACHE_SECONDS", 5.0)
 # How long /-/ready waits for the database and for the broker, each, before answering 503.

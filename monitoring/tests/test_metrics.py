@@ -83,6 +83,12 @@ def test_a_site_served_without_a_proxy_in_production_needs_the_token_for_metrics
     assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
 
 
+def test_metrics_need_the_token_from_inside_too_when_the_setting_says_so(client, settings):
+    settings.MAGEBENCH_METRICS_REQUIRE_TOKEN = True
+    assert client.get("/metrics").status_code == 403
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+
+
 def _attempts(fixture_scenarios, rows: list[tuple[str, int, str]], *, status: str = Submission.Status.RUNNING):
     team, _ = Team.objects.get_or_create(name="Lab", defaults={"slug": "lab"})
     model = ModelEntry.objects.create(team=team, name=str(uuid.uuid4()))
