@@ -3,6 +3,7 @@ scrapes over plain HTTP from inside the stack, and metrics summed over all its w
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
 import socket
@@ -42,7 +43,7 @@ def _get(url: str, **headers: str) -> tuple[int, str]:
 
 
 @pytest.fixture
-def production_web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def production_web(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
     port = _free_port()
     db = connection.settings_dict
     metrics_dir = tmp_path / "prometheus"
@@ -55,7 +56,7 @@ def production_web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         "DJANGO_ALLOWED_HOSTS": "board.example.org", "MAGEBENCH_NUM_PROXIES": "1",
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "MAGEBENCH_DATA_DIR": str(tmp_path / "data"), "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
-        "MAGEBENCH_LOG_FORMAT": "plain",
+        "MAGEBENCH_LOG_FORMAT": "json",
     }
     env.pop("MAGEBENCH_TEST_PROCESS_OF", None)
     log = (tmp_path / "gunicorn.log").open("w")
@@ -73,7 +74,7 @@ def production_web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
                 pass
             assert time.monotonic() < deadline, "gunicorn did not answer"
             time.sleep(0.3)
-        yield base, metrics_dir
+        yield base, metrics_dir, tmp_path / "gunicorn.log"
     finally:
         os.killpg(web.pid, signal.SIGTERM)
         web.wait(timeout=30)
@@ -81,7 +82,7 @@ def production_web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def test_the_production_web_process_answers_probes_and_scrapes_over_plain_http_and_sums_its_workers(production_web):
-    base, metrics_dir = production_web
+    base, metrics_dir, log = production_web
     assert not (metrics_dir / "counter_1.db").exists()  # emptied as gunicorn started
     assert _get(f"{base}/-/ready", Host="web:8000") == (
         200, '{"status": "ok", "checks": {"database": "ok", "broker": "ok"}, "failed": []}')
@@ -98,3 +99,7 @@ def test_the_production_web_process_answers_probes_and_scrapes_over_plain_http_a
     # From outside, through the proxy, without the token: nothing.
     assert _get(f"{base}/metrics", Host="board.example.org", **{"X-Forwarded-For": "203.0.113.9",
                                                                 "X-Forwarded-Proto": "https"}) == (403, "Forbidden\n")
+    # Production's log lines, gunicorn's own included, are JSON objects.
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert any(line["logger"] == "gunicorn.error" and line["message"].startswith("Booting worker") for line in lines)
+    assert any(line["logger"] == "django.security.DisallowedHost" for line in lines)
