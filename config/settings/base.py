@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str
-from config.heartbeat import DEFAULT_HEARTBEAT_FILE, HEARTBEAT_FILE_VARIABLE
+from config.heartbeat import DEFAULT_HEARTBEAT_FILE
 from evaluators.base import DEFAULT_ENVIRONMENTS, PluginConfigurationError, declared_queues
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -542,7 +542,7 @@ MAGEBENCH_METRICS_CACHE_SECONDS = env_float("MAGEBENCH_METRICS_CACHE_SECONDS", 5
 MAGEBENCH_READY_TIMEOUT_SECONDS = env_float("MAGEBENCH_READY_TIMEOUT_SECONDS", 2.0)
 # Touched by a worker each time it refreshes its LiveWorker row; its container's health check reads
 # its age (python config/heartbeat.py) without starting Django.
-MAGEBENCH_WORKER_HEARTBEAT_FILE = Path(env_str(HEARTBEAT_FILE_VARIABLE, DEFAULT_HEARTBEAT_FILE))
+MAGEBENCH_WORKER_HEARTBEAT_FILE = Path(env_str("MAGEBENCH_WORKER_HEARTBEAT_FILE", DEFAULT_HEARTBEAT_FILE))
 
 if PRODUCTION:
     # TLS ends at the reverse proxy, which must set X-Forwarded-Proto (and overwrite any sent by clients).
