@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from catalogue.prompt_sets import prompt_sets_for_run
 from catalogue.selectors import scenario_spec
+from config.logs import log_context
 from evaluators.agents.flows import Cancelled
 from evaluators.endpoints.errors import InfraError
 from evaluators.retry import Backoff, call_with_retries
@@ -317,6 +318,12 @@ def attempt_run(*, attempt_id: int, worker: str = "") -> float | None:
 
 def _attempt_play(attempt: Attempt) -> float | None:
     """Play a claimed attempt to its end and record it; a delay when it must be tried again later."""
+    # Every line logged meanwhile, by any module, names the attempt and its submission (config.logs).
+    with log_context(attempt_id=attempt.id, submission_id=attempt.submission_id):
+        return _attempt_play_and_record(attempt)
+
+
+def _attempt_play_and_record(attempt: Attempt) -> float | None:
     submission = attempt.submission
     relative = Path("trajectories") / str(submission.id) / str(attempt.id) / f"try-{attempt.tries}"
     started = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
+from config.logs import log_context
 from evaluators.retry import Backoff
 from submissions.endpoint_checks import RUN_ENDPOINT_CHECK_TASK
 from submissions.export_files import BUILD_EXPORT_TASK
@@ -50,7 +51,8 @@ def prepare_submission_task(self: Task, submission_id: int) -> None:
     from submissions.services import submission_prepare
 
     try:
-        submission_prepare(submission_id=submission_id)
+        with log_context(submission_id=submission_id):
+            submission_prepare(submission_id=submission_id)
     except (OperationalError, InterfaceError) as exc:
         raise self.retry(exc=exc, countdown=CLAIM_BACKOFF.delay(self.request.retries + 1)) from exc
 

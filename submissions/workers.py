@@ -16,6 +16,7 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from config.heartbeat import heartbeat_touch
 from submissions.models import LiveWorker
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,16 @@ def live_workers() -> QuerySet[LiveWorker]:
     return LiveWorker.objects.filter(last_seen__gte=live_since()).order_by("hostname")
 
 
+def _heartbeat_file_touch() -> None:
+    """The container's health check reads the file's age (config/heartbeat.py): touched only after the
+    row was written, so a worker that cannot record itself goes unhealthy too."""
+    try:
+        heartbeat_touch(django_settings.MAGEBENCH_WORKER_HEARTBEAT_FILE)
+    except OSError as exc:
+        logger.warning("could not touch the heartbeat file %s: %s", django_settings.MAGEBENCH_WORKER_HEARTBEAT_FILE,
+                       exc)
+
+
 class _Beat:
     """The daemon thread that keeps a worker's row fresh; its own database connection is closed
     after every write, so nothing of it is inherited by pool processes forked later."""
@@ -58,6 +69,7 @@ class _Beat:
         try:
             close_old_connections()
             worker_seen(hostname=self.hostname, queues=self.queues, concurrency=self.concurrency)
+            _heartbeat_file_touch()
         except DatabaseError as exc:  # a restarting database: the next beat tries again
             logger.warning("could not record worker %s as live: %s", self.hostname, exc)
         finally:

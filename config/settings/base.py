@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+from config.heartbeat import DEFAULT_HEARTBEAT_FILE
 from evaluators.base import DEFAULT_ENVIRONMENTS, PluginConfigurationError, declared_queues
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -66,9 +67,14 @@ INSTALLED_APPS = [
     "accounts",
     "submissions",
     "leaderboard",
+    "monitoring",
 ]
 
 MIDDLEWARE = [
+    # First: answers the operator's paths (/metrics, /-/live, /-/ready) itself, over plain HTTP and
+    # whatever the Host, so that a scrape or health check from inside the stack is never redirected
+    # to HTTPS nor refused for its host; times every other request.
+    "monitoring.middleware.OperationsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -514,13 +520,33 @@ MAGEBENCH_WEBUI_PAGE_MEMORY_MB = env_int("MAGEBENCH_WEBUI_PAGE_MEMORY_MB", 1024)
 MAGEBENCH_WEBUI_PAGE_CPU_SECONDS = env_float("MAGEBENCH_WEBUI_PAGE_CPU_SECONDS", 30.0)
 MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE = env_bool("MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE", PRODUCTION)
 
+# --- Operations (README: Operating it) ----------------------------------------------------------
+# One JSON object per log line (with the submission, attempt and task ids when known) for a log
+# collector, or plain lines for a person at a terminal. Celery's own lines follow it (config/celery.py).
+MAGEBENCH_LOG_FORMAT = env_str("MAGEBENCH_LOG_FORMAT", "json" if PRODUCTION else "plain")
+if MAGEBENCH_LOG_FORMAT not in {"json", "plain"}:
+    raise ImproperlyConfigured("MAGEBENCH_LOG_FORMAT must be json or plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {"site": {"()": "config.logs.formatter_for", "log_format": MAGEBENCH_LOG_FORMAT}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "site"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+# /metrics answers a request that came through the reverse proxy only with this bearer token; a
+# scrape from inside the stack (no X-Forwarded-For: it reached gunicorn directly) needs none. Empty:
+# no token opens it from outside.
+MAGEBENCH_METRICS_TOKEN = env_secret("MAGEBENCH_METRICS_TOKEN") or ""
+# Where gunicorn is reachable other than through the proxy by more than the stack (e.g. published
+# beyond the host's loopback), a request without forwarding headers proves nothing: always ask the token.
+MAGEBENCH_METRICS_REQUIRE_TOKEN = env_bool("MAGEBENCH_METRICS_REQUIRE_TOKEN", False)
+# The database's numbers in /metrics are counted at most this often, however often it is scraped.
+MAGEBENCH_METRICS_CACHE_SECONDS = env_float("MAGEBENCH_METRICS_CACHE_SECONDS", 5.0)
+# How long /-/ready waits for the database and for the broker, each, before answering 503.
+MAGEBENCH_READY_TIMEOUT_SECONDS = env_float("MAGEBENCH_READY_TIMEOUT_SECONDS", 2.0)
+# Touched by a worker each time it refreshes its LiveWorker row; its container's health check reads
+# its age (python config/heartbeat.py) without starting Django.
+MAGEBENCH_WORKER_HEARTBEAT_FILE = Path(env_str("MAGEBENCH_WORKER_HEARTBEAT_FILE", DEFAULT_HEARTBEAT_FILE))
 
 if PRODUCTION:
     # TLS ends at the reverse proxy, which must set X-Forwarded-Proto (and overwrite any sent by clients).

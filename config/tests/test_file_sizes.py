@@ -9,7 +9,7 @@ MAX_LINES = 700
 
 #: The project's own code; fixtures/ holds data in the official layout and the virtualenv is not ours.
 SOURCE_FOLDERS = ("accounts", "bench", "config", "deploy", "evaluators", "leaderboard", "client/magebench_client",
-                  "scripts", "static/js", "submissions")
+                  "monitoring", "scripts", "static/js", "submissions")
 
 
 def _sources() -> list[Path]:
