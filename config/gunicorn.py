@@ -18,6 +18,14 @@ METRICS_DIR = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/tmp/mageb
 
 
 
+# One line per request on standard output, with what the proxy in front said about the client: the
+# address it saw (X-Forwarded-For, which it sets alone) and the scheme. The path without its query
+# string, which may carry what a user typed.
+accesslog = "-"
+access_log_format = ('%(m)s %(U)s status=%(s)s bytes=%(B)s duration_ms=%(M)s '
+                     'forwarded_for="%({x-forwarded-for}i)s" proto="%({x-forwarded-proto}i)s"')
+
+
 def _log_format() -> str:
     # As config/settings/base.py reads it: gunicorn's master process never loads Django's settings.
     chosen = os.environ.get("MAGEBENCH_LOG_FORMAT")

@@ -386,6 +386,10 @@ def _attempt_play_and_record(attempt: Attempt) -> float | None:
         if written == 0 and not _landed(attempt, Attempt.Status.SCORED):
             logger.warning("attempt %s try %s finished after another worker took it over; not recorded",
                            attempt.id, attempt.tries)
+        elif written:
+            # One line per scored attempt: with its ids (log_context), what an operator follows a run by.
+            logger.info("attempt %s try %s scored %s in %.1f s, %s model calls", attempt.id, attempt.tries,
+                        result.score, elapsed, result.model_calls)
 
     _write_then_refresh(attempt, record)
     _with_database(partial(breaker_reset, submission_id=attempt.submission_id),

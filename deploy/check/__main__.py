@@ -62,7 +62,7 @@ def run(docker: Docker, images: Images, settings: Settings, report: Report, work
         stack = stacks.current_project(docker, images, settings, backups)
         new = site_checks.run_new_submission(site, stack, settings, report)
         site_checks.check_submissions(site, populated, new, report)
-        plain = stacks.Site(f"http://127.0.0.1:{settings.http_port}")
+        plain = stacks.Site(f"http://localhost:{settings.http_port}")
         site_checks.check_proxy(site, plain, stack, settings, report)
         site_checks.check_services(stack, settings, report)
         extra = stacks.workers_project(docker, settings, stack)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import http.client
 import json
 import secrets
+import socket
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,21 @@ class Site:
             return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read())
         finally:
             connection.close()
+
+    def declared_body(self, method: str, path: str, length: int, content_type: str) -> int:
+        """Sends a request's line and headers declaring a body of ``length`` bytes, none of the body, and
+        returns the status of the answer: a proxy that caps bodies answers before reading one."""
+        parts = urlsplit(self.base)
+        host, port = parts.hostname or "localhost", parts.port or 443
+        context = ssl.create_default_context(cafile=self.cafile)
+        with socket.create_connection((host, port), timeout=self.timeout) as raw, \
+                context.wrap_socket(raw, server_hostname=host) as tls:
+            head = (f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: {content_type}\r\n"
+                    f"Content-Length: {length}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+                    + "\r\n")
+            tls.sendall(head.encode())
+            status_line = tls.makefile("rb").readline().decode("latin-1")
+        return int(status_line.split()[1])
 
     def get(self, path: str, **headers: str) -> Response:
         return self.request("GET", path, headers=headers)

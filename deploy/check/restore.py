@@ -33,7 +33,8 @@ def check_backup_and_restore(project: Project, site_after: Callable[[], Site], s
     attempts = platform.attempt_files(project)
     started = time.monotonic()
     out = _script(project, "backup")
-    name = out.strip().splitlines()[-1].strip()
+    # Its last line: "backup taken: NAME".
+    name = out.strip().splitlines()[-1].rsplit(":", 1)[-1].strip()
     report.timing("scripts/backup", time.monotonic() - started)
 
     def backup_taken() -> str:

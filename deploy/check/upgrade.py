@@ -67,9 +67,10 @@ def populate(previous: Project, site: Site, settings: Settings, report: Report) 
     done.attempts = platform.attempt_files(previous)
     # Football's attempts take the longest: the upgrade happens while they run.
     done.ids["football"] = platform.submit_endpoint(api, IN_FLIGHT, FOOTBALL, settings.agent_port)
-    done.in_flight_attempts = len(platform.submission(api, done.ids["football"])["attempts"])
     running = wait_for(300, lambda: any(a["status"] == "running"
                                         for a in platform.submission(api, done.ids["football"])["attempts"]))
+    # Counted once made (a worker prepares a submission's attempts).
+    done.in_flight_attempts = len(platform.submission(api, done.ids["football"])["attempts"])
     state = "an attempt is running" if running else "none running yet"
     say(f"Football submission {done.ids['football']}: {state}; upgrading")
     return done
