@@ -31,8 +31,8 @@ RUN export DJANGO_SECRET_KEY=build-only FIELD_ENCRYPTION_KEY=YnVpbGQtb25seS1idWl
     && python manage.py collectstatic --noinput --verbosity 0 && python manage.py build_client_wheel
 EXPOSE 8000
 # gunicorn caps the request line and the header fields, but has no cap on the body: the reverse
-# proxy in front caps it (nginx: client_max_body_size 51m, i.e. MAGEBENCH_UPLOAD_MAX_BYTES plus the
-# form's framing), and the app refuses a larger Content-Length before reading a byte of it.
+# proxy in front caps it (the stack's Caddy: MAGEBENCH_PROXY_BODY_MAX, MAGEBENCH_UPLOAD_MAX_BYTES plus
+# the form's framing), and the app refuses a larger Content-Length before reading a byte of it.
 # config/gunicorn.py empties the metrics' multiprocess folder at start and drops an exited worker's.
 CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", \
      "--limit-request-line", "4094", "--limit-request-fields", "50", "--limit-request-field_size", "8190"]

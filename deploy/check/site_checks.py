@@ -12,6 +12,7 @@ from deploy.check.client import Site
 from deploy.check.platform import Board
 from deploy.check.report import Report, expect
 from deploy.check.settings import Settings
+from deploy.check.stacks import METRICS_TOKEN
 from deploy.check.upgrade import FOOTBALL, IN_FLIGHT, ORACLE, SOKOBAN, UPLOADED, WEBUI, Populated
 from deploy.stack import Project, wait_for
 
@@ -155,6 +156,15 @@ def check_proxy(site: Site, plain: Site, project: Project, settings: Settings, r
     report.check("static files served by the proxy, cached for a year", static_cached)
     report.check("metrics refused from outside", lambda: expect(site.get("/metrics").status == 404,
                                                                 site.get("/metrics").status))
+
+    def metrics_with_token() -> str:
+        right = site.get("/metrics", Authorization=f"Bearer {METRICS_TOKEN}")
+        wrong = site.get("/metrics", Authorization="Bearer not-the-token")
+        expect(right.status == 200 and "magebench_attempts" in right.text and wrong.status == 403,
+               (right.status, wrong.status))
+        return "the token: 200; another: 403 from the site"
+
+    report.check("metrics through the proxy with the token only", metrics_with_token)
     report.check("health answers refused from outside", lambda: expect(site.get("/-/ready").status == 404,
                                                                        site.get("/-/ready").status))
 

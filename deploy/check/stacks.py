@@ -12,6 +12,8 @@ from deploy.check.settings import Settings
 from deploy.stack import LOCAL_IMAGES_FILE, Docker, Images, Project
 
 CURRENT_IMAGE = "magebench:current"
+#: The scrape token of the check's stack (a scraper outside the stack sends it).
+METRICS_TOKEN = secrets.token_urlsafe(24)
 PREVIOUS_IMAGE = "magebench:previous"
 WORKERS_FILES = ("docker-compose.workers.yml", "docker/compose.workers.check.yml")
 
@@ -44,6 +46,7 @@ def current_project(docker: Docker, images: Images, settings: Settings, backups:
         "MAGEBENCH_HTTP_PUBLISH": f"127.0.0.1:{settings.http_port}",
         "MAGEBENCH_HTTPS_PUBLISH": f"127.0.0.1:{settings.https_port}",
         "MAGEBENCH_BACKUP_DIR": str(backups), "MAGEBENCH_CHECK_AGENT_PORT": str(settings.agent_port),
+        "MAGEBENCH_METRICS_TOKEN": METRICS_TOKEN,
         "DJANGO_SECRET_KEY": keys.secret_key if keys else "", "FIELD_ENCRYPTION_KEY": keys.field_key if keys else ""}
     return Project(docker, settings.project, list(images.files), variables)
 

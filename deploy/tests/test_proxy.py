@@ -130,6 +130,13 @@ def test_it_keeps_metrics_and_health_answers_inside_the_stack(proxy: Proxy):
     for path in ("/metrics", "/metrics/", "/-/ready", "/-/live"):
         status, headers, _ = proxy.https("GET", path)
         assert (path, status, headers["server"]) == (path, 404, "Caddy")
+    status, _, _ = proxy.https("GET", "/-/ready", headers={"Authorization": "Bearer anything"})
+    assert status == 404
+
+
+def test_it_passes_a_scrape_with_a_bearer_token_on_for_the_site_to_check(proxy: Proxy):
+    status, _, body = proxy.https("GET", "/metrics", headers={"Authorization": "Bearer t0ken"})
+    assert status == 200 and json.loads(body)["headers"]["Authorization"] == "Bearer t0ken"
 
 
 def test_it_serves_static_files_hashed_ones_cached_for_a_year(proxy: Proxy):
