@@ -85,6 +85,11 @@ def run(docker: Docker, images: Images, settings: Settings, report: Report, work
                 extra.down()
             current.down()
             report.timing("teardown (containers, networks, volumes)", time.monotonic() - started)
+        # The untagged name is this release again (the previous release's stack ran under it), and
+        # the previous release's image goes: its layers stay in the build cache for the next run.
+        docker.docker("tag", CURRENT_IMAGE, "magebench")
+        if not settings.keep:
+            docker.docker("rmi", PREVIOUS_IMAGE, check=False)
         tree.close()
 
 
