@@ -12,7 +12,8 @@ from deploy.settings import Settings, settings_from
 
 #: The machine's PostgreSQL, trusting local connections (MAGEBENCH_BACKUP_TEST_SERVER overrides).
 SERVER = os.environ.get("MAGEBENCH_BACKUP_TEST_SERVER", "postgres://postgres@127.0.0.1:5432")
-SOURCE = "magebench_backup_src"
+#: One per test process: the suite runs in several at once (pytest -n), each with its own scratch database.
+SOURCE = f"magebench_backup_src_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{os.getpid()}"
 
 
 def psql(database: str, sql: str) -> str:
@@ -27,7 +28,7 @@ def _drop(database: str) -> None:
 
 @pytest.fixture
 def source_database() -> Iterator[str]:
-    """magebench_backup_src with two tables (text, numbers, bytea) and a sequence moved on to 41."""
+    """A scratch database (SOURCE) with two tables (text, numbers, bytea) and a sequence moved on to 41."""
     _drop(SOURCE)
     psql("postgres", f"CREATE DATABASE {SOURCE}")
     try:

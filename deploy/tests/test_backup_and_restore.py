@@ -16,7 +16,7 @@ import pytest
 from deploy import store
 from deploy.restore import backup_restore
 from deploy.settings import Settings
-from deploy.tests.conftest import SERVER, psql
+from deploy.tests.conftest import SERVER, SOURCE, psql
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ def test_a_backup_holds_the_database_the_data_without_static_files_and_the_secre
     assert sorted(path.name for path in folder.iterdir()) == ["data.tar.gz", "database.dump", "manifest.json",
                                                               "secrets.tar"]
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["format"] == 1 and manifest["database"] == {"name": "magebench_backup_src", "host": "127.0.0.1"}
+    assert manifest["format"] == 1 and manifest["database"] == {"name": SOURCE, "host": "127.0.0.1"}
     assert manifest["pg_dump_version"].startswith("pg_dump (PostgreSQL) ")
     assert manifest["files"] == {file: {"size": (folder / file).stat().st_size,
                                         "sha256": hashlib.sha256((folder / file).read_bytes()).hexdigest()}
@@ -102,20 +102,20 @@ def test_the_same_folder_gives_the_same_data_archive(stack: Settings, tmp_path: 
 
 
 def test_a_restore_brings_back_the_rows_the_files_their_modes_and_times_and_the_secrets(stack: Settings) -> None:
-    rows, data_only = _rows("magebench_backup_src"), _data_only("magebench_backup_src")
+    rows, data_only = _rows(SOURCE), _data_only(SOURCE)
     assert rows == "1|alice|\\x00ff10|12.50\n2|bob||3.25\n41\n"
     files = _tree(stack.data_dir)
     secrets = _tree(stack.secrets_dir)
     backup = store.backup_take(stack)
-    _destroy(stack, "magebench_backup_src")
-    assert _rows("magebench_backup_src") != rows and _tree(stack.data_dir) != files
+    _destroy(stack, SOURCE)
+    assert _rows(SOURCE) != rows and _tree(stack.data_dir) != files
 
     done = _cli("restore", backup.name)
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == f"restored {backup.name}"
-    assert _rows("magebench_backup_src") == rows
-    assert _data_only("magebench_backup_src") == data_only
+    assert _rows(SOURCE) == rows
+    assert _data_only(SOURCE) == data_only
     expected = {name: entry for name, entry in files.items()
                 if not name.endswith((".partial", ".tmp", ".lock")) and name != "celerybeat-schedule"}
     assert _tree(stack.data_dir) == expected
@@ -130,8 +130,8 @@ def test_a_restore_brings_back_the_rows_the_files_their_modes_and_times_and_the_
 
 def test_a_backup_with_a_damaged_file_is_refused_before_anything_changes(stack: Settings) -> None:
     backup = store.backup_take(stack)
-    _destroy(stack, "magebench_backup_src")
-    rows, files = _rows("magebench_backup_src"), _tree(stack.data_dir)
+    _destroy(stack, SOURCE)
+    rows, files = _rows(SOURCE), _tree(stack.data_dir)
     dump = backup.path / "database.dump"
     damaged = bytearray(dump.read_bytes())
     damaged[len(damaged) // 2] ^= 0xFF
@@ -140,7 +140,7 @@ def test_a_backup_with_a_damaged_file_is_refused_before_anything_changes(stack: 
     with pytest.raises(store.BackupError, match="database.dump: its sha256 is not the manifest's"):
         backup_restore(backup, stack, say=lambda _: None)
 
-    assert _rows("magebench_backup_src") == rows
+    assert _rows(SOURCE) == rows
     assert "mallory" in rows
     assert _tree(stack.data_dir) == files
     assert "DAMAGED: database.dump" in _cli("list", "--verify").stdout
@@ -164,15 +164,15 @@ def test_a_data_archive_reaching_outside_the_data_folder_is_refused_before_anyth
         stack: Settings, tmp_path: Path) -> None:
     backup = store.backup_take(stack)
     _with_data_archive(backup, [(tarfile.TarInfo("media/fine.txt"), b"fine"), (tarfile.TarInfo("../evil"), b"evil")])
-    _destroy(stack, "magebench_backup_src")
-    rows, files = _rows("magebench_backup_src"), _tree(stack.data_dir)
+    _destroy(stack, SOURCE)
+    rows, files = _rows(SOURCE), _tree(stack.data_dir)
 
     done = _cli("restore", str(backup.path))
 
     assert done.returncode == 1
     assert "../evil" in done.stderr and "nothing was changed" in done.stderr
     assert not (tmp_path / "evil").exists()
-    assert _rows("magebench_backup_src") == rows and _tree(stack.data_dir) == files
+    assert _rows(SOURCE) == rows and _tree(stack.data_dir) == files
 
 
 def test_a_failed_pg_dump_leaves_no_backup_and_says_why_without_the_password(stack: Settings) -> None:

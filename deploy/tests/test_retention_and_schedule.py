@@ -13,6 +13,7 @@ from pathlib import Path
 from deploy import store
 from deploy.schedule import first_due
 from deploy.settings import Settings, settings_from
+from deploy.tests.conftest import SOURCE
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["20261101T030000Z", "20261102T030000Z", "20261103T030000Z", "20261104T030000Z", "20261105T030000Z"]
@@ -104,7 +105,7 @@ def test_the_schedule_takes_and_prunes_backups_and_stops_on_sigterm_leaving_no_p
 
 def test_a_failed_scheduled_backup_is_logged_and_tried_again_at_the_next_interval(stack: Settings) -> None:
     process = _schedule({"MAGEBENCH_BACKUP_EVERY_SECONDS": "1",
-                         "DATABASE_URL": stack.database_url.replace("magebench_backup_src", "magebench_backup_none")})
+                         "DATABASE_URL": stack.database_url.replace(SOURCE, "magebench_backup_none")})
     try:
         time.sleep(2.5)
         process.send_signal(signal.SIGINT)
