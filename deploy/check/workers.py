@@ -45,7 +45,7 @@ def check_second_host(main: Project, extra: Project, site: Site, token: str, set
     started = time.monotonic()
     try:
         submission_id = platform.submit_endpoint(api, MODEL, BOARD, settings.agent_port)
-        wait_for(300, lambda: _hosts(main, submission_id)["second-host"] >= 3, every=3)
+        wait_for(300, lambda: _hosts(main, submission_id)["second-host"] >= 1, every=2)
     finally:
         main.docker.docker("unpause", main.one("worker-light"))
     data = platform.wait_finished(api, submission_id, settings.timeout)
