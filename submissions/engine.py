@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings as django_settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Case, F, IntegerField, QuerySet, Value, When
 from django.utils import timezone
 
 from catalogue.prompt_sets import prompt_sets_for_run
@@ -33,8 +33,8 @@ from submissions.endpoints import endpoint_client
 from submissions.models import Attempt, Submission
 from submissions.pacing import EndpointPacer, endpoint_hold
 from submissions.rescoring import replay_recorded, self_report
-from submissions.scheduling import Contender, fair_order
-from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for
+from submissions.scheduling import Contender, fair_order, longest_first
+from submissions.selectors import due_attempts, endpoint_limit, queue_contenders, queue_for, scenario_seconds
 from submissions.services import (
     attempts_enqueue,
     submission_listed_models_record,
@@ -189,6 +189,8 @@ def _claim_next_of(contender: Contender, worker: str) -> Attempt | None:
 
     Raises EndpointBusy when its endpoint is at its concurrency limit.
     """
+    # Estimated before any row is locked, so the lock lasts no longer than it did.
+    longest = _longest_first_order(scenario_seconds(contender.submission_id, timezone.now()))
     with transaction.atomic():
         if contender.endpoint and not _endpoint_room(contender.endpoint, team_id=contender.team_id):
             raise EndpointBusy()
@@ -200,7 +202,7 @@ def _claim_next_of(contender: Contender, worker: str) -> Attempt | None:
         for _ in range(CLAIM_CANDIDATES):
             attempt_id = (Attempt.objects.select_for_update(skip_locked=True)
                           .filter(due_attempts(timezone.now()), submission_id=contender.submission_id)
-                          .exclude(id__in=tried).order_by("id").values_list("id", flat=True).first())
+                          .exclude(id__in=tried).order_by(*longest, "id").values_list("id", flat=True).first())
             if attempt_id is None:
                 break
             attempt = _claim(attempt_id, worker)
@@ -208,6 +210,17 @@ def _claim_next_of(contender: Contender, worker: str) -> Attempt | None:
                 return attempt
             tried.append(attempt_id)
     return None
+
+
+def _longest_first_order(seconds: dict[int, float]) -> list[Case]:
+    """The claim's sort key before ``id`` (the creation order): the attempt's scenario's rank by
+    ``scheduling.longest_first``, 0 for a scenario with no estimate (served first); none when no
+    scenario has one."""
+    ranks = longest_first(seconds)
+    if not ranks:
+        return []
+    return [Case(*(When(scenario_id=scenario_id, then=Value(rank)) for scenario_id, rank in ranks.items()),
+                 default=Value(0), output_field=IntegerField())]
 
 
 #: Due attempts of one submission tried in turn before moving on to the next submission.

@@ -74,6 +74,21 @@ def fair_order(contenders: Iterable[Contender], served: Served) -> list[Contende
     return sorted(contenders, key=served.key)
 
 
+def longest_first(seconds: Mapping[int, float]) -> dict[int, int]:
+    """The rank of each scenario with an estimated time among one submission's due attempts: 1 for
+    the longest, then shorter (ties by scenario id).
+
+    The fair order picks the submission; this picks which of its attempts goes, so that the longest
+    do not start last and run alone at the end while other slots idle (longest first is the classic
+    list-scheduling remedy). A scenario with no estimate has no rank and goes before every ranked one
+    (the claim sorts it as 0): most likely it is new, and measuring it early both avoids its ending a
+    run alone and gives the rest of the run an estimate. Among equal ranks the attempts' creation
+    order stands, which keeps a scenario's repeats together and in order.
+    """
+    ordered = sorted(seconds, key=lambda scenario_id: (-seconds[scenario_id], scenario_id))
+    return {scenario_id: rank for rank, scenario_id in enumerate(ordered, start=1)}
+
+
 # --- the forward simulation ---------------------------------------------------------------------
 
 

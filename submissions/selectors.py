@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, Max, Q, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from accounts.models import Team
@@ -60,6 +62,33 @@ def due_attempts(now: datetime) -> Q:
                | Q(status=Attempt.Status.RETRYING, next_try_at__isnull=True)
                | Q(status=Attempt.Status.RETRYING, next_try_at__lte=now))
     return waiting & (Q(submission__calls_resume_at__isnull=True) | Q(submission__calls_resume_at__lte=now))
+
+
+#: Latest scored attempts per scenario whose median time estimates its next attempt.
+SCENARIO_HISTORY = 10
+
+
+def scenario_seconds(submission_id: int, now: datetime) -> dict[int, float]:
+    """The median time of the latest scored attempts of each scenario this submission has due now,
+    on its flow, any team's (the scenario fixes the environment); scenarios never scored are absent.
+
+    One query, so a claim can afford it. No fallback to the board's time: every scenario of one
+    submission would get the same, which orders nothing among them (``scheduling.longest_first``).
+    """
+    due = Attempt.objects.filter(due_attempts(now), submission_id=submission_id).values("scenario_id")
+    flow = Submission.objects.filter(id=submission_id).values("flow")
+    latest = (Attempt.objects
+              .filter(scenario_id__in=due, submission__flow__in=flow, status=Attempt.Status.SCORED,
+                      duration_seconds__isnull=False)
+              .annotate(recent=Window(RowNumber(), partition_by=[F("scenario_id")],
+                                      order_by=[F("finished_at").desc(nulls_last=True), F("id").desc()]))
+              .filter(recent__lte=SCENARIO_HISTORY)
+              .values_list("scenario_id", "duration_seconds"))
+    times: dict[int, list[float]] = {}
+    for scenario_id, seconds in latest:
+        if seconds is not None:  # excluded by the filter; said again for the type
+            times.setdefault(scenario_id, []).append(seconds)
+    return {scenario_id: statistics.median(values) for scenario_id, values in times.items()}
 
 
 @dataclass
