@@ -25,7 +25,7 @@ and the analysis charts' data, its comparison page, a real Sokoban replay and a 
 long attack. Then what a submission finishing costs its board (its result rebuilt, and the board's
 stored aggregates brought up to date, as the worker does), and, after a change (``--after-changes``
 per board): one full board's generation moves on, the warm (``leaderboard.warming.warm_boards``, what
-the Celery task runs) rebuilds it in this process, and the first request of each of that board's
+the Celery task runs) computes its data in this process, and the first request of each of that board's
 pages and of the home page is measured, as the first visitor after a change sees it where warming
 works (a shared cache). Then the home pages' first request after a change of everything at once (a
 model's metadata, an import), which no stored ranking survives, and a board summarised from attempt

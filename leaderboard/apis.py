@@ -15,8 +15,8 @@ from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, pa
 from leaderboard.board_names import unknown_board_detail
 from leaderboard.cache import board_scope, cached
 from leaderboard.column_schema import ATTEMPT_EXPORT_RESPONSES, BoardRow
-from leaderboard.selectors import BoardFilter, board_get
-from leaderboard.views import board_key, board_storable
+from leaderboard.selectors import BoardFilter, board_cached, board_storable
+from leaderboard.views import board_key
 from submissions.apis import viewable_submission
 from submissions.export_apis import (
     FORMAT_HELP,
@@ -142,14 +142,14 @@ class SubmissionExportApi(APIView):
 
 def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, Any]:
     """The API's answer for a board and the request's query, from the board cache (``request`` is a
-    Django or DRF request: the warm builds it outside the API's throttles)."""
+    Django or DRF request), built from the board's cached data (``board_cached``), which the warm fills."""
     filters = BoardFilter.from_query(request.GET)
     key = board_key(request, env, flow, subset)
 
     def build() -> tuple[dict[str, Any], bool]:
         try:
-            board = board_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"),
-                              filters=filters, viewer_team_ids=key[-1])
+            board = board_cached(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"),
+                                 filters=filters, viewer_team_ids=key[-1])
         except (KeyError, ValueError):
             # The valid environments, flows and sets come with it: a client shows them to whoever mistyped.
             raise exceptions.NotFound(unknown_board_detail(env, flow, subset)) from None

@@ -38,8 +38,8 @@ EVERYTHING = ""
 #: The scope of the home page, which shows every board: moved on with any board's.
 HOME = "home"
 WARM_PENDING_KEY = "boards:warm-pending"
-#: The Celery task that rebuilds the changed pages (``leaderboard.tasks``), sent by its name: it renders
-#: them through the views, which read this module, so importing it here would close a circle.
+#: The Celery task that computes the changed boards' data (``leaderboard.tasks``), sent by its name: it
+#: reads the selectors, which read this module, so importing it here would close a circle.
 WARM_TASK = "leaderboard.warm_boards"
 
 #: A board as its cache is scoped: environment, flow, subset (every suite of it).
@@ -130,15 +130,15 @@ def scopes_of(boards: tuple[BoardRef, ...]) -> tuple[str, ...]:
 
 
 def warming_enabled() -> bool:
-    """Whether changed pages are rebuilt by a worker: only into a cache the web processes share. A
-    worker filling its own memory (LocMem) would help no visitor; there the first visitor after a
-    change renders the page."""
+    """Whether changed boards' data is computed by a worker: only into a cache the web processes share.
+    A worker filling its own memory (LocMem) would help no visitor; there the first visitor after a
+    change computes it."""
     return settings.MAGEBENCH_WARM_BOARDS and _timeout() > 0
 
 
 def warm_soon() -> None:
-    """Send one warm of the changed pages a few seconds from now, unless one is already waiting:
-    submissions finishing in a burst are rebuilt for once, and the warm sees all of their changes,
+    """Send one warm of the changed boards' data a few seconds from now, unless one is already waiting:
+    submissions finishing in a burst are computed for once, and the warm sees all of their changes,
     since it reads which boards changed when it runs. A broker that cannot be reached is logged and
     skipped: the write that changed the boards stands, and the first visitor renders instead."""
     if not warming_enabled():

@@ -38,7 +38,7 @@ def boards_changed(*boards: BoardRef) -> None:
     aggregates (their paired tests, analyses and medians) are brought up to date. The database's counters move only
     then, in statements of their own: a lock on them held to the end of every writer's transaction
     would queue the workers finishing submissions behind one another. Once committed, the changed
-    pages are rebuilt in the background where that helps (``warm_soon``).
+    boards' data is computed again in the background where that helps (``warm_soon``).
     """
     scopes = scopes_of(boards)
     bump_cache(scopes)

@@ -9,7 +9,7 @@ from leaderboard.warming import warm_boards as rebuild_changed
 
 @shared_task(name=WARM_TASK)
 def warm_boards() -> dict[str, object]:
-    """Rebuild into the shared cache what anonymous visitors see of the boards that changed."""
+    """Compute into the shared cache the data anonymous visitors' pages read of the boards that changed."""
     warmed = rebuild_changed()
     return {"boards": ["/".join(board) for board in warmed.boards], "home": warmed.home, "failed": warmed.failed}
 

@@ -36,9 +36,10 @@ from leaderboard.selectors import (
     BoardSort,
     Overview,
     OverviewRow,
-    board_get,
-    board_organisations,
-    boards_ranked_get,
+    board_cached,
+    board_organisations_cached,
+    board_storable,
+    home_boards_cached,
     metric_card,
     model_chart_data,
     model_page_get,
@@ -53,8 +54,8 @@ from magebench_client.csv_safe import write_csv
 def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filters: BoardFilter | None = None,
                   viewer_team_ids: tuple[int, ...] = ()) -> Board:
     try:
-        return board_get(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"), filters=filters,
-                         viewer_team_ids=viewer_team_ids)
+        return board_cached(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"), filters=filters,
+                            viewer_team_ids=viewer_team_ids)
     except (KeyError, ValueError):
         raise Http404("no such board") from None
 
@@ -66,28 +67,9 @@ def board_key(request: HttpRequest, env: str, flow: str, subset: str) -> tuple[A
             tuple(sorted(request_access(request).team_ids)))
 
 
-def board_storable(board: Board, filters: BoardFilter, organisations: list[str] | None = None) -> bool:
-    """Whether a board built for a query may be cached: a suite with no scenarios, or an organisation
-    no entry has, or a search, is computed for each request instead, so that made-up queries cannot
-    fill the cache."""
-    if not board.scenario_count:
-        return False
-    if filters.prompts and filters.prompts not in {generation.version for generation in board.generations
-                                                   if generation.entries or generation.current}:
-        return False  # a made-up version is computed for its request, as a search is
-    if filters.search:
-        return False  # any text can be searched for: each search is computed for its request
-    if not filters.organisation:
-        return True
-    known = organisations if organisations is not None else board_organisations(
-        env=board.env, flow=board.flow, subset=board.subset, suite=board.suite)
-    return filters.organisation.casefold() in {name.casefold() for name in known}
-
-
-#: Rows of each board the home page shows (the board's page has them all), and the models of its
-#: overview: those among the first of any column, and the baselines. ``?models=all`` lists every
+#: The models of the home page's overview: those among the first of any column, and the baselines
+#: (its boards show their first ``HOME_BOARD_ROWS`` rows). ``?models=all`` lists every
 #: model instead, a page at a time. With 200 entries a board, every row on one page made 1.5 MiB.
-HOME_BOARD_ROWS = 10
 OVERVIEW_TOP = 10
 OVERVIEW_ROWS_PER_PAGE = 100
 
@@ -102,11 +84,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
     def build() -> CachedPage:
         plugins = all_plugins()
-        wanted = [(plugin.slug, flow, board_subset) for plugin in plugins for board_subset in ("mini", "full")
-                  for flow in plugin.flows]
         # Every board's stored ranking in one read (each ranked again only where a write made it
-        # stale): ranking ten boards of 200 entries on each build made most of the page's time.
-        ranked = dict(zip(wanted, boards_ranked_get(wanted, head=HOME_BOARD_ROWS), strict=True))
+        # stale), kept in the board cache: ranking ten boards of 200 entries made most of the page's time.
+        ranked = home_boards_cached()
         sections: list[dict[str, Any]] = []
         for plugin in plugins:
             boards = [ranked[(plugin.slug, flow, board_subset)].board
@@ -209,7 +189,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
         # Reported rows have no attempts: a board of those alone offers no per-attempt downloads.
         has_attempts = any(row.submission_id is not None for row in data.rows)
         data.rows = data.rows[pager.rows]
-        organisations = board_organisations(env=env, flow=flow, subset=subset, suite=data.suite)
+        organisations = board_organisations_cached(env=env, flow=flow, subset=subset, suite=data.suite)
         content = render_to_string("leaderboard/_board_content.html", {
             "filters": filters, "order": order, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
             "organisations": organisations, "export_query": filters.query(suite=data.suite),

@@ -1,25 +1,24 @@
-"""Rebuilding, into the board cache, what anonymous visitors see of the boards that changed.
+"""Computing, into the board cache, the data anonymous visitors' pages read of the boards that changed.
 
-A warm compares each board's generation (and the home page's) with the one it last rebuilt, so it
-rebuilds only what changed since, however many changes came in between; the pages are built by the
-views themselves, from a request with no query and no user, so that they are stored under the very
-keys a visitor's request reads.
+A warm compares each board's generation (and the home page's) with the one it last warmed, so it
+recomputes only what changed since, however many changes came in between. It fills the selectors'
+cached reads (``leaderboard.selectors.cached_reads``) under the keys a visitor's request reads them
+by (no filter, no team), and sends the builds of the boards' attempt exports; the pages themselves
+are rendered by their first visitor, from that data, without a query for it. No page is rendered
+here, and no page module is imported.
 """
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 
-from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
-from django.http import HttpRequest
-from django.test import RequestFactory
-from django.urls import reverse
 
-from evaluators.base import all_plugins
+from evaluators.base import FLOWS, all_plugins
+from leaderboard.attempt_exports import board_exports_warm
 from leaderboard.cache import HOME, WARM_PENDING_KEY, BoardRef, board_scope, generation
+from leaderboard.selectors import board_cached, board_organisations_cached, home_boards_cached, summary_get
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +27,7 @@ WARMED_KEY = "boards:warmed:{scope}"
 
 @dataclass
 class Warmed:
-    """What one warm rebuilt: the boards, whether the home page, and the pages that failed."""
+    """What one warm recomputed: the boards, whether the home page's data, and the reads that failed."""
 
     boards: list[BoardRef] = field(default_factory=list)
     home: bool = False
@@ -40,51 +39,38 @@ def every_board() -> list[BoardRef]:
             for subset in ("mini", "full")]
 
 
-def _anonymous(path: str, query: dict[str, str] | None = None) -> HttpRequest:
-    request = RequestFactory().get(path, query or {})
-    request.user = AnonymousUser()
-    return request
-
-
-def _build(name: str, render: Callable[[], object], warmed: Warmed) -> None:
+def _run(name: str, read: Callable[[], object], warmed: Warmed) -> None:
     try:
-        render()
-    except Exception:  # noqa: BLE001 - one page failing must not keep the others cold
+        read()
+    except Exception:  # noqa: BLE001 - one read failing must not keep the others cold
         logger.warning("could not warm %s", name, exc_info=True)
         warmed.failed.append(name)
 
 
 def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
-    """The board's page, API answer, CSV export, analysis, comparison, all-pairs and cost pages, with default
-    filters, and the builds of its frame-free attempt exports sent."""
-    from leaderboard.analysis_views import board_analysis, board_compare, board_pairs
-    from leaderboard.apis import board_payload
-    from leaderboard.attempt_exports import board_exports_warm, payload_entries
-    from leaderboard.cost_views import board_cost
-    from leaderboard.views import board, board_export
+    """The board's default view (what its page, API answer and CSV export read), its organisations,
+    and the builds of its frame-free attempt exports sent."""
+    board = (env, flow, subset)
 
-    args = (env, flow, subset)
-    _build(f"board {args}", lambda: board(_anonymous(reverse("board", args=args)), *args), warmed)
-    _build(f"api {args}", lambda: board_payload(_anonymous(reverse("api-board", args=args)), *args), warmed)
-    # The attempt exports are built by workers of their own (a board of 60,000 attempts takes minutes),
-    # so that a visitor's download is usually ready; the board's older files go.
-    _build(f"attempt exports {args}", lambda: board_exports_warm(args, payload_entries(board_payload(
-        _anonymous(reverse("api-board", args=args)), *args))), warmed)
-    _build(f"csv {args}", lambda: board_export(
-        _anonymous(reverse("board-export", args=[*args, "csv"])), *args, fmt="csv"), warmed)
-    _build(f"analysis {args}", lambda: board_analysis(
-        _anonymous(reverse("board-analysis", args=args)), *args), warmed)
-    _build(f"compare {args}", lambda: board_compare(_anonymous(reverse("board-compare", args=args)), *args), warmed)
-    _build(f"pairs {args}", lambda: board_pairs(_anonymous(reverse("board-pairs", args=args)), *args), warmed)
-    _build(f"cost {args}", lambda: board_cost(_anonymous(reverse("board-cost", args=args)), *args), warmed)
+    def read() -> None:
+        data = board_cached(env=env, flow=flow, subset=subset)
+        board_organisations_cached(env=env, flow=flow, subset=subset, suite=data.suite)
+        # The attempt exports are built by workers of their own (a board of 60,000 attempts takes
+        # minutes), so that a visitor's download is usually ready; the board's older files go.
+        board_exports_warm(board, [row.submission_id for row in data.rows])
+
+    _run(f"board {board}", read, warmed)
 
 
 def warm_home(warmed: Warmed) -> None:
-    from leaderboard.views import home
+    """Every board's head the home page shows, and its summaries across environments."""
+    def read() -> None:
+        ranked = home_boards_cached()
+        for subset in ("mini", "full"):
+            for flow in FLOWS:
+                summary_get(flow=flow, subset=subset, ranked=ranked)
 
-    for overview in ("mini", "full"):
-        request = _anonymous(reverse("home"), {"overview": overview})
-        _build(f"home {overview}", partial(home, request), warmed)
+    _run("home", read, warmed)
 
 
 def _stale(scope: str) -> tuple[bool, tuple[int, ...]]:
@@ -94,9 +80,9 @@ def _stale(scope: str) -> tuple[bool, tuple[int, ...]]:
 
 
 def warm_boards(*, everything: bool = False) -> Warmed:
-    """Rebuild the pages of every board changed since its last warm, and the home page if any did
-    (``everything``: all of them). A page built while its board changed again is not stored
-    (``leaderboard.cache.cached``); that change sends a warm of its own."""
+    """Recompute the cached reads of every board changed since its last warm, and the home page's if
+    any did (``everything``: all of them). A read computed while its board changed again is not
+    stored (``leaderboard.cache.cached``); that change sends a warm of its own."""
     # Cleared first: a change from here on sends another warm rather than waiting on this one.
     cache.delete(WARM_PENDING_KEY)
     warmed = Warmed()

@@ -121,9 +121,10 @@ def client_wheel_url(request: HttpRequest) -> str:
     return f"{url}#sha256={digest}" if digest else url
 
 
-def _unavailable(reason: str) -> HttpResponse:
-    return HttpResponse(f"The client's wheel is {reason}; install it from a checkout of the site with: "
-                        "pip install ./client\n", status=503, content_type="text/plain; charset=utf-8")
+def _unavailable(reason: str, *, how: str = "install it from a checkout of the site with: pip install ./client"
+                 ) -> HttpResponse:
+    return HttpResponse(f"The client's wheel is {reason}; {how}\n", status=503,
+                        content_type="text/plain; charset=utf-8")
 
 
 def client_wheel(request: HttpRequest, name: str) -> HttpResponse:
@@ -133,7 +134,11 @@ def client_wheel(request: HttpRequest, name: str) -> HttpResponse:
     expected = pinned_digest()
     if expected is None:
         logger.error("the client's wheel is not built: run manage.py build_client_wheel (%s)", wheel_path())
-        return _unavailable("not available right now")
+        # Building is for the image, the demo's start or an operator, never a web process: pip here
+        # would hold a web worker for up to BUILD_TIMEOUT seconds per request.
+        return _unavailable("not built on this site", how="the site's operator builds it with: "
+                            "python manage.py build_client_wheel (or install the client from a checkout: "
+                            "pip install ./client)")
     try:
         # Read whole (tens of kilobytes), so the bytes checked are the bytes sent.
         data = wheel_path().read_bytes()

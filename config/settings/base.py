@@ -322,10 +322,10 @@ else:
 # write that changes a board (a submission finishing, published, hidden, re-scored) drops them at
 # once. 0 turns the cache off.
 MAGEBENCH_BOARD_CACHE_SECONDS = env_int("MAGEBENCH_BOARD_CACHE_SECONDS", 24 * 3600)
-# Once a change commits, a Celery task (leaderboard.warm_boards, on the default queue) rebuilds what
-# anonymous visitors see of the changed boards and the home page, this many seconds later so that a
-# burst of changes is rebuilt for once. On by default only with a shared cache: a worker warming its
-# own memory (LocMem) would help no web process.
+# Once a change commits, a Celery task (leaderboard.warm_boards, on the default queue) computes the data
+# anonymous visitors' pages read of the changed boards and the home page (no page is rendered), this
+# many seconds later so that a burst of changes is computed for once. On by default only with a shared
+# cache: a worker warming its own memory (LocMem) would help no web process.
 MAGEBENCH_WARM_BOARDS = env_bool("MAGEBENCH_WARM_BOARDS", _cache_url.startswith(("redis://", "rediss://", "unix://")))
 MAGEBENCH_WARM_DELAY_SECONDS = env_float("MAGEBENCH_WARM_DELAY_SECONDS", 5.0)
 # A warm sent but not run this long after its delay (its worker died) no longer holds later ones back.

@@ -41,7 +41,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 SITE = ("django", "rest_framework", "celery", "config", "accounts", "catalogue", "leaderboard", "monitoring",
         "submissions", "evaluators", "scoring")
 
-#: Every page, as a module: what the board cache never imports (the warm renders pages through them).
+#: Every page, as a module: what neither the board cache nor its warm imports (the warm computes the
+#: pages' data, and renders none of them).
 PAGES = ("leaderboard.views", "leaderboard.apis", "leaderboard.analysis_views", "leaderboard.cost_views",
          "leaderboard.submission_views", "leaderboard.templatetags", "accounts.views", "submissions.views",
          "submissions.team_views", "submissions.apis", "submissions.upload_apis", "config.urls")
@@ -277,10 +278,44 @@ def test_the_backup_tool_needs_only_the_standard_library() -> None:
     assert needed - set(sys.stdlib_module_names) == {"deploy"}
 
 
-def test_the_board_cache_sits_below_the_pages_and_what_renders_them() -> None:
-    # The warm renders pages through the views, which read the cache, so the cache sends it by name.
+def test_the_board_cache_sits_below_the_pages_and_what_warms_it() -> None:
+    # The warm reads the selectors, which read the cache, so the cache sends it by name.
     forbidden = (*PAGES, "leaderboard.warming", "leaderboard.tasks")
     assert _offenders([ROOT / "leaderboard" / "cache.py"], forbidden) == []
+
+
+def test_the_warm_imports_no_page_and_nothing_the_pages_import_a_page_through() -> None:
+    # The warm fills the selectors' cached reads; the pages render from them on their own requests.
+    warm = [ROOT / "leaderboard" / "warming.py", ROOT / "leaderboard" / "tasks.py"]
+    assert _offenders(warm, PAGES) == []
+    graph = _import_graph(ROOT, PACKAGES)
+    reached, todo = set(), ["leaderboard.warming"]
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            todo.extend(graph.get(module, ()))
+    assert sorted(module for module in reached if _forbidden(module, PAGES)) == []
+
+
+#: Modules allowed Django's test tools outside tests, each for a reason: the latency bench requests the
+#: pages as a visitor does, through the test client, on a developer's machine; no process of the site runs it.
+TEST_TOOLS_ALLOWED = ("bench.board_latency",)
+
+
+def test_no_module_of_the_site_imports_django_s_test_tools() -> None:
+    # A web or worker process building requests by hand (a RequestFactory) bypasses the middleware and
+    # the throttles that real requests go through.
+    offenders = [found for package in PACKAGES for path in _sources(package)
+                 if path.name != "conftest.py" and _dotted(path) not in TEST_TOOLS_ALLOWED
+                 for found in _offenders([path], ("django.test",))]
+    assert offenders == []
+
+
+def test_the_test_tools_rule_sees_an_import_of_them(tmp_path: Path) -> None:
+    # A rule that saw nothing would pass on anything.
+    (tmp_path / "warm.py").write_text("def warm():\n    from django.test import RequestFactory\n")
+    assert [module for _, module, _ in _imports(tmp_path / "warm.py", tmp_path)] == ["django.test"]
 
 
 def test_the_import_cycle_finder_follows_imports_inside_functions_but_not_those_for_type_checkers(
@@ -304,7 +339,7 @@ def test_no_import_cycle_goes_beyond_the_ones_left() -> None:
 
 
 def test_the_board_cache_schedules_its_warm_without_an_import_circle_through_the_pages() -> None:
-    # The warm renders pages through the views, which read the cache: the cache sends it by name.
+    # The warm reads the selectors, which read the cache: the cache sends it by name.
     graph = _import_graph(ROOT, PACKAGES)
     assert "leaderboard.tasks" not in graph["leaderboard.cache"]
     rendering = ("leaderboard.tasks", "leaderboard.warming", *PAGES)

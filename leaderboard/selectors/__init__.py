@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from leaderboard.selectors.board_cost import COST_AXES, BoardCost, CostEntry, board_cost_get
 from leaderboard.selectors.boards import RANKED_STATUSES, SUITE_NAME, board_get, board_organisations, visible_entries
+from leaderboard.selectors.cached_reads import (
+    board_cached,
+    board_organisations_cached,
+    board_storable,
+    boards_ranked_cached,
+    home_boards_cached,
+)
 from leaderboard.selectors.headline import BoardPlace, Headline, submission_headline
 from leaderboard.selectors.metric_card import metric_card, scenario_notes
 from leaderboard.selectors.model_page import (
@@ -72,9 +79,14 @@ __all__ = [
     "SummaryCell",
     "SummaryRow",
     "board_cost_get",
+    "board_cached",
     "board_get",
     "board_organisations",
+    "board_organisations_cached",
+    "board_storable",
+    "boards_ranked_cached",
     "boards_ranked_get",
+    "home_boards_cached",
     "metric_card",
     "model_summaries",
     "model_chart_data",

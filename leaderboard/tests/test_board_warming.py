@@ -1,15 +1,18 @@
-"""After a change, the changed boards' pages are rebuilt by a Celery task, not by their first visitor;
-a change to one board leaves every other board's cached pages alone."""
+"""After a change, the data of the changed boards' pages is computed into the board cache by a Celery
+task, not by their first visitor; a change to one board leaves every other board's cached data alone."""
 from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from kombu.exceptions import OperationalError
 
 from accounts.models import Team
 from leaderboard import tasks
 from leaderboard.cache import WARM_PENDING_KEY
+from leaderboard.selectors import board_cached, board_organisations_cached, home_boards_cached
 from leaderboard.tests.test_board_cache import _entry, _shown
 from leaderboard.warming import warm_boards
 from submissions.models import Submission
@@ -18,17 +21,24 @@ from submissions.services import submission_publish, submission_refresh_status
 pytestmark = pytest.mark.django_db
 
 MINI = ("sokoban", "global", "mini")
-# What an anonymous visitor sees of the board, with its default suite and filters.
-VISITOR_PAGES = [
-    reverse("board", args=MINI),
-    reverse("api-board", args=MINI),
-    reverse("board-export", args=[*MINI, "csv"]),
-    reverse("board-analysis", args=MINI),
-    reverse("board-compare", args=MINI),
-    reverse("board-pairs", args=MINI),
-    reverse("board-cost", args=MINI),
-    reverse("home"),
-]
+# What an anonymous visitor reads first of the boards: the board's page, its API answer, the home page.
+VISITOR_PAGES = [reverse("board", args=MINI), reverse("api-board", args=MINI), reverse("home")]
+# The tables the boards' data comes from: after a warm, a visitor's page reads none of them.
+BOARD_DATA_TABLES = ('"submissions_submission"', '"leaderboard_storedboardranking"', '"leaderboard_suitepromptset"')
+
+
+@pytest.fixture
+def shared_cache(settings, tmp_path):
+    """A cache every process shares, as Redis is in production (the test settings' default is each
+    process's own, whose generations are read from the database: one query per cached read)."""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                                   "LOCATION": str(tmp_path / "cache")}}
+
+
+def _queries(read) -> list[str]:
+    with CaptureQueriesContext(connection) as done:
+        read()
+    return [query["sql"] for query in done.captured_queries]
 
 
 @pytest.fixture
@@ -50,15 +60,62 @@ def sent(monkeypatch) -> list[dict[str, object]]:
     return calls
 
 
-@pytest.mark.parametrize("url", VISITOR_PAGES)
-def test_after_the_warm_a_visitors_first_request_renders_nothing(client, entries, warming, url,
-                                                                django_assert_max_num_queries):
+def test_after_the_warm_the_board_s_data_is_read_without_a_query(entries, warming, shared_cache,
+                                                                 django_assert_num_queries):
     warmed = warm_boards()
     assert MINI in warmed.boards and warmed.home and not warmed.failed
-    # The one query reads the database's generations (the test settings' cache is per process).
-    with django_assert_max_num_queries(1):
-        response = client.get(url)
-    assert response.status_code == 200
+    with django_assert_num_queries(0):
+        board = board_cached(env="sokoban", flow="global", subset="mini")
+        assert board_organisations_cached(env="sokoban", flow="global", subset="mini", suite=board.suite) == []
+        assert MINI in home_boards_cached()
+    assert [row.model for row in board.rows] == ["Alpha model", "Beta model"]
+
+
+def test_before_the_warm_reading_the_board_s_data_queries_the_database(entries, shared_cache):
+    # What the test above saves: without the warm, the first read computes the board.
+    assert any('"submissions_submission"' in sql for sql in _queries(
+        lambda: board_cached(env="sokoban", flow="global", subset="mini")))
+
+
+@pytest.mark.parametrize("url", VISITOR_PAGES)
+def test_after_the_warm_a_visitors_first_request_reads_no_board_data(client, entries, warming, shared_cache, url):
+    warm_boards()
+    queries = _queries(lambda: client.get(url))
+    # What is left is the page's own small reads (its suites' names, its snapshot link).
+    assert [sql for sql in queries if any(table in sql for table in BOARD_DATA_TABLES)] == []
+    assert len(queries) <= 3
+    assert "Alpha model" in client.get(url).content.decode()
+
+
+def _finish_one_more(sent: list[dict[str, object]], capture) -> None:
+    with capture(execute=True):
+        newer = _entry(Team.objects.create(name="Late lab", slug="late-lab"), "Gamma model", [99.0, 99.0, 99.0],
+                       status=Submission.Status.RUNNING)
+        submission_refresh_status(submission_id=newer.id)
+    assert len(sent) == 1  # the finished submission sent a warm
+
+
+def test_a_new_result_shows_at_once_on_warmed_boards(client, entries, warming, shared_cache, sent,
+                                                    django_capture_on_commit_callbacks):
+    warm_boards()
+    _finish_one_more(sent, django_capture_on_commit_callbacks)
+    # Before its warm runs: the data warmed earlier is not served any more.
+    assert "Gamma model" in _shown(client) and "Gamma model" in _shown(client, reverse("home"))
+    assert client.get(reverse("api-board", args=MINI)).json()["rows"][0]["model"] == "Gamma model"
+
+
+def test_the_warm_after_a_new_result_stores_the_board_with_it(entries, warming, shared_cache, sent,
+                                                              django_capture_on_commit_callbacks,
+                                                              django_assert_num_queries):
+    warm_boards()
+    _finish_one_more(sent, django_capture_on_commit_callbacks)
+    warmed = warm_boards()
+    assert warmed.boards == [MINI] and warmed.home
+    with django_assert_num_queries(0):
+        rows = board_cached(env="sokoban", flow="global", subset="mini").rows
+        home = home_boards_cached()[MINI].board.rows
+    assert [row.model for row in rows] == ["Gamma model", "Alpha model", "Beta model"]
+    assert [row.model for row in home] == ["Gamma model", "Alpha model", "Beta model"]
 
 
 def test_the_warm_rebuilds_only_the_board_that_changed_and_the_home_page(entries, warming, sent,

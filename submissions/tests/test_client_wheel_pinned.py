@@ -63,6 +63,7 @@ def test_a_request_never_builds_the_wheel_and_answers_503_until_a_build_exists(s
     monkeypatch.setattr(subprocess, "run", no_pip)
     response = client.get(reverse("client-wheel", args=[wheel_name()]))
     assert response.status_code == 503
+    assert b"python manage.py build_client_wheel" in response.content
     assert not (tmp_path / "empty").exists()
     index = client.get(reverse("client-index")).content.decode()
     assert "#sha256=" not in index
@@ -70,3 +71,16 @@ def test_a_request_never_builds_the_wheel_and_answers_503_until_a_build_exists(s
 
 def test_the_wheel_folder_is_outside_the_data_directory_by_default():
     assert not settings.MAGEBENCH_CLIENT_WHEEL_DIR.resolve().is_relative_to(settings.DATA_DIR.resolve())
+
+
+def test_without_a_build_the_wheel_s_address_tells_how_to_build_it_and_builds_nothing(settings, tmp_path,
+                                                                                     monkeypatch, client):
+    settings.MAGEBENCH_CLIENT_WHEEL_DIR = tmp_path / "wheels"
+    (tmp_path / "wheels").mkdir()
+    monkeypatch.setattr(client_wheel, "_pinned", {})
+    for _ in range(2):
+        response = client.get(reverse("client-wheel", args=[wheel_name()]))
+        assert response.status_code == 503
+        assert response["Content-Type"].startswith("text/plain")
+        assert "python manage.py build_client_wheel" in response.content.decode()
+    assert list((tmp_path / "wheels").rglob("*")) == []
