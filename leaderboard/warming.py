@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from django.test import RequestFactory
 from django.urls import reverse
 
-from evaluators.base import all_plugins
+from evaluators.base import SUBSETS, all_plugins
 from leaderboard.cache import HOME, WARM_PENDING_KEY, BoardRef, board_scope, generation
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class Warmed:
 
 def every_board() -> list[BoardRef]:
     return [(plugin.slug, flow, subset) for plugin in all_plugins() for flow in plugin.flows
-            for subset in ("mini", "full")]
+            for subset in SUBSETS]
 
 
 def _anonymous(path: str, query: dict[str, str] | None = None) -> HttpRequest:
@@ -82,7 +82,7 @@ def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
 def warm_home(warmed: Warmed) -> None:
     from leaderboard.views import home
 
-    for overview in ("mini", "full"):
+    for overview in SUBSETS:
         request = _anonymous(reverse("home"), {"overview": overview})
         _build(f"home {overview}", partial(home, request), warmed)
 

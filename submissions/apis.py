@@ -33,7 +33,7 @@ from accounts.selectors import (
     request_access,
 )
 from config.snapshot import one_moment
-from evaluators.base import environment_slugs
+from evaluators.base import SUBSETS, environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
 from submissions.effort import submission_reply_counts
@@ -255,7 +255,7 @@ class ModelAndBoardInput(ModelMetadataInput):
     model_name = serializers.CharField(max_length=120)
     env = NamedChoiceField(choices=())
     flow = NamedChoiceField(choices=())
-    subset = NamedChoiceField(choices=["mini", "full"])
+    subset = NamedChoiceField(choices=SUBSETS)
     suite = serializers.SlugField(required=False, default=None, allow_null=True)
     public = serializers.BooleanField(required=False, default=False,
                                       help_text="show on the public boards now (else the team's owner publishes)")
