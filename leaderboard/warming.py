@@ -70,8 +70,7 @@ def warm_home(warmed: Warmed) -> None:
             for flow in FLOWS:
                 summary_get(flow=flow, subset=subset, ranked=ranked)
 
-from evaluators.base import FLOWS, SUBSETS, all_plugins
-from leaderboard.attempt_exports import board_exports_warm
+    _run("home", read, warmed)
 
 
 def _stale(scope: str) -> tuple[bool, tuple[int, ...]]:
