@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from evaluators.base import SUBSETS as SUBSET_NAMES
+
 
 class Environment(models.Model):
     slug = models.SlugField(primary_key=True, max_length=32)
@@ -30,9 +32,8 @@ class Scenario(models.Model):
     resources ("official") and the platform's own fixtures ("fixture").
     """
 
-    SUBSET_MINI = "mini"
-    SUBSET_FULL = "full"
-    SUBSETS = [(SUBSET_MINI, "mini"), (SUBSET_FULL, "full")]
+    #: The sets as a field's choices (each value is its own label).
+    SUBSETS = [(name, name) for name in SUBSET_NAMES]
 
     environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="scenarios")
     suite = models.SlugField(max_length=32)
@@ -61,7 +62,7 @@ class Scenario(models.Model):
 
     @staticmethod
     def subset_filter(subset: str) -> dict[str, bool]:
-        if subset not in ("mini", "full"):
+        if subset not in SUBSET_NAMES:
             raise ValueError(f"unknown subset {subset!r}")
         return {f"in_{subset}": True}
 

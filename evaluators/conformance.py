@@ -17,6 +17,7 @@ from typing import Any
 from evaluators.declarations import (
     FLOWS,
     PLOTLY_BUNDLES,
+    SUBSETS,
     AnalysisPanel,
     BreakdownPart,
     ParseResult,
@@ -29,7 +30,6 @@ from evaluators.interface import EnvironmentPlugin
 from evaluators.registry import PluginConfigurationError
 
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
-_SUBSETS = ("mini", "full")
 
 
 class PluginConformanceError(PluginConfigurationError):
@@ -136,7 +136,7 @@ def _flows(plugin: EnvironmentPlugin) -> list[str]:
     for flow in flows:
         if not isinstance(defaults.get(flow), Mapping):
             continue
-        for subset in _SUBSETS:
+        for subset in SUBSETS:
             try:
                 EvaluationSettings.defaults(plugin, flow, subset=subset)
             except Exception as exc:  # noqa: BLE001 (reported with the flow it belongs to)
@@ -428,7 +428,7 @@ def _summary_references(plugin: EnvironmentPlugin) -> list[str]:
     references = getattr(plugin, "summary_references", {})
     for key, reference in (references.items() if isinstance(references, Mapping) else ()):
         where = f"summary_references[{key!r}]"
-        if not (isinstance(key, tuple) and len(key) == 2 and key[0] in plugin.flows and key[1] in ("mini", "full")):
+        if not (isinstance(key, tuple) and len(key) == 2 and key[0] in plugin.flows and key[1] in SUBSETS):
             problems.append(f"{where}: not one of its boards, (flow, 'mini' or 'full')")
         elif not isinstance(reference, SummaryReference):
             problems.append(f"{where}: not a SummaryReference")

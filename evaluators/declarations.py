@@ -20,6 +20,10 @@ FLOW_GLOBAL = "global"
 FLOW_ONLINE = "online"
 FLOWS = (FLOW_GLOBAL, FLOW_ONLINE)
 
+#: The scenario sets every flow is ranked on: a board is an environment, a flow and one of these.
+SUBSETS = ("mini", "full")
+SUBSET_MINI, SUBSET_FULL = SUBSETS
+
 #: The value of a plug-in's own setting.
 OptionValue = bool | int | float | str
 

@@ -75,7 +75,7 @@ class EnvironmentPlugin(abc.ABC):
     PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset()
     #: The settings only this environment reads, by name, in the order a stored row lists them. Its
     #: own folder reads their values through a typed accessor over ``EvaluationSettings.options``;
-    #: those declared ``variant`` label a run (``evaluators.agents.requests.non_official_settings``).
+    #: those declared ``variant`` label a run (``evaluators.settings.non_official_settings``).
     setting_options: ClassVar[Mapping[str, SettingOption]] = {}
 
     # -- Workers ------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evaluators.agents.requests import non_official_settings
 from evaluators.declarations import OptionValue, SettingOption
 from evaluators.endpoints.profile import (
     TOKEN_LIMIT_PARAMETERS,
@@ -35,6 +34,26 @@ if TYPE_CHECKING:
 
 #: A plug-in's default for one setting: a value, or a value per subset ({"mini": 10, "full": 3}).
 DefaultValue = int | float | bool | str | Mapping[str, int]
+
+
+#: Settings of every environment under which a submission is not scored the official way, with
+#: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).
+OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "png_image_label": False,
+                                   "token_limit_parameter": "max_tokens", "omit_parameters": "", "extra_body": {}}
+
+
+def official_values() -> dict[str, Any]:
+    """Every setting that makes a run a labelled variant, with its official value."""
+    values = dict(OFFICIAL_VALUES)
+    for plugin in all_plugins():
+        values.update({name: option.default for name, option in plugin.setting_options.items() if option.variant})
+    return values
+
+
+def non_official_settings(settings: Mapping[str, Any]) -> list[str]:
+    """The names of settings that make a run a labelled variant rather than the official protocol."""
+    return sorted(name for name, value in official_values().items()
+                  if name in settings and settings[name] not in (None, value))
 
 
 class SettingsError(ValueError):

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from evaluators.base import get_plugin
+from evaluators.base import SUBSETS, get_plugin
 from leaderboard.analysis import MatrixRow, TagRow, board_analysis_get, board_compare_get
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
@@ -33,7 +33,7 @@ def _submission_param(request: HttpRequest, name: str) -> int | None:
 
 
 def _nav(env: str) -> dict[str, object]:
-    return {"flows": get_plugin(env).flows, "subsets": ("mini", "full")}
+    return {"flows": get_plugin(env).flows, "subsets": SUBSETS}
 
 
 def _title(kind: str, env: str, flow: str, subset: str) -> str:

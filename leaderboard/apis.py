@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.selectors import request_access
-from evaluators.base import environment_flows, environment_slugs
+from evaluators.base import SUBSETS, environment_flows, environment_slugs
 from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, payload_entries, submission_export_spec
 from leaderboard.board_names import unknown_board_detail
 from leaderboard.cache import board_scope, cached
@@ -56,7 +56,7 @@ class BoardApi(APIView):
         parameters=[
             OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
             OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=environment_flows()),
-            OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=["mini", "full"]),
+            OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=list(SUBSETS)),
         ] + [OpenApiParameter(name, str, required=False, description=text) for name, text in (
             ("suite", "scenario suite (default: official once imported, else fixture)"),
             ("open", "1: open-weight models only"), ("size", "parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown"),
@@ -79,7 +79,7 @@ class BoardApi(APIView):
 
 BOARD_PATH = [OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
               OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=environment_flows()),
-              OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=["mini", "full"])]
+              OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=list(SUBSETS))]
 
 
 class BoardAttemptsExportApi(APIView):

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.base import all_plugins, get_plugin
-
-SUBSETS = ("mini", "full")
+from evaluators.base import SUBSETS, all_plugins, get_plugin
 
 
 @dataclass(frozen=True)

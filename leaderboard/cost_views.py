@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
-from evaluators.base import get_plugin
+from evaluators.base import SUBSETS, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, page_cached
 from leaderboard.selectors import COST_AXES, board_cost_get
 from leaderboard.selectors.analysis_reads import cost_cached
@@ -30,7 +30,7 @@ def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRe
             raise Http404("no such board") from None
         content = render_to_string("leaderboard/analysis/_cost_content.html", {
             "board": cost.board, "cost": cost, "chart_data": cost.chart_data(), "axes": COST_AXES,
-            "page": "cost", "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
+            "page": "cost", "flows": get_plugin(env).flows, "subsets": SUBSETS,
         })
         return CachedPage(title=f"Cost: {get_plugin(env).title} {flow} {subset}", content=content,
                           charts=bool(cost.placed), cacheable=bool(cost.board.scenario_count))
@@ -43,7 +43,7 @@ def cost_overview(request: HttpRequest) -> HttpResponse:
     """Every environment's score-against-cost chart for one subset, each board on its own score scale.
     Cached with the home page, which every board's change moves on."""
     subset = request.GET.get("subset") or "mini"
-    if subset not in ("mini", "full"):
+    if subset not in SUBSETS:
         raise Http404("no such subset")
     asked = request.GET.get("x", "")
     axis = asked if asked in COST_AXES else ""
@@ -51,7 +51,7 @@ def cost_overview(request: HttpRequest) -> HttpResponse:
     def build() -> CachedPage:
         overview = cost_overview_get(subset=subset, axis=axis)
         content = render_to_string("leaderboard/analysis/_cost_overview_content.html", {
-            "overview": overview, "axes": COST_AXES, "subsets": ("mini", "full"),
+            "overview": overview, "axes": COST_AXES, "subsets": SUBSETS,
             "charts": [(cost, f"cost-data-{cost.board.env}-{cost.board.flow}", cost.chart_data())
                        for cost in overview.boards],
         })

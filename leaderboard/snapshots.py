@@ -39,7 +39,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalogue.selectors import board_suites
-from evaluators.base import all_plugins, get_plugin
+from evaluators.base import SUBSETS, all_plugins, get_plugin
 from leaderboard.columns import Column, board_columns
 from leaderboard.dataset_card import ATTEMPTS_FILE, BOARD_FILE, CARD, card_markdown
 from leaderboard.models import BoardSnapshot
@@ -81,7 +81,7 @@ def zip_name(board: str, version: str) -> str:
 def public_boards() -> list[BoardRef]:
     """Every board a visitor can pick: each environment's flows and subsets, in each of its suites."""
     return [BoardRef(plugin.slug, flow, subset, suite) for plugin in all_plugins()
-            for suite in board_suites(plugin.slug) for flow in plugin.flows for subset in ("mini", "full")]
+            for suite in board_suites(plugin.slug) for flow in plugin.flows for subset in SUBSETS]
 
 
 # The canonical serialisation --------------------------------------------------------------------

@@ -22,7 +22,7 @@ from accounts.selectors import request_access
 from catalogue.citations import PAPER, Citation, leaderboard_citation
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get, prompt_set_row
 from catalogue.selectors import board_suites, default_suite, environments_with_reported_results
-from evaluators.base import FLOWS, all_plugins, get_plugin
+from evaluators.base import FLOWS, SUBSETS, all_plugins, get_plugin
 from leaderboard.attempt_exports import board_export_links, board_page_export
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.context_processors import environments
@@ -76,7 +76,7 @@ OVERVIEW_ROWS_PER_PAGE = 100
 
 def home(request: HttpRequest) -> HttpResponse:
     subset = request.GET.get("overview", "mini")
-    subset = subset if subset in ("mini", "full") else "mini"
+    subset = subset if subset in SUBSETS else "mini"
     every_model = request.GET.get("models") == "all"
     asked = page_number(request) if every_model else 1
     across_flow = request.GET.get("across", "global")
@@ -90,7 +90,7 @@ def home(request: HttpRequest) -> HttpResponse:
         sections: list[dict[str, Any]] = []
         for plugin in plugins:
             boards = [ranked[(plugin.slug, flow, board_subset)].board
-                      for board_subset in ("mini", "full") for flow in plugin.flows]
+                      for board_subset in SUBSETS for flow in plugin.flows]
             sections.append({"plugin": plugin, "suite": boards[0].suite, "boards": boards})
         overview = overview_of(subset, [ranked[(plugin.slug, flow, subset)] for plugin in plugins
                                         for flow in plugin.flows])
@@ -194,7 +194,7 @@ def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRespons
             "filters": filters, "order": order, "size_buckets": [b[0] for b in SIZE_BUCKETS] + [UNKNOWN_SIZE],
             "organisations": organisations, "export_query": filters.query(suite=data.suite),
             # Only the environment's own flows get a tab (an environment may have one flow only).
-            "board": data, "suites": board_suites(env), "flows": get_plugin(env).flows, "subsets": ("mini", "full"),
+            "board": data, "suites": board_suites(env), "flows": get_plugin(env).flows, "subsets": SUBSETS,
             "pager": pager,
             "has_attempts": has_attempts,
         })

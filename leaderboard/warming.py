@@ -17,7 +17,7 @@ from functools import partial
 
 from django.core.cache import cache
 
-from evaluators.base import FLOWS, all_plugins
+from evaluators.base import FLOWS, SUBSETS, all_plugins
 from leaderboard.attempt_exports import board_exports_warm
 from leaderboard.cache import HOME, WARM_PENDING_KEY, BoardRef, board_scope, generation
 from leaderboard.selectors import board_cached, board_organisations_cached, home_boards_cached, summary_get
@@ -39,7 +39,7 @@ class Warmed:
 
 def every_board() -> list[BoardRef]:
     return [(plugin.slug, flow, subset) for plugin in all_plugins() for flow in plugin.flows
-            for subset in ("mini", "full")]
+            for subset in SUBSETS]
 
 
 def _run(name: str, read: Callable[[], object], warmed: Warmed) -> None:
@@ -74,7 +74,7 @@ def warm_home(warmed: Warmed) -> None:
     """Every board's head the home page shows, and its summaries across environments."""
     def read() -> None:
         ranked = home_boards_cached()
-        for subset in ("mini", "full"):
+        for subset in SUBSETS:
             for flow in FLOWS:
                 summary_get(flow=flow, subset=subset, ranked=ranked)
 

@@ -33,7 +33,7 @@ from accounts.selectors import (
     request_access,
 )
 from config.snapshot import one_moment
-from evaluators.base import environment_slugs
+from evaluators.base import SUBSETS, environment_slugs
 from evaluators.endpoints.credentials import display_url, scrub_secrets
 from evaluators.trajectory import REPLAY_PAGE, document_page
 from submissions.effort import submission_reply_counts
@@ -255,7 +255,7 @@ class ModelAndBoardInput(ModelMetadataInput):
     model_name = serializers.CharField(max_length=120)
     env = NamedChoiceField(choices=())
     flow = NamedChoiceField(choices=())
-    subset = NamedChoiceField(choices=["mini", "full"])
+    subset = NamedChoiceField(choices=SUBSETS)
     suite = serializers.SlugField(required=False, default=None, allow_null=True)
     public = serializers.BooleanField(required=False, default=False,
                                       help_text="show on the public boards now (else the team's owner publishes)")
@@ -265,6 +265,35 @@ class ModelAndBoardInput(ModelMetadataInput):
         # Read when the serializer is made, not imported: the environments are the registry's.
         cast(serializers.ChoiceField, self.fields["env"]).choices = environment_slugs()
         cast(serializers.ChoiceField, self.fields["flow"]).choices = flow_choices()
+
+
+#: The largest offset a list or a trajectory page takes; far past any real list, far below 2**63 (the
+#: database's OFFSET is a 64-bit integer: a larger one would fail there, as a server error).
+OFFSET_MAX = 10**9
+#: The most rows one page of a list holds.
+LIST_PAGE_MAX = 200
+
+
+class PageQuery(serializers.Serializer):
+    """A list's page: ``limit`` rows from the ``offset``-th."""
+
+    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=LIST_PAGE_MAX,
+                                     help_text="how many rows")
+    offset = serializers.IntegerField(required=False, default=0, min_value=0, max_value=OFFSET_MAX,
+                                      help_text="the first row to return, from 0")
+
+
+class SubmissionListQuery(PageQuery):
+    mine = serializers.BooleanField(required=False, default=False, help_text="only your teams' submissions")
+
+
+def checked_query(serializer_class: type[serializers.Serializer], request: Any) -> dict[str, Any]:
+    """The query string's parameters, read by ``serializer_class``: a bad value is a 400 naming it."""
+    query = serializer_class(data=request.query_params)
+    if not query.is_valid():
+        raise exceptions.ValidationError({"detail": f"invalid query parameter: {', '.join(query.errors)}",
+                                          **query.errors})
+    return dict(query.validated_data)
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Any) -> tuple[dict[str, Any], Team]:
@@ -294,22 +323,22 @@ class SubmissionListCreateApi(APIView):
         status = serializers.CharField()
         attempts = serializers.IntegerField()
 
-    @extend_schema(parameters=[OpenApiParameter("mine", bool, description="only your teams' submissions"),
-                               OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
-                   responses={200: SubmissionOutput(many=True)})
+    @extend_schema(parameters=[SubmissionListQuery], responses={200: SubmissionOutput(many=True), 400: ErrorOutput})
     def get(self, request) -> Response:
         """Submissions the caller may see, newest first.
 
-        Public ones and the caller's teams' private ones; ``mine=1`` keeps only the latter. Paged by
-        ``limit`` (at most 200) and ``offset``.
+        Public ones and the caller's teams' private ones; ``mine=1`` (or ``true``, ``yes``, ``on``) keeps
+        only the latter. Paged by ``limit`` (1 to 200, 50 by default) and ``offset``; a value out of range
+        is refused with a 400 naming it.
         """
+        query = checked_query(SubmissionListQuery, request)
         access = request_access(request)
         # Staff see everything, hidden and private submissions included.
         queryset = Submission.objects.all() if access.is_staff else Submission.objects.filter(
             visible_entries(access.team_ids))
-        if str(request.query_params.get("mine", "")).lower() in ("1", "true", "yes"):
+        if query["mine"]:
             queryset = queryset.filter(team_id__in=access.team_ids)
-        limit, offset = _page(request)
+        limit, offset = query["limit"], query["offset"]
         rows = queryset.select_related("model", "team").order_by("-created_at", "-id")[offset:offset + limit]
         return Response(SubmissionOutput(rows, many=True, context={"access": access}).data)
 
@@ -339,22 +368,6 @@ class SubmissionListCreateApi(APIView):
             raise SubmissionError(str(exc)) from None
         return Response({"id": submission.id, "status": submission.status,
                          "attempts": submission_attempt_count(submission)}, status=status.HTTP_201_CREATED)
-
-
-#: The largest offset a list or a trajectory page takes; far past any real list, far below 2**63.
-OFFSET_MAX = 10**9
-
-
-def _page(request: Any) -> tuple[int, int]:
-    try:
-        limit = min(200, max(1, int(request.query_params.get("limit", 50))))
-        offset = max(0, int(request.query_params.get("offset", 0)))
-    except (TypeError, ValueError):
-        raise exceptions.ValidationError({"detail": "limit and offset are whole numbers"}) from None
-    if offset > OFFSET_MAX:
-        # The database's OFFSET is a 64-bit integer: a larger one would fail there, as a server error.
-        raise exceptions.ValidationError({"detail": f"offset is at most {OFFSET_MAX}"})
-    return limit, offset
 
 
 class SubmissionDetailApi(APIView):
@@ -441,15 +454,21 @@ class SubmissionActionApi(APIView):
 PAGE_MAX = 500
 
 
+class TrajectoryQuery(serializers.Serializer):
+    """What of an attempt's trajectory to return: all of it unless ``offset`` or ``limit`` is given."""
+
+    offset = serializers.IntegerField(required=False, min_value=0, max_value=OFFSET_MAX,
+                                      help_text="with limit: the first step (and model call) to return")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=PAGE_MAX,
+                                     help_text=f"with offset: how many steps and calls (at most {PAGE_MAX})")
+    artifact = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
+                                     help_text="a JSON document stored with the trajectory (e.g. football.json, the "
+                                               "engine log) instead of the trajectory; offset and limit page its steps")
+
+
 class AttemptTrajectoryApi(APIView):
     @extend_schema(
-        parameters=[
-            OpenApiParameter("offset", int, description="with limit: the first step (and model call) to return"),
-            OpenApiParameter("limit", int, description=f"with offset: how many steps and calls (at most {PAGE_MAX})"),
-            OpenApiParameter("artifact", str, description="a JSON document stored with the trajectory (e.g. "
-                             "football.json, the engine log) instead of the trajectory; offset and limit page "
-                             "its steps"),
-        ],
+        parameters=[TrajectoryQuery],
         responses={200: inline_serializer("AttemptTrajectory", {
             "attempt": AttemptOutput(),
             "trajectory": serializers.DictField(help_text="with offset and limit, its steps and calls cut to that "
@@ -468,8 +487,9 @@ class AttemptTrajectoryApi(APIView):
             raise exceptions.NotFound("no such attempt")
         marks = [] if can_see_endpoint(access, attempt.submission) else endpoint_marks(attempt.submission)
         shown = AttemptOutput(attempt, context={"marks": marks}).data
-        window = _window(request)
-        name = request.query_params.get("artifact")
+        query = checked_query(TrajectoryQuery, request)
+        window = _window(query)
+        name = query.get("artifact")
         if name is not None:
             document = attempt_artifact(attempt, name)
             if document is None:
@@ -485,18 +505,11 @@ class AttemptTrajectoryApi(APIView):
         return Response({"attempt": shown, "trajectory": struck(trajectory, marks)})
 
 
-def _window(request: Any) -> tuple[int, int] | None:
+def _window(query: dict[str, Any]) -> tuple[int, int] | None:
     """(offset, limit) when the caller pages a long trajectory; None for the whole of it."""
-    if "offset" not in request.query_params and "limit" not in request.query_params:
+    if "offset" not in query and "limit" not in query:
         return None
-    try:
-        offset = int(request.query_params.get("offset", 0))
-        limit = int(request.query_params.get("limit", REPLAY_PAGE))
-    except (TypeError, ValueError):
-        raise exceptions.ValidationError({"detail": "limit and offset are whole numbers"}) from None
-    if not 0 <= offset <= OFFSET_MAX or not 1 <= limit <= PAGE_MAX:
-        raise exceptions.ValidationError({"detail": f"offset is 0 or more, limit 1 to {PAGE_MAX}"})
-    return offset, limit
+    return query.get("offset", 0), query.get("limit", REPLAY_PAGE)
 
 
 class ModelListCreateApi(APIView):
@@ -515,8 +528,7 @@ class ModelListCreateApi(APIView):
     class InputSerializer(ModelMetadataInput):
         name = serializers.CharField(max_length=120)
 
-    @extend_schema(parameters=[OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
-                   responses={200: OutputSerializer(many=True)})
+    @extend_schema(parameters=[PageQuery], responses={200: OutputSerializer(many=True), 400: ErrorOutput})
     def get(self, request) -> Response:
         """Registered models.
 
@@ -524,7 +536,8 @@ class ModelListCreateApi(APIView):
         """
         access = request_access(request)
         visible = Submission.objects.filter(visible_entries(access.team_ids)).values("model_id")
-        limit, offset = _page(request)
+        query = checked_query(PageQuery, request)
+        limit, offset = query["limit"], query["offset"]
         rows = (ModelEntry.objects.filter(Q(id__in=visible) | Q(team_id__in=access.team_ids))
                 .select_related("team").order_by("name", "id")[offset:offset + limit])
         return Response(self.OutputSerializer(rows, many=True).data)

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.selectors import request_access
-from evaluators.base import environment_slugs
+from evaluators.base import SUBSETS, environment_slugs
 from submissions.apis import ErrorOutput, NamedChoiceField, _validated
 from submissions.endpoint_checks import endpoint_check_create
 from submissions.forms import flow_choices
@@ -86,7 +86,7 @@ class EndpointCheckCreateApi(APIView):
         api_key = serializers.CharField(required=False, default="", write_only=True, trim_whitespace=True)
         env = NamedChoiceField(choices=())
         flow = NamedChoiceField(choices=())
-        subset = NamedChoiceField(choices=["mini", "full"], required=False, default="mini")
+        subset = NamedChoiceField(choices=SUBSETS, required=False, default="mini")
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
         settings = serializers.DictField(required=False, default=dict)
 

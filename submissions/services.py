@@ -26,7 +26,7 @@ from catalogue.changes import results_changed
 from catalogue.models import Environment, Scenario
 from catalogue.prompt_sets import prompt_set_current
 from catalogue.selectors import default_suite, scenario_spec
-from evaluators.base import FLOWS, ScenarioSpec, get_plugin
+from evaluators.base import FLOWS, SUBSETS, ScenarioSpec, get_plugin
 from evaluators.settings import EvaluationSettings, SettingsError
 from scoring.stats import summarise_entry
 from submissions.crypto import encrypt_secret
@@ -239,7 +239,7 @@ def board_check(env: str, flow: str, subset: str) -> None:
     plugin = _plugin_or_error(env)
     if flow not in FLOWS or flow not in plugin.flows:
         raise SubmissionError(f"{plugin.title} has no flow {flow!r}; choose one of {', '.join(plugin.flows)}")
-    if subset not in ("mini", "full"):
+    if subset not in SUBSETS:
         raise SubmissionError("subset must be mini or full")
 
 

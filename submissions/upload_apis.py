@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Team
 from accounts.selectors import Access, request_access
-from evaluators.base import environment_slugs
+from evaluators.base import SUBSETS, environment_slugs
 from submissions.apis import ErrorOutput, ModelAndBoardInput, NamedChoiceField, SubmissionListCreateApi, _validated
 from submissions.forms import flow_choices
 from submissions.models import UploadFileCheck
@@ -69,7 +69,7 @@ class UploadCheckApi(APIView):
                                                "by a worker (a token's own team by default)")
         env = NamedChoiceField(choices=())
         flow = NamedChoiceField(choices=())
-        subset = NamedChoiceField(choices=["mini", "full"])
+        subset = NamedChoiceField(choices=SUBSETS)
         suite = serializers.SlugField(required=False, default=None, allow_null=True)
         file = serializers.FileField(help_text="zip of the MageBench output folder, or per-sample JSONL")
 

@@ -31,6 +31,9 @@ from magebench_client.commands import (
 )
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+#: The scenario sets a board is ranked on. The client imports nothing of the site, so it names them itself;
+#: a test keeps them equal to the site's (``evaluators.declarations.SUBSETS``).
+SUBSETS = ("mini", "full")
 #: Commands that act on one submission and print what it became.
 ACTIONS = ("cancel", "resume", "rerun", "publish")
 
@@ -52,7 +55,7 @@ def submission_options() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, help="model name shown on the board")
     parser.add_argument("--env", required=True, help="environment slug, as listed by the site")
     parser.add_argument("--flow", required=True, help="agent flow the environment plays, as listed by the site")
-    parser.add_argument("--subset", required=True, choices=["mini", "full"])
+    parser.add_argument("--subset", required=True, choices=SUBSETS)
     parser.add_argument("--suite", help="scenario suite (the site's default when left out)")
     parser.add_argument("--team", help="slug or name of your team (needed only if you belong to several)")
     parser.add_argument("--public", action="store_true", help="show on the public boards now")
@@ -118,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="model id sent to the endpoint (default: the first one it lists at /models)")
     probe.add_argument("--env", required=True, help="environment slug, as listed by the site")
     probe.add_argument("--flow", required=True, help="agent flow the environment plays, as listed by the site")
-    probe.add_argument("--subset", choices=["mini", "full"], default="mini", help="board whose first scenario is used")
+    probe.add_argument("--subset", choices=SUBSETS, default="mini", help="board whose first scenario is used")
     probe.add_argument("--suite", help="scenario suite (the site's default when left out)")
     probe.add_argument("--team", help="slug or name of your team (needed only if you belong to several)")
     probe.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the endpoint's API key")
@@ -136,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file")
     check.add_argument("--env", required=True, help="environment slug, as listed by the site")
     check.add_argument("--flow", required=True, help="agent flow the environment plays, as listed by the site")
-    check.add_argument("--subset", required=True, choices=["mini", "full"])
+    check.add_argument("--subset", required=True, choices=SUBSETS)
     check.add_argument("--suite", help="scenario suite (the site's default when left out)")
     check.add_argument("--interval", type=float, default=1.0,
                        help="seconds between polls of a large file's check, which a worker makes")

@@ -12,12 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators.endpoints.messages import text_part
-from evaluators.registry import all_plugins
-
-#: Settings of every environment under which a submission is not scored the official way, with
-#: the value that is; each plug-in adds its own (its ``setting_options`` declared ``variant``).
-OFFICIAL_VALUES: dict[str, Any] = {"parse_retries": 0, "png_image_label": False,
-                                   "token_limit_parameter": "max_tokens", "omit_parameters": "", "extra_body": {}}
 
 #: The media type the official flows write in every image's data URL, although the bytes are PNG.
 OFFICIAL_IMAGE_LABEL = "image/jpeg"
@@ -54,20 +48,6 @@ REQUEST_NOTES = (
     "(time-outs, 5xx, 429, refused connections) are retried, and an attempt whose endpoint never answered is "
     "re-queued rather than scored 0.",
 )
-
-
-def official_values() -> dict[str, Any]:
-    """Every setting that makes a run a labelled variant, with its official value."""
-    values = dict(OFFICIAL_VALUES)
-    for plugin in all_plugins():
-        values.update({name: option.default for name, option in plugin.setting_options.items() if option.variant})
-    return values
-
-
-def non_official_settings(settings: Mapping[str, Any]) -> list[str]:
-    """The names of settings that make a run a labelled variant rather than the official protocol."""
-    return sorted(name for name, value in official_values().items()
-                  if name in settings and settings[name] not in (None, value))
 
 
 def _as_parts(content: Any) -> list[Any]:

@@ -11,7 +11,7 @@ from typing import Any
 from catalogue.models import ReportedResult, Scenario
 from catalogue.prompt_sets import prompt_set_current, prompt_set_get
 from catalogue.selectors import default_suite
-from evaluators.base import PROMPTS_PLATFORM, PromptSet, get_plugin
+from evaluators.base import PROMPTS_PLATFORM, SUBSETS, PromptSet, get_plugin
 from evaluators.settings import EvaluationSettings
 from leaderboard.selectors.query import BoardFilter
 from leaderboard.selectors.rows import Board, BoardRow, PromptGeneration
@@ -92,7 +92,7 @@ def board_get(*, env: str, flow: str, subset: str, suite: str | None = None,
     if suite and not SUITE_NAME.fullmatch(suite):
         raise ValueError("a suite is named by a slug")  # and a NUL byte would reach PostgreSQL
     suite = suite or default_suite(env)
-    if flow not in plugin.flows or subset not in ("mini", "full"):
+    if flow not in plugin.flows or subset not in SUBSETS:
         raise ValueError("unknown flow or subset")
     queryset = (Submission.objects
                 .filter(visible_entries(viewer_team_ids), environment_id=env, flow=flow, subset=subset, suite=suite,

@@ -71,8 +71,8 @@ def boards_ranked_cached(boards: list[BoardRef], *, head: int) -> list[RankedBoa
 
 def home_boards_cached() -> dict[BoardRef, RankedBoard]:
     """Every board the home page shows, each with its first ``HOME_BOARD_ROWS`` rows, in the page's order."""
-    from evaluators.base import all_plugins
+    from evaluators.base import SUBSETS, all_plugins
 
-    wanted = [(plugin.slug, flow, subset) for plugin in all_plugins() for subset in ("mini", "full")
+    wanted = [(plugin.slug, flow, subset) for plugin in all_plugins() for subset in SUBSETS
               for flow in plugin.flows]
     return dict(zip(wanted, boards_ranked_cached(wanted, head=HOME_BOARD_ROWS), strict=True))

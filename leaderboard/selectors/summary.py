@@ -24,7 +24,7 @@ from django.db.models import Q
 
 from catalogue.models import Scenario
 from catalogue.selectors import default_suite
-from evaluators.base import FLOWS, EnvironmentPlugin, ScenarioSpec, SummaryReference, all_plugins, get_plugin
+from evaluators.base import FLOWS, SUBSETS, EnvironmentPlugin, ScenarioSpec, SummaryReference, all_plugins, get_plugin
 from leaderboard.selectors.overview import OverviewEntry
 from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
 from scoring.normalised import combined, normalised_score
@@ -32,7 +32,6 @@ from scoring.normalised import combined, normalised_score
 #: Where a scenario's floor came from, and its ceiling.
 FLOOR_PLUGIN, FLOOR_REFERENCE, FLOOR_IDLE_ENTRY, FLOOR_ZERO = "plugin", "reference", "idle entry", "zero"
 CEILING_PLUGIN, CEILING_REFERENCE = "plugin", "reference"
-SUBSETS = ("mini", "full")
 #: The name the platform's Idle baseline runs under (``submit_baselines``).
 IDLE_BASELINE = "Idle agent"
 #: The method, as every metric card states it (each plug-in's card says what its floor and ceiling are).

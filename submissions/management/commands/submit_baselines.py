@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalogue.selectors import default_suite
-from evaluators.base import all_plugins, get_plugin
+from evaluators.base import SUBSETS, all_plugins, get_plugin
 from evaluators.settings import EvaluationSettings
 from submissions.models import Submission
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
@@ -37,7 +37,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--env", default="sokoban")
-        parser.add_argument("--subset", action="append", dest="subsets", choices=["mini", "full"])
+        parser.add_argument("--subset", action="append", dest="subsets", choices=SUBSETS)
         parser.add_argument("--suite")
         parser.add_argument("--agent", action="append", dest="agents", choices=sorted(AGENTS))
         parser.add_argument("--url", action="append", dest="urls", metavar="AGENT=URL", required=True,

@@ -5,7 +5,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluators.base import environment_flows
+from evaluators.base import SUBSETS, environment_flows
 from submissions.models import Submission
 from submissions.progress_selectors import submission_progress
 from submissions.services import ModelSpec, SubmissionError, submission_create_endpoint
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--model", required=True, help="model name shown on the board")
         parser.add_argument("--env", required=True)
         parser.add_argument("--flow", required=True, choices=environment_flows())
-        parser.add_argument("--subset", default="mini", choices=["mini", "full"])
+        parser.add_argument("--subset", default="mini", choices=SUBSETS)
         parser.add_argument("--suite")
         parser.add_argument("--url", required=True, help="…/v1 or …/v1/chat/completions")
         parser.add_argument("--endpoint-model", default="",

@@ -9,7 +9,7 @@ from django.db import DatabaseError
 
 from catalogue.models import Scenario
 from catalogue.selectors import suites_for
-from evaluators.base import FLOWS, ResourceError, ScenarioSpec, environment_slugs, get_plugin
+from evaluators.base import FLOWS, SUBSETS, ResourceError, ScenarioSpec, environment_slugs, get_plugin
 from submissions.uploads import UploadedRun, UploadError, parse_upload
 
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("file", help="the .zip or .jsonl file")
         parser.add_argument("--env", required=True, help="environment slug: " + ", ".join(environment_slugs()))
         parser.add_argument("--flow", required=True, choices=FLOWS)
-        parser.add_argument("--subset", default="full", choices=("mini", "full"))
+        parser.add_argument("--subset", default="full", choices=SUBSETS)
         parser.add_argument("--suite", help="scenario suite in the database (needed when there are several)")
         parser.add_argument("--resources", type=Path,
                             help="read the scenarios from this MageBench checkout or resources/ directory")
