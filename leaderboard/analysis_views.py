@@ -15,7 +15,8 @@ from evaluators.base import SUBSETS, get_plugin
 from leaderboard.analysis import MatrixRow, TagRow, board_analysis_get, board_compare_get
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
-from leaderboard.selectors import board_get
+from leaderboard.selectors import board_cached
+from leaderboard.selectors.analysis_reads import ANALYSIS_ROWS, analysis_cached, comparison_cached, pairs_cached
 
 #: The plotly.js bundles the charts load: the smallest that draws them (static/vendor/README.md), by
 #: the names an analysis panel declares (``evaluators.base.PLOTLY_BUNDLES``).
@@ -42,7 +43,7 @@ def _title(kind: str, env: str, flow: str, subset: str) -> str:
 #: Rows of the per-entry tables (errors, lost score, best of N, tags, the per-scenario matrix) on one
 #: page: a full board's matrix is 483 cells a row, about 100 bytes each, so 200 entries on one page
 #: made 4–7 MB of HTML.
-ANALYSIS_ROWS_PER_PAGE = 25
+ANALYSIS_ROWS_PER_PAGE = ANALYSIS_ROWS
 #: Columns of the per-scenario matrix, and of a tag table with more values than this (WebUI's one
 #: per page), on one page: 25 rows of all 483 scenarios were still 1.2 MiB.
 ANALYSIS_COLUMNS_PER_PAGE = 40
@@ -72,8 +73,10 @@ def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> Ht
 
     def build() -> CachedPage:
         try:
-            analysis = board_analysis_get(env=env, flow=flow, subset=subset, suite=suite, page=asked,
-                                          per_page=ANALYSIS_ROWS_PER_PAGE)
+            # The first page, the one the warm computes, is read from the board cache.
+            analysis = analysis_cached(env=env, flow=flow, subset=subset) if suite is None and asked == 1 \
+                else board_analysis_get(env=env, flow=flow, subset=subset, suite=suite, page=asked,
+                                        per_page=ANALYSIS_ROWS_PER_PAGE)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         page, pages, shown = analysis.page, analysis.pages, analysis.rows
@@ -130,15 +133,13 @@ def board_analysis_charts(env: str, flow: str, subset: str, suite: str | None) -
 
 
 def _entries(env: str, flow: str, subset: str, suite: str | None) -> tuple[int, ...]:
-    """The submissions on the board: a comparison naming anything else is computed, never cached."""
-    def build() -> tuple[int, ...]:
-        try:
-            board = board_get(env=env, flow=flow, subset=subset, suite=suite)
-        except (KeyError, ValueError):
-            raise Http404("no such board") from None
-        return tuple(row.submission_id for row in board.rows if row.submission_id is not None)
-
-    return cached("board-entries", (env, flow, subset, suite or ""), build, scope=board_scope(env, flow, subset))
+    """The submissions on the board (its default view, which the warm computes): a comparison naming
+    anything else is computed, never cached."""
+    try:
+        board = board_cached(env=env, flow=flow, subset=subset, suite=suite)
+    except (KeyError, ValueError):
+        raise Http404("no such board") from None
+    return tuple(row.submission_id for row in board.rows if row.submission_id is not None)
 
 
 def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
@@ -147,7 +148,8 @@ def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> Htt
 
     def build() -> CachedPage:
         try:
-            comparison = board_compare_get(env=env, flow=flow, subset=subset, suite=suite, a=a, b=b)
+            comparison = comparison_cached(env=env, flow=flow, subset=subset) if (suite, a, b) == (None, None, None) \
+                else board_compare_get(env=env, flow=flow, subset=subset, suite=suite, a=a, b=b)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         content = render_to_string("leaderboard/analysis/_compare_content.html", {
@@ -175,8 +177,10 @@ def board_pairs(request: HttpRequest, env: str, flow: str, subset: str) -> HttpR
 
     def build() -> CachedPage:
         try:
-            pairs = board_pairs_get(env=env, flow=flow, subset=subset, suite=suite, page=asked, cols=asked_columns,
-                                    order=order if known else "board")
+            shown = order if known else "board"
+            pairs = pairs_cached(env=env, flow=flow, subset=subset) if (suite, asked, asked_columns, shown) == (
+                None, 1, 1, "board") else board_pairs_get(env=env, flow=flow, subset=subset, suite=suite, page=asked,
+                                                          cols=asked_columns, order=shown)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         content = render_to_string("leaderboard/analysis/_pairs_content.html", {

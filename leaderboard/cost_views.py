@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 from evaluators.base import SUBSETS, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, page_cached
 from leaderboard.selectors import COST_AXES, board_cost_get
+from leaderboard.selectors.analysis_reads import cost_cached
 from leaderboard.selectors.board_cost import cost_overview_get
 
 
@@ -22,7 +23,9 @@ def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRe
 
     def build() -> CachedPage:
         try:
-            cost = board_cost_get(env=env, flow=flow, subset=subset, suite=suite, axis=axis)
+            # The board's own axis, the view the warm computes, is read from the board cache.
+            cost = cost_cached(env=env, flow=flow, subset=subset) if (suite, axis) == (None, "") \
+                else board_cost_get(env=env, flow=flow, subset=subset, suite=suite, axis=axis)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         content = render_to_string("leaderboard/analysis/_cost_content.html", {

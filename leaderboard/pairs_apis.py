@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from leaderboard.apis import BOARD_PATH, BoardRefOutput
 from leaderboard.cache import board_scope, cached
 from leaderboard.pairs import PAIR_ORDERS, PAIRS_PER_PAGE, board_pairs_get
+from leaderboard.selectors.analysis_reads import pairs_cached
 
 _ENTRY: dict[str, serializers.Field] = {
     "submission": serializers.IntegerField(help_text="the entry's submission id"),
@@ -87,8 +88,10 @@ def board_pairs_payload(env: str, flow: str, subset: str, *, suite: str, page: i
     """The API's answer, from the board cache (a block past the last is answered, not stored)."""
     def build() -> tuple[dict[str, Any], bool]:
         try:
-            pairs = board_pairs_get(env=env, flow=flow, subset=subset, suite=suite or None, page=page, cols=cols,
-                                    order=order)
+            # The first block in the board's order is the page's default, which the warm computes.
+            pairs = pairs_cached(env=env, flow=flow, subset=subset) if (suite, page, cols, order) == (
+                "", 1, 1, "board") else board_pairs_get(env=env, flow=flow, subset=subset, suite=suite or None,
+                                                        page=page, cols=cols, order=order)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         return pairs.as_dict(), bool(pairs.board.scenario_count) and (pairs.page, pairs.cols) == (page, cols)

@@ -2,7 +2,8 @@
 
 A warm compares each board's generation (and the home page's) with the one it last warmed, so it
 recomputes only what changed since, however many changes came in between. It fills the selectors'
-cached reads (``leaderboard.selectors.cached_reads``) under the keys a visitor's request reads them
+cached reads (``leaderboard.selectors.cached_reads``, and ``analysis_reads`` for the default views of
+the analysis, comparison, all-pairs and cost pages) under the keys a visitor's request reads them
 by (no filter, no team), and sends the builds of the boards' attempt exports; the pages themselves
 are rendered by their first visitor, from that data, without a query for it. No page is rendered
 here, and no page module is imported.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.core.cache import cache
 
@@ -19,6 +21,7 @@ from evaluators.base import FLOWS, SUBSETS, all_plugins
 from leaderboard.attempt_exports import board_exports_warm
 from leaderboard.cache import HOME, WARM_PENDING_KEY, BoardRef, board_scope, generation
 from leaderboard.selectors import board_cached, board_organisations_cached, home_boards_cached, summary_get
+from leaderboard.selectors.analysis_reads import analysis_cached, comparison_cached, cost_cached, pairs_cached
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +52,8 @@ def _run(name: str, read: Callable[[], object], warmed: Warmed) -> None:
 
 def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
     """The board's default view (what its page, API answer and CSV export read), its organisations,
-    and the builds of its frame-free attempt exports sent."""
+    the builds of its frame-free attempt exports sent, and the default views of its analysis,
+    comparison, all-pairs and cost pages."""
     board = (env, flow, subset)
 
     def read() -> None:
@@ -60,6 +64,10 @@ def warm_board(env: str, flow: str, subset: str, warmed: Warmed) -> None:
         board_exports_warm(board, [row.submission_id for row in data.rows])
 
     _run(f"board {board}", read, warmed)
+    # Each of the board's other pages on its own: one failing leaves the others warm.
+    for name, page_read in (("analysis", analysis_cached), ("compare", comparison_cached), ("pairs", pairs_cached),
+                            ("cost", cost_cached)):
+        _run(f"{name} {board}", partial(page_read, env=env, flow=flow, subset=subset), warmed)
 
 
 def warm_home(warmed: Warmed) -> None:

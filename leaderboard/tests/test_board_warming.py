@@ -13,6 +13,7 @@ from accounts.models import Team
 from leaderboard import tasks
 from leaderboard.cache import WARM_PENDING_KEY
 from leaderboard.selectors import board_cached, board_organisations_cached, home_boards_cached
+from leaderboard.selectors.analysis_reads import analysis_cached, comparison_cached, cost_cached, pairs_cached
 from leaderboard.tests.test_board_cache import _entry, _shown
 from leaderboard.warming import warm_boards
 from submissions.models import Submission
@@ -178,3 +179,69 @@ def test_a_submission_finishes_when_the_broker_cannot_be_reached(client, entries
     assert "Gamma model" in _shown(client)
     # Nothing waits on the warm that was never sent: the next change tries the broker again.
     assert cache.get(WARM_PENDING_KEY) is None
+
+
+# The analysis, comparison, all-pairs and cost pages: the data of their default view is warmed too.
+READS = [analysis_cached, comparison_cached, pairs_cached, cost_cached]
+PAGES = [reverse(name, args=MINI) for name in ("board-analysis", "board-compare", "board-pairs", "board-cost")]
+#: The pages that name these fixtures' entries: the all-pairs page pairs ranked entries only, and theirs
+#: (one repeat each) are not ranked; its data is checked through ``pairs_cached``.
+NAMING_PAGES = [url for url in PAGES if "/pairs/" not in url]
+
+
+def _read(read):
+    return read(env="sokoban", flow="global", subset="mini")
+
+
+@pytest.mark.parametrize("read", READS, ids=lambda read: read.__name__)
+def test_after_the_warm_the_page_s_data_is_read_without_a_query(entries, warming, shared_cache, read,
+                                                                django_assert_num_queries):
+    warmed = warm_boards()
+    assert MINI in warmed.boards and not warmed.failed
+    with django_assert_num_queries(0):
+        data = _read(read)
+    assert [row.model for row in data.board.rows] == ["Alpha model", "Beta model"]
+
+
+@pytest.mark.parametrize("read", READS, ids=lambda read: read.__name__)
+def test_before_the_warm_reading_the_page_s_data_queries_the_database(entries, shared_cache, read):
+    # What the test above saves: without the warm, the first read computes the page's data.
+    assert any('"submissions_submission"' in sql for sql in _queries(lambda: _read(read)))
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_after_the_warm_a_visitors_first_request_for_the_page_reads_no_board_data(client, entries, warming,
+                                                                                 shared_cache, url):
+    warm_boards()
+    queries = _queries(lambda: client.get(url))
+    assert [sql for sql in queries if any(table in sql for table in BOARD_DATA_TABLES)] == []
+    assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("read", READS, ids=lambda read: read.__name__)
+def test_a_new_result_is_in_the_page_s_data_at_once(entries, warming, shared_cache, sent, read,
+                                                    django_capture_on_commit_callbacks):
+    warm_boards()
+    _finish_one_more(sent, django_capture_on_commit_callbacks)
+    # Before its warm runs: the data warmed earlier is not read any more.
+    assert [row.model for row in _read(read).board.rows] == ["Gamma model", "Alpha model", "Beta model"]
+
+
+@pytest.mark.parametrize("url", NAMING_PAGES)
+def test_a_new_result_shows_at_once_on_the_warmed_page(client, entries, warming, shared_cache, sent, url,
+                                                       django_capture_on_commit_callbacks):
+    warm_boards()
+    assert "Gamma model" not in _shown(client, url)
+    _finish_one_more(sent, django_capture_on_commit_callbacks)
+    assert "Gamma model" in _shown(client, url)
+
+
+def test_the_warm_after_a_new_result_stores_the_pages_data_with_it(entries, warming, shared_cache, sent,
+                                                                   django_capture_on_commit_callbacks,
+                                                                   django_assert_num_queries):
+    warm_boards()
+    _finish_one_more(sent, django_capture_on_commit_callbacks)
+    assert MINI in warm_boards().boards
+    with django_assert_num_queries(0):
+        boards = [_read(read).board for read in READS]
+    assert all(board.rows[0].model == "Gamma model" for board in boards)
