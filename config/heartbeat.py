@@ -25,8 +25,7 @@ def heartbeat_touch(path: str | Path) -> None:
     """Mark the file as fresh now (created if missing)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch()
-    os.utime(path)
+    path.touch()  # an existing file's mtime set to now
 
 
 def heartbeat_age(path: str | Path) -> float | None:

@@ -155,6 +155,16 @@ class Project:
         return self.compose(*args, check=False, timeout=300)
 
 
+#: Where the proxy keeps the root of its local CA (the CA that signs its certificate for localhost).
+PROXY_CA = "/caddy/data/caddy/pki/authorities/local/root.crt"
+
+
+def proxy_ca(project: Project, into: Path) -> Path:
+    """The proxy's local CA root, copied to ``into`` for clients to verify the site with."""
+    into.write_text(project.exec("proxy", "cat", PROXY_CA))
+    return into
+
+
 def wait_for(seconds: float, condition: Callable[[], bool], every: float = 2.0) -> bool:
     """Polls until the condition holds (True) or the time is up (False): states, never a fixed sleep."""
     deadline = time.monotonic() + seconds

@@ -25,7 +25,7 @@ from bench._chaos.agents import UPLOADER
 from bench._chaos.record import FINISHED, Checks, Record, refused_results
 from bench._chaos.stack import Refused, log
 from bench._chaos.traffic import TEAMS, wait_web
-from deploy.stack import Docker, build_app_image, build_service_images
+from deploy.stack import Docker, Project, build_app_image, build_service_images, proxy_ca, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "magebench-chaos"
@@ -62,9 +62,8 @@ class ComposeStack:
                             "worker container(s), the browser and engine pools, beat")
         self.driver = Docker.find()
         self.docker = self.driver.path
-        self.compose_cmd = self.driver.compose_cmd
-        self.files: list[str] = []
-        self.env = dict(os.environ)
+        #: The compose check's files and the bench's (set by prepare), run as project PROJECT.
+        self.project = Project(self.driver, PROJECT, [])
         self.stop_seconds: list[float] = []
         self.tokens: dict[str, str] = {}
         self.upload = b""
@@ -72,30 +71,6 @@ class ComposeStack:
         self.up = False
         #: The proxy's local CA, which signs its certificate for localhost (requests verify with it).
         self.cafile = ""
-
-    # --- docker and compose ---------------------------------------------------------------------
-    def run(self, *argv: str, check: bool = True, timeout: float = 600) -> str:
-        done = subprocess.run(argv, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout)
-        if check and done.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv[:6])}... exited {done.returncode}: {done.stderr.strip()[-2000:]}")
-        return done.stdout
-
-    def compose(self, *args: str, check: bool = True, timeout: float = 600) -> str:
-        return self.run(*self.compose_cmd, "-p", PROJECT, *self.files, *args, check=check, timeout=timeout)
-
-    def containers(self, *services: str) -> list[str]:
-        names: list[str] = []
-        for service in services:
-            names += self.run(self.docker, "ps", "-a", "--filter", f"label=com.docker.compose.project={PROJECT}",
-                              "--filter", f"label=com.docker.compose.service={service}",
-                              "--format", "{{.Names}}").split()
-        return sorted(names)
-
-    def one(self, service: str) -> str:
-        return self.containers(service)[0]
-
-    def manage(self, service: str, *args: str, timeout: float = 600) -> str:
-        return self.run(self.docker, "exec", self.one(service), "python", "manage.py", *args, timeout=timeout)
 
     # --- the run --------------------------------------------------------------------------------
     def prepare(self, workdir: Path) -> None:
@@ -105,8 +80,7 @@ class ComposeStack:
         log("building the images (deploy/stack.py, as scripts/compose-check does)")
         images = build_service_images(self.driver, os.environ.get("MAGEBENCH_CHECK_IMAGES", "auto"))
         build_app_image(self.driver, images, "magebench:current", log=self.logs / "images.log")
-        self.files = [arg for f in images.files for arg in ("-f", f)]
-        self.files += ["-f", str(OVERRIDE.relative_to(ROOT))]
+        self.project.files = [*images.files, str(OVERRIDE.relative_to(ROOT))]
         self.cafile = str(workdir / "proxy-ca.pem")
         os.environ.update({"DJANGO_SETTINGS_MODULE": "config.settings.base", "MAGEBENCH_DATA_DIR": str(workdir),
                            "DATABASE_URL": f"sqlite:///{workdir / 'unused.sqlite3'}"})
@@ -117,35 +91,28 @@ class ComposeStack:
     def start(self, workdir: Path, upload: bytes) -> None:
         self.upload = upload
         # The one command's stack (secrets made by its secrets service), published on 127.0.0.1 only.
-        self.env.update({"DOMAIN": "localhost", "MAGEBENCH_IMAGE": "magebench:current",
-                         "MAGEBENCH_HTTP_PUBLISH": "127.0.0.1:18080", "MAGEBENCH_HTTPS_PUBLISH": f"127.0.0.1:{PORT}",
-                         "MAGEBENCH_BACKUP_DIR": str(workdir / "backups")})
-        self.compose("down", "-v", "--remove-orphans", check=False)  # what an interrupted run left
+        self.project.variables.update({
+            "DOMAIN": "localhost", "MAGEBENCH_IMAGE": "magebench:current", "MAGEBENCH_HTTP_PUBLISH": "127.0.0.1:18080",
+            "MAGEBENCH_HTTPS_PUBLISH": f"127.0.0.1:{PORT}", "MAGEBENCH_BACKUP_DIR": str(workdir / "backups")})
+        self.project.down()  # what an interrupted run left
         self.up = True
         started = time.monotonic()
         log("starting the stack")
-        self.compose("up", "-d", "--no-build", "--scale", f"worker-light={self.light_workers}")
+        self.project.compose("up", "-d", "--no-build", "--scale", f"worker-light={self.light_workers}")
         self._read_ca()
         if not wait_web(self, 600):
             raise SystemExit(f"the site did not answer on {self.site}/ within 600 s")
         log(f"the site answers after {time.monotonic() - started:.0f} s; importing the Sokoban scenarios")
-        self.manage("web", "import_magebench", "fixtures/magebench", "--suite", "fixture", "--env", "sokoban")
+        self.project.manage("web", "import_magebench", "fixtures/magebench", "--suite", "fixture", "--env", "sokoban")
         password = secrets.token_urlsafe(18)
-        out = self.manage("web", "shell", "--verbosity", "0", "-c", TOKENS_SCRIPT % (TEAMS, password))
+        out = self.project.manage("web", "shell", "--verbosity", "0", "-c", TOKENS_SCRIPT % (TEAMS, password))
         self.tokens = json.loads(out.strip().splitlines()[-1])
         log(f"stack ready after {time.monotonic() - started:.0f} s")
 
     def _read_ca(self, limit: float = 180) -> None:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            done = subprocess.run([self.docker, "exec", self.one("proxy"), "cat",
-                                   "/caddy/data/caddy/pki/authorities/local/root.crt"], capture_output=True, text=True)
-            if done.returncode == 0 and done.stdout.strip():
-                Path(self.cafile).write_text(done.stdout)
-                os.environ["REQUESTS_CA_BUNDLE"] = self.cafile  # wait_web and poll_web verify with it too
-                return
-            time.sleep(1)
-        raise SystemExit("the proxy made no local CA")
+        if not wait_for(limit, lambda: bool(proxy_ca(self.project, Path(self.cafile)).read_text().strip()), every=1):
+            raise SystemExit("the proxy made no local CA")
+        os.environ["REQUESTS_CA_BUNDLE"] = self.cafile  # wait_web and poll_web verify with it too
 
     def request(self, method: str, path: str, team: str, **kwargs: Any) -> Any:
         import requests
@@ -175,36 +142,36 @@ class ComposeStack:
 
     def event(self, kind: str, rng: random.Random, record: Record, started: float) -> str:
         if kind in ("worker_kill", "worker_stop"):
-            container = rng.choice(self.containers(*WORKER_SERVICES))
+            container = rng.choice(self.project.containers(*WORKER_SERVICES))
             if kind == "worker_kill":
-                self.run(self.docker, "kill", "-s", "KILL", container)
+                self.driver.docker("kill", "-s", "KILL", container)
                 time.sleep(2)
                 what = f"{container} SIGKILLed (docker kill), started again"
             else:
                 at = time.monotonic()
-                self.run(self.docker, "stop", "-t", "60", container, timeout=120)
+                self.driver.docker("stop", "-t", "60", container, timeout=120)
                 took = time.monotonic() - at
                 self.stop_seconds.append(took)
                 what = f"{container} SIGTERMed (docker stop), gone after {took:.1f}s, started again"
-            self.run(self.docker, "start", container)
+            self.driver.docker("start", container)
             return what
         if kind == "redis_restart":
-            redis = self.one("redis")
-            self.run(self.docker, "exec", redis, "redis-cli", "FLUSHALL")
-            self.run(self.docker, "restart", redis)
+            redis = self.project.one("redis")
+            self.driver.docker("exec", redis, "redis-cli", "FLUSHALL")
+            self.driver.docker("restart", redis)
             self.wait("redis", redis, "redis-cli", "ping")
             return "Redis emptied (FLUSHALL), its container restarted"
         if kind == "db_restart":
-            postgres = self.one("postgres")
+            postgres = self.project.one("postgres")
             down = time.monotonic() - started
-            self.run(self.docker, "restart", "-t", "30", postgres, timeout=120)
+            self.driver.docker("restart", "-t", "30", postgres, timeout=120)
             self.wait("PostgreSQL", postgres, "pg_isready", "-U", "magebench")
             up = time.monotonic() - started
             record.db_down.append((down, up))
             return f"PostgreSQL container restarted, answering again after {up - down:.1f}s"
-        web = self.one("web")
+        web = self.project.one("web")
         down = time.monotonic() - started
-        self.run(self.docker, "restart", web, timeout=120)
+        self.driver.docker("restart", web, timeout=120)
         wait_web(self, 120)
         up = time.monotonic() - started
         record.web_down.append((down, up))
@@ -230,30 +197,28 @@ class ComposeStack:
         return sum(1 for row in rows if row.get("status") not in FINISHED)
 
     def outcome(self, record: Record) -> tuple[Checks, list[str]]:
-        out = self.run(self.docker, "exec", self.one("web"), "python", "-m", "bench._chaos.outcome", timeout=900)
+        out = self.driver.docker("exec", self.project.one("web"), "python", "-m", "bench._chaos.outcome", timeout=900)
         stored = json.loads(out.strip().splitlines()[-1])
         checks = Checks()
         for ok, text in stored["checks"]:
             checks.check(ok, text)
         figures = list(stored["figures"])
         logs = []
-        for name in self.containers(*WORKER_SERVICES):
+        for name in self.project.containers(*WORKER_SERVICES):
             done = subprocess.run([self.docker, "logs", name], capture_output=True, text=True, errors="replace",
                                   timeout=300)
             logs.append(done.stdout + done.stderr)
         figures.append(f"second results refused by the try guard (worker logs): {refused_results(logs)}")
-        restarts = {name.removeprefix(f"{PROJECT}_"): self.run(self.docker, "inspect", "-f", "{{.RestartCount}}",
+        restarts = {name.removeprefix(f"{PROJECT}_"): self.driver.docker("inspect", "-f", "{{.RestartCount}}",
                                                                name).strip()
-                    for name in self.containers(*WORKER_SERVICES)}
+                    for name in self.project.containers(*WORKER_SERVICES)}
         figures.append(f"worker containers that exited on their own and were started again by Docker: {restarts}")
         return checks, figures
 
     def stop(self) -> None:
         if not self.up:
             return
-        with (self.logs / "compose.log").open("w") as out:
-            subprocess.run([*self.compose_cmd, "-p", PROJECT, *self.files, "logs", "--no-color"], cwd=ROOT,
-                           env=self.env, stdout=out, stderr=subprocess.STDOUT, timeout=300)
-        self.compose("down", "-v", "--remove-orphans", check=False, timeout=600)
+        (self.logs / "compose.log").write_text(self.project.logs())
+        self.project.down()
         self.up = False
         log(f"stack torn down; its logs: {self.logs / 'compose.log'}")

@@ -14,7 +14,17 @@ from deploy.check.release import Worktree, build_previous_image, previous_releas
 from deploy.check.report import Report
 from deploy.check.settings import Settings
 from deploy.check.stacks import CURRENT_IMAGE, PREVIOUS_IMAGE
-from deploy.stack import Docker, Images, Project, StackError, build_app_image, build_service_images, say, wait_for
+from deploy.stack import (
+    Docker,
+    Images,
+    Project,
+    StackError,
+    build_app_image,
+    build_service_images,
+    proxy_ca,
+    say,
+    wait_for,
+)
 
 
 def _port_free(port: int) -> bool:
@@ -96,7 +106,7 @@ def run(docker: Docker, images: Images, settings: Settings, report: Report, work
 def ready(project: Project, settings: Settings, workdir: Path) -> stacks.Site:
     """The site through the proxy (its CA read once the proxy made it) and every pool live."""
     ca = workdir / "ca.pem"
-    if not wait_for(180, lambda: bool(stacks.proxy_ca(project, ca).read_text().strip())):
+    if not wait_for(180, lambda: bool(proxy_ca(project, ca).read_text().strip())):
         raise StackError("the proxy made no local CA within 180 s")
     site = stacks.current_site(settings, ca)
     if not upgrade.wait_site(site, 600):

@@ -71,12 +71,5 @@ def previous_site(settings: Settings) -> Site:
                 headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "127.0.0.1"})
 
 
-def proxy_ca(project: Project, into: Path) -> Path:
-    """The root certificate of the proxy's local CA, which signed the certificate for localhost."""
-    pem = project.exec("proxy", "cat", "/caddy/data/caddy/pki/authorities/local/root.crt")
-    into.write_text(pem)
-    return into
-
-
 def current_site(settings: Settings, cafile: Path) -> Site:
     return Site(f"https://localhost:{settings.https_port}", cafile=str(cafile))

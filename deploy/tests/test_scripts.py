@@ -50,6 +50,14 @@ def test_restore_stops_the_app_restores_in_a_one_off_backup_container_and_starts
     assert done.stdout.splitlines()[-1] == "[restore] the stack is back, as of backup 20261129T030000Z"
 
 
+def test_restore_clears_the_very_marker_key_the_watchdog_keeps() -> None:
+    # scripts/restore is bash and names the key itself: the two must not drift apart.
+    from submissions.watchdog import BROKER_MARKER_KEY
+
+    script = (Path(__file__).resolve().parents[2] / "scripts" / "restore").read_text()
+    assert f"redis-cli DEL {BROKER_MARKER_KEY} " in script
+
+
 def test_a_refused_backup_starts_the_stack_again_and_a_failed_restore_leaves_the_app_stopped(tmp_path: Path) -> None:
     refused, calls = _run(tmp_path, "restore", "20261129T030000Z", RESTORE_EXIT="1",
                           RESTORE_SAYS="backup restore: 20261129T030000Z is damaged; nothing was changed:")
