@@ -8,9 +8,11 @@ other query of these pages is computed for its request (its rendered page is sti
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from leaderboard.selectors.board_cost import BoardCost, board_cost_get
+from leaderboard.selectors.rows import Board
 
 if TYPE_CHECKING:
     from leaderboard.analysis import BoardAnalysis, BoardComparison
@@ -20,41 +22,46 @@ if TYPE_CHECKING:
 ANALYSIS_ROWS = 25
 
 
-def analysis_cached(*, env: str, flow: str, subset: str) -> BoardAnalysis:
-    """The first page of the board's analysis (``board_analysis_get``), from the board cache. Unknown
-    names raise as ``board_get`` does, and nothing is stored for them."""
-    from leaderboard.analysis import board_analysis_get
+class _OfABoard(Protocol):
+    @property
+    def board(self) -> Board: ...
+
+
+V = TypeVar("V", bound=_OfABoard)
+
+
+def _default_view(name: str, env: str, flow: str, subset: str, compute: Callable[[], V], *extra: Hashable) -> V:
+    """``compute()``'s answer from the board cache, under the board's generation; kept only for a
+    board with scenarios (unknown names raise as ``board_get`` does, and nothing is stored for them)."""
     from leaderboard.cache import board_scope, cached
 
-    return cached("analysis-data", (env, flow, subset, ANALYSIS_ROWS),
-                  lambda: board_analysis_get(env=env, flow=flow, subset=subset, page=1, per_page=ANALYSIS_ROWS),
-                  keep=lambda analysis: bool(analysis.board.scenario_count), scope=board_scope(env, flow, subset))
+    return cached(name, (env, flow, subset, *extra), compute, keep=lambda view: bool(view.board.scenario_count),
+                  scope=board_scope(env, flow, subset))
+
+
+def analysis_cached(*, env: str, flow: str, subset: str) -> BoardAnalysis:
+    """The first page of the board's analysis (``board_analysis_get``)."""
+    from leaderboard.analysis import board_analysis_get
+
+    return _default_view("analysis-data", env, flow, subset, lambda: board_analysis_get(
+        env=env, flow=flow, subset=subset, page=1, per_page=ANALYSIS_ROWS), ANALYSIS_ROWS)
 
 
 def comparison_cached(*, env: str, flow: str, subset: str) -> BoardComparison:
-    """The board's first entry against its second (``board_compare_get``), from the board cache."""
+    """The board's first entry against its second (``board_compare_get``)."""
     from leaderboard.analysis import board_compare_get
-    from leaderboard.cache import board_scope, cached
 
-    return cached("compare-data", (env, flow, subset),
-                  lambda: board_compare_get(env=env, flow=flow, subset=subset),
-                  keep=lambda comparison: bool(comparison.board.scenario_count), scope=board_scope(env, flow, subset))
+    return _default_view("compare-data", env, flow, subset,
+                         lambda: board_compare_get(env=env, flow=flow, subset=subset))
 
 
 def pairs_cached(*, env: str, flow: str, subset: str) -> BoardPairs:
-    """The first block of the board's pair matrix, in the board's order (``board_pairs_get``), from the board cache."""
-    from leaderboard.cache import board_scope, cached
+    """The first block of the board's pair matrix, in the board's order (``board_pairs_get``)."""
     from leaderboard.pairs import board_pairs_get
 
-    return cached("pairs-data", (env, flow, subset),
-                  lambda: board_pairs_get(env=env, flow=flow, subset=subset),
-                  keep=lambda pairs: bool(pairs.board.scenario_count), scope=board_scope(env, flow, subset))
+    return _default_view("pairs-data", env, flow, subset, lambda: board_pairs_get(env=env, flow=flow, subset=subset))
 
 
 def cost_cached(*, env: str, flow: str, subset: str) -> BoardCost:
-    """The board's cost view on its own axis (``board_cost_get``), from the board cache."""
-    from leaderboard.cache import board_scope, cached
-
-    return cached("cost-data", (env, flow, subset),
-                  lambda: board_cost_get(env=env, flow=flow, subset=subset),
-                  keep=lambda cost: bool(cost.board.scenario_count), scope=board_scope(env, flow, subset))
+    """The board's cost view on its own axis (``board_cost_get``)."""
+    return _default_view("cost-data", env, flow, subset, lambda: board_cost_get(env=env, flow=flow, subset=subset))

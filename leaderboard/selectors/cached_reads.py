@@ -8,13 +8,15 @@ next visitor. Pages render from these; no rendered page is needed to fill them.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from leaderboard.selectors.boards import board_get, board_organisations
 from leaderboard.selectors.query import BoardFilter
 from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
 from leaderboard.selectors.rows import Board
 
-BoardRef = tuple[str, str, str]
+if TYPE_CHECKING:
+    from leaderboard.cache import BoardRef
 
 #: Rows of each board the home page shows (the board's page has them all).
 HOME_BOARD_ROWS = 10
