@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evaluators.base import DEFAULT_ENVIRONMENTS, ScenarioSpec, load_plugins  # noqa: E402
+from evaluators.base import ScenarioSpec, default_environments, load_plugins  # noqa: E402
 from evaluators.football.engine import ACTION_CODES, make_env  # noqa: E402
 from evaluators.football.env import ACCEPTED_ACTIONS, FootballEpisode  # noqa: E402
 from evaluators.football.resources import discover_football  # noqa: E402
@@ -126,7 +126,7 @@ def model_calls(scenarios: list[ScenarioSpec], per_scenario: int) -> None:
 
 
 def main() -> None:
-    load_plugins(DEFAULT_ENVIRONMENTS)  # plain Python: no Django app loads them here
+    load_plugins(default_environments())  # plain Python: no Django app loads them here
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes-per-scenario", type=int, default=2)
     args = parser.parse_args()

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators.base import DEFAULT_ENVIRONMENTS, ScenarioSpec, load_plugins  # noqa: E402
+from evaluators.base import ScenarioSpec, default_environments, load_plugins  # noqa: E402
 from evaluators.baselines.agents import make_agent  # noqa: E402
 from evaluators.baselines.server import start_server  # noqa: E402
 from evaluators.endpoints.client import ChatClient  # noqa: E402
@@ -34,7 +34,7 @@ class TimedClient(ChatClient):
 
 
 def main() -> None:
-    load_plugins(DEFAULT_ENVIRONMENTS)  # plain Python: no Django app loads them here
+    load_plugins(default_environments())  # plain Python: no Django app loads them here
     scenarios = [s for s in discover_sokoban(ROOT / "fixtures/magebench/resources", verify=False) if s.in_mini]
     with start_server(make_agent("random", seed=0)) as server, tempfile.TemporaryDirectory() as tmp:
         client = TimedClient(server.url, "random")

@@ -51,7 +51,7 @@ from bench._official.cases import CASES, Case, pick_scenario  # noqa: E402
 from bench._official.compare import Outcome, compare  # noqa: E402
 from bench._official.replies import Recorder  # noqa: E402
 from bench._official.runs import run_official, run_platform  # noqa: E402
-from evaluators.base import DEFAULT_ENVIRONMENTS, load_plugins  # noqa: E402
+from evaluators.base import default_environments, load_plugins  # noqa: E402
 
 DEFAULT_REPORT = ROOT / "bench" / "reports" / "official_requests.txt"
 
@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     deps = args.official_deps.resolve() if args.official_deps else None
     if not (code / "main.py").is_file():
         parser.error(f"{code} has no main.py")
-    load_plugins(DEFAULT_ENVIRONMENTS)
+    load_plugins(default_environments())
 
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="magebench-official-requests-") as scratch:

@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators.base import DEFAULT_ENVIRONMENTS, ScenarioSpec, get_plugin, load_plugins  # noqa: E402
+from evaluators.base import ScenarioSpec, default_environments, get_plugin, load_plugins  # noqa: E402
 from evaluators.baselines.agents import AGENT_NAMES, make_agent  # noqa: E402
 from evaluators.baselines.server import start_server  # noqa: E402
 from evaluators.endpoints.client import ChatClient  # noqa: E402
@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object per run")
     args = parser.parse_args(argv)
     # Plain Python, no Django: the registry holds what it is given, and the cases are the benchmark's own.
-    load_plugins(DEFAULT_ENVIRONMENTS)
+    load_plugins(default_environments())
 
     rows: list[Row] = []
     started = time.perf_counter()

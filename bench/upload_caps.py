@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators.base import DEFAULT_ENVIRONMENTS, load_plugins  # noqa: E402
+from evaluators.base import default_environments, load_plugins  # noqa: E402
 from submissions.uploads import UploadError, UploadLimits, parse_upload  # noqa: E402
 
 FULL_SET = 483
@@ -56,7 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-uncapped", action="store_true", help="only the checks with the default caps")
     args = parser.parse_args()
-    load_plugins(DEFAULT_ENVIRONMENTS)
+    load_plugins(default_environments())
     files = {
         "hostile, 200,000 lines": _file(200_000, 1),
         "legitimate, 9,660 runs": _file(FULL_SET * MAX_REPEATS, 1),

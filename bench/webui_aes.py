@@ -84,9 +84,9 @@ def bare_load(page: Path, browser) -> float:
 
 
 def _load_plugins() -> None:
-    from evaluators.base import DEFAULT_ENVIRONMENTS, load_plugins
+    from evaluators.base import default_environments, load_plugins
 
-    load_plugins(DEFAULT_ENVIRONMENTS)  # plain Python: no Django app loads them here
+    load_plugins(default_environments())  # plain Python: no Django app loads them here
 
 
 def _worker(queue, results) -> None:

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    from evaluators.declarations import OperatorSetting, OptionValue
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -73,3 +76,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value in (None, ""):
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def operator_setting(setting: OperatorSetting, *, production: bool) -> OptionValue:
+    """The value of an environment's operator setting (``evaluators.declarations.OperatorSetting``):
+    its variable, read strictly as its kind, else its default (in production, its production default)."""
+    default = setting.production_default if production and setting.production_default is not None \
+        else setting.default
+    if setting.kind is bool:
+        return env_bool(setting.name, bool(default))
+    if setting.kind is int:
+        return env_int(setting.name, int(default))
+    if setting.kind is float:
+        return env_float(setting.name, float(default))
+    return env_str(setting.name, str(default))

@@ -18,7 +18,7 @@ which reads those parts; no module of the interface imports this one back.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from evaluators.declarations import (
     FLOW_GLOBAL,
@@ -33,10 +33,14 @@ from evaluators.declarations import (
     AnalysisPanel,
     BaselineOptions,
     BreakdownPart,
+    DemoBaselines,
     Episode,
     ImportedScenario,
     Observation,
+    OperatorSetting,
+    OperatorSettings,
     OptionValue,
+    PaperRows,
     ParseResult,
     PromptSet,
     ReferenceScore,
@@ -55,9 +59,9 @@ from evaluators.interface import (
     plugin_from_module,
 )
 from evaluators.registry import (
-    DEFAULT_ENVIRONMENTS,
     PluginConfigurationError,
     all_plugins,
+    default_environments,
     environment_flows,
     environment_slugs,
     get_plugin,
@@ -68,7 +72,7 @@ __all__ = [
     "AnalysisPanel",
     "BaselineOptions",
     "BreakdownPart",
-    "DEFAULT_ENVIRONMENTS",
+    "DemoBaselines",
     "EnvironmentPlugin",
     "Episode",
     "FLOWS",
@@ -76,8 +80,11 @@ __all__ = [
     "FLOW_ONLINE",
     "ImportedScenario",
     "Observation",
+    "OperatorSetting",
+    "OperatorSettings",
     "OptionValue",
     "PLOTLY_BUNDLES",
+    "PaperRows",
     "PROMPTS_OFFICIAL",
     "PROMPTS_PLATFORM",
     "ParseResult",
@@ -97,7 +104,10 @@ __all__ = [
     "StoredScenario",
     "SummaryReference",
     "all_plugins",
+    "apply_operator_settings",
+    "declared_operator_settings",
     "declared_queues",
+    "default_environments",
     "environment_flows",
     "environment_slugs",
     "get_plugin",
@@ -114,6 +124,23 @@ def declared_queues(paths: Iterable[str]) -> list[str]:
     without Django and start nothing when imported.
     """
     return sorted({plugin.queue for plugin in map(plugin_from_module, paths) if plugin.queue})
+
+
+def declared_operator_settings(paths: Iterable[str]) -> dict[str, tuple[OperatorSetting, ...]]:
+    """The operator settings the plug-ins of these modules declare, by slug: read by the Django settings
+    before any app is loaded, as :func:`declared_queues` is."""
+    plugins = [plugin_from_module(path) for path in paths]
+    return {plugin.slug: plugin.operator_settings.settings for plugin in plugins if plugin.operator_settings.settings}
+
+
+def apply_operator_settings(paths: Iterable[str], values: Mapping[str, Mapping[str, OptionValue]]) -> None:
+    """Hand each plug-in of these modules its operator settings' values (``values``, by slug and name;
+    a setting not there keeps its declared default), once, as a process starts."""
+    for plugin in map(plugin_from_module, paths):
+        declared = plugin.operator_settings
+        if declared.apply is not None:
+            given = values.get(plugin.slug, {})
+            declared.apply({setting.name: given.get(setting.name, setting.default) for setting in declared.settings})
 
 
 def load_plugins(paths: Iterable[str]) -> list[EnvironmentPlugin]:

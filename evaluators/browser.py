@@ -76,6 +76,8 @@ class EvaluationPolicy:
     page_cpu_seconds: float = 30.0
     #: Refuse to launch without the network namespace instead of falling back to flags alone.
     require_network_namespace: bool = False
+    #: How the operator lifts that requirement, as the refusal's advice (the setting that sets it).
+    waiver: str = "lift the policy's network namespace requirement"
 
 
 _policy = EvaluationPolicy()
@@ -232,9 +234,8 @@ def launch_evaluation_chromium(playwright: Any, *, env: dict[str, str] | None = 
             isolation = replace(isolation, missing="the flag layer alone was asked for")
         if not isolation.network_namespace and policy.require_network_namespace:
             raise IsolationUnavailable(
-                "the WebUI evaluation browser needs its own network namespace and cannot get one here "
-                f"({isolation.missing}); set MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE=false to run "
-                "with the flag layer alone")
+                "the evaluation browser needs its own network namespace and cannot get one here "
+                f"({isolation.missing}); {policy.waiver} to run with the flag layer alone")
         if candidate.launcher_env is None:
             executable, launch_env = CHROMIUM_PATH, base_env
         else:
@@ -250,9 +251,9 @@ def launch_evaluation_chromium(playwright: Any, *, env: dict[str, str] | None = 
             if not network_namespace or len(_find_candidates()) == 1 or isinstance(exc, PlaywrightTimeoutError):
                 raise
             why = f"launching with {isolation.describe()} failed: {str(exc).splitlines()[0][:300]}"
-            log.warning("WebUI evaluation browser: %s; trying the next isolation", why)
+            log.warning("evaluation browser: %s; trying the next isolation", why)
             _give_up_on(candidate, why)
             continue
         if not (isolation.network_namespace and isolation.sandbox):
-            log.warning("WebUI evaluation browser runs with %s", isolation.describe())
+            log.warning("evaluation browser runs with %s", isolation.describe())
         return browser, isolation

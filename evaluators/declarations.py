@@ -316,3 +316,60 @@ class BaselineOptions:
     pages: tuple[Path, ...] = ()
     #: Per environment slug, a planner that replaces the oracle's own (tests fix the plan with it).
     planners: Mapping[str, Any] = field(default_factory=dict)
+
+
+# -- What a plug-in declares beyond its episodes: operator settings, demo baselines, paper rows ----
+
+
+@dataclass(frozen=True)
+class OperatorSetting:
+    """One setting an operator gives an environment through the process environment, read once by the
+    Django settings at start-up (``config/settings``) under the same name."""
+
+    #: The environment variable, e.g. ``MAGEBENCH_<ENV>_<WHAT>``; it is also the Django setting's name.
+    name: str
+    kind: type[bool] | type[int] | type[float] | type[str]
+    default: OptionValue
+    #: The default in production (``MAGEBENCH_ENV=production``); None: ``default`` there too.
+    production_default: OptionValue | None = None
+    #: What it does, in the words of the README's settings table.
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """An environment's operator settings (``EnvironmentPlugin.operator_settings``) and the function the
+    site hands their values to once, by name, as each process starts (``submissions/apps.py``)."""
+
+    settings: tuple[OperatorSetting, ...] = ()
+    apply: Callable[[Mapping[str, OptionValue]], None] | None = None
+
+
+@dataclass(frozen=True)
+class DemoBaselines:
+    """What the demo (``scripts/demo``, through ``submit_baselines``) queues for an environment."""
+
+    #: Whether the demo fills this environment's boards at all.
+    included: bool = True
+    #: The baseline agents it runs here; empty: every one of the plug-in's ``baseline_agents``.
+    agents: tuple[str, ...] = ()
+    #: The subsets it fills, each a board per flow.
+    subsets: tuple[str, ...] = SUBSETS
+    #: Folders of a resources directory (``fixtures/magebench/resources/<folder>`` for the demo) the
+    #: oracles read their answers from, where they need more than the request.
+    oracle_resources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PaperRows:
+    """How the MageBench paper reports an environment (``EnvironmentPlugin.paper_rows``): where its
+    numbers are in the paper's tables and how they were run. Read by ``catalogue/paper_results.py``."""
+
+    #: The environment's name in the paper's score columns (``<Name>_<Flow>``); "": not in the paper.
+    column: str = ""
+    #: Repeats per scenario of the paper's runs, by subset (each subset is one of the paper's tables).
+    repeats: Mapping[str, int] = field(default_factory=dict)
+    #: The ± the paper states for a board, by (flow, subset).
+    uncertainty: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    #: Where each flow's (IA, RA) pair is among the IA/RA table's pairs (0: the first pair), by flow.
+    ia_ra_pairs: Mapping[str, int] = field(default_factory=dict)

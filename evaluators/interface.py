@@ -21,8 +21,11 @@ from evaluators.declarations import (
     AnalysisPanel,
     BaselineOptions,
     BreakdownPart,
+    DemoBaselines,
     Episode,
     ImportedScenario,
+    OperatorSettings,
+    PaperRows,
     ParseResult,
     PromptSet,
     ReplayPanel,
@@ -153,6 +156,23 @@ class EnvironmentPlugin(abc.ABC):
     text_only_baselines: ClassVar[tuple[str, ...]] = ()
     #: What a baseline agent does here, where that needs saying (``submit_baselines``' help).
     baseline_notes: ClassVar[Mapping[str, str]] = {}
+
+    # -- Loading ----------------------------------------------------------------------------------
+    #: Left out of the default MAGEBENCH_ENVIRONMENTS (an example): the setting names it to load it.
+    opt_in: ClassVar[bool] = False
+
+    # -- Operator settings --------------------------------------------------------------------------
+    #: Settings an operator gives this environment through the process environment (limits of its
+    #: workers), and the function their values are handed to as each process starts.
+    operator_settings: ClassVar[OperatorSettings] = OperatorSettings()
+
+    # -- Demo -------------------------------------------------------------------------------------
+    #: What the demo's baseline runs fill here (``submit_baselines`` without ``--env``).
+    demo_baselines: ClassVar[DemoBaselines] = DemoBaselines()
+
+    # -- Paper rows -------------------------------------------------------------------------------
+    #: How the MageBench paper's tables report this environment (``import_paper_results``).
+    paper_rows: ClassVar[PaperRows] = PaperRows()
 
     # -- Replay -----------------------------------------------------------------------------------
     #: The template of the environment's own replay panel, included in the replay page above the

@@ -6,7 +6,9 @@ loads and checks plug-ins. Import these names from ``evaluators.base`` as before
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaluators.declarations import FLOWS
@@ -19,8 +21,40 @@ class PluginConfigurationError(ValueError):
     """A module named as an environment that cannot be imported or holds no plug-in."""
 
 
-#: The modules the MAGEBENCH_ENVIRONMENTS setting loads unless told otherwise: the benchmark's own.
-DEFAULT_ENVIRONMENTS = ("evaluators.football", "evaluators.sokoban", "evaluators.webui")
+#: Where the built-in environments are: each a package of this folder.
+BUILT_IN_FOLDER = Path(__file__).resolve().parent
+
+
+def _declares_plugin(init: Path) -> bool:
+    """Whether a package's ``__init__`` binds ``plugin`` at its top level (read, not imported, so that
+    the platform's own packages here are never imported to find out)."""
+    try:
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "plugin" for t in node.targets):
+            return True
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "plugin":
+            return True
+        if isinstance(node, ast.ImportFrom) and any((alias.asname or alias.name) == "plugin" for alias in node.names):
+            return True
+    return False
+
+
+def built_in_environments(folder: Path = BUILT_IN_FOLDER, package: str = "evaluators") -> list[str]:
+    """The modules of the environments in ``folder``: every package whose ``__init__`` defines
+    ``plugin``, by name. Adding a folder adds the environment; removing it removes it."""
+    return [f"{package}.{init.parent.name}" for init in sorted(folder.glob("*/__init__.py"))
+            if _declares_plugin(init)]
+
+
+def default_environments(folder: Path = BUILT_IN_FOLDER, package: str = "evaluators") -> list[str]:
+    """The modules the MAGEBENCH_ENVIRONMENTS setting loads unless told otherwise: the built-in
+    environments whose plug-in is not ``opt_in`` (the examples, which the setting names to load)."""
+    from evaluators.interface import plugin_from_module
+
+    return [path for path in built_in_environments(folder, package) if not plugin_from_module(path).opt_in]
 
 _REGISTRY: dict[str, EnvironmentPlugin] = {}
 _loaded_once = False

@@ -46,19 +46,15 @@ class SubmissionsConfig(AppConfig):
 
     def ready(self) -> None:
         # evaluators/ reads no Django settings itself: what it needs is handed over once here, so that
-        # workers and management commands evaluate pages under the configured limits, and attempts'
+        # workers and management commands run each environment under its operator's limits, and attempts'
         # messages, trajectories and traces name files relative to the data directory.
         from celery import signals
         from django.conf import settings
 
-        from evaluators.browser import EvaluationPolicy, set_evaluation_policy
+        from evaluators.base import apply_operator_settings
         from evaluators.paths import show_paths_relative_to
 
-        set_evaluation_policy(EvaluationPolicy(
-            page_memory_mb=settings.MAGEBENCH_WEBUI_PAGE_MEMORY_MB,
-            page_cpu_seconds=settings.MAGEBENCH_WEBUI_PAGE_CPU_SECONDS,
-            require_network_namespace=settings.MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE,
-        ))
+        apply_operator_settings(settings.MAGEBENCH_ENVIRONMENTS, settings.MAGEBENCH_OPERATOR_SETTINGS)
 
         data = Path(settings.DATA_DIR)
         show_paths_relative_to([

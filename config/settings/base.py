@@ -16,9 +16,9 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str
+from config.env import env_bool, env_float, env_int, env_list, env_secret, env_str, operator_setting
 from config.heartbeat import DEFAULT_HEARTBEAT_FILE
-from evaluators.base import DEFAULT_ENVIRONMENTS, PluginConfigurationError, declared_queues
+from evaluators.base import PluginConfigurationError, declared_operator_settings, declared_queues, default_environments
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -395,9 +395,13 @@ CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 86400)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# The environments: the modules whose ``plugin`` is an evaluators.base.EnvironmentPlugin. A new
-# environment is its package and one more entry here.
-MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS", list(DEFAULT_ENVIRONMENTS))
+# The environments: the modules whose ``plugin`` is an evaluators.base.EnvironmentPlugin. By default
+# every package of evaluators/ that defines one, except the examples (their plug-ins are ``opt_in``):
+# a new environment is its folder.
+try:
+    MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS", []) or default_environments()
+except PluginConfigurationError as exc:
+    raise ImproperlyConfigured(f"MAGEBENCH_ENVIRONMENTS: {exc}") from exc
 # One queue per kind of work, so that one kind cannot starve the others: "light" (attempts mostly
 # waiting on model calls, and the site's own tasks) and each kind the configured environments'
 # plug-ins declare (``EnvironmentPlugin.queue``: "browser" for WebUI, "engine" for Football). The
@@ -407,6 +411,7 @@ MAGEBENCH_ENVIRONMENTS = env_list("MAGEBENCH_ENVIRONMENTS", list(DEFAULT_ENVIRON
 CELERY_TASK_DEFAULT_QUEUE = "light"
 try:
     _declared_queues = declared_queues(MAGEBENCH_ENVIRONMENTS)
+    _operator_settings = declared_operator_settings(MAGEBENCH_ENVIRONMENTS)
 except PluginConfigurationError as exc:
     raise ImproperlyConfigured(f"MAGEBENCH_ENVIRONMENTS: {exc}") from exc
 CELERY_TASK_QUEUES = [Queue(name) for name in dict.fromkeys([CELERY_TASK_DEFAULT_QUEUE, *_declared_queues])]
@@ -513,12 +518,11 @@ FILE_UPLOAD_HANDLERS = ["submissions.middleware.UploadSizeLimitHandler",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",
                         "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 MAGEBENCH_DEFAULT_SUITE = env_str("MAGEBENCH_DEFAULT_SUITE", "")
-# The browser that runs model-written WebUI pages: per-page caps on a renderer's resident memory
-# and CPU time (an overrun is a render error), and whether it must have its own network namespace
-# (production refuses to fall back to the flag layer alone unless this is set to false).
-MAGEBENCH_WEBUI_PAGE_MEMORY_MB = env_int("MAGEBENCH_WEBUI_PAGE_MEMORY_MB", 1024)
-MAGEBENCH_WEBUI_PAGE_CPU_SECONDS = env_float("MAGEBENCH_WEBUI_PAGE_CPU_SECONDS", 30.0)
-MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE = env_bool("MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE", PRODUCTION)
+# The settings each environment's plug-in declares for its operator (limits of its workers), by
+# environment and name, read from variables of those names; submissions/apps.py hands each plug-in its own.
+MAGEBENCH_OPERATOR_SETTINGS = {slug: {setting.name: operator_setting(setting, production=PRODUCTION)
+                                      for setting in declared}
+                               for slug, declared in _operator_settings.items()}
 
 # --- Operations (README: Operating it) ----------------------------------------------------------
 # One JSON object per log line (with the submission, attempt and task ids when known) for a log

@@ -22,7 +22,7 @@ from PIL import Image, UnidentifiedImageError
 
 from evaluators.agents.parsing import GLOBAL_MARKER, ONLINE_MARKER
 from evaluators.declarations import FLOW_GLOBAL, FLOW_ONLINE, BaselineOptions
-from evaluators.registry import DEFAULT_ENVIRONMENTS
+from evaluators.registry import default_environments
 
 if TYPE_CHECKING:  # pragma: no cover
     from evaluators.interface import EnvironmentPlugin
@@ -143,7 +143,7 @@ def _plugins() -> list[EnvironmentPlugin]:
     except PluginConfigurationError:
         # A plain-Python caller that loaded no environments plays the benchmark's own, without
         # filling the registry it chose to leave empty.
-        return [plugin_from_module(path) for path in DEFAULT_ENVIRONMENTS]
+        return [plugin_from_module(path) for path in default_environments()]
 
 
 @dataclass(frozen=True)

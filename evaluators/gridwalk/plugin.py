@@ -38,6 +38,8 @@ class GridWalkPlugin(EnvironmentPlugin):
     slug: ClassVar[str] = "gridwalk"
     title: ClassVar[str] = "GridWalk"
     score_label: ClassVar[str] = "Progress score"
+    # An example: the default setting leaves it out, and MAGEBENCH_ENVIRONMENTS names it to load it.
+    opt_in: ClassVar[bool] = True
     ACTIONS: ClassVar[tuple[str, ...]] = tuple(MOVES)
     # Its own queue, so that its workers can be sized and watched apart from the others; the
     # settings read it (evaluators.base.declared_queues) when the environment is registered.

@@ -10,13 +10,13 @@ from django.core.exceptions import ImproperlyConfigured
 
 from catalogue.apps import load_environments
 from evaluators.base import (
-    DEFAULT_ENVIRONMENTS,
     FLOW_ONLINE,
     AnalysisPanel,
     ParseResult,
     ReferenceScore,
     SettingOption,
     SummaryReference,
+    default_environments,
     environment_slugs,
     load_plugins,
     plugin_from_module,
@@ -31,7 +31,7 @@ def _problems(plugin: Any) -> list[str]:
     return refused.value.problems
 
 
-@pytest.mark.parametrize("module", [*DEFAULT_ENVIRONMENTS, "evaluators.tests.plugin_fixture"])
+@pytest.mark.parametrize("module", [*default_environments(), "evaluators.tests.plugin_fixture"])
 def test_every_built_in_plugin_conforms(module: str) -> None:
     check_plugin(plugin_from_module(module))
 
@@ -218,8 +218,8 @@ def test_registering_a_plugin_that_does_not_conform_is_refused_and_keeps_the_reg
     monkeypatch.setitem(sys.modules, module.__name__, module)
     before = environment_slugs()
     with pytest.raises(PluginConformanceError, match="'tag_group' is not an EnvironmentPlugin attribute"):
-        load_plugins([*DEFAULT_ENVIRONMENTS, module.__name__])
+        load_plugins([*default_environments(), module.__name__])
     with pytest.raises(ImproperlyConfigured, match=r"MAGEBENCH_ENVIRONMENTS: environment plug-in "
                                                    r".*Misspelt does not conform: 'tag_group'"):
-        load_environments([*DEFAULT_ENVIRONMENTS, module.__name__])
+        load_environments([*default_environments(), module.__name__])
     assert environment_slugs() == before

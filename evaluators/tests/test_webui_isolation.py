@@ -293,7 +293,7 @@ def test_without_namespaces_pages_render_on_the_flag_layer_and_the_render_says_w
 def test_a_browser_required_to_have_a_network_namespace_refuses_to_start_without_one(
         no_namespaces, tmp_path, monkeypatch):
     monkeypatch.setattr(browser, "_policy", replace(browser.evaluation_policy(), require_network_namespace=True))
-    with PageRenderer() as strict, pytest.raises(browser.IsolationUnavailable, match="network namespace"):
+    with PageRenderer() as strict, pytest.raises(browser.IsolationUnavailable, match="needs its own network namespace"):
         strict.render_states(make_page(tmp_path, ""), [], screenshots=False, settle_ms=0)
 
 
@@ -314,11 +314,12 @@ def _production_policy(**extra: str) -> dict[str, object]:
 
 
 def test_production_requires_the_network_namespace_unless_the_setting_waives_it():
+    waiver = "set MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE=false"
     assert _production_policy() == {"page_memory_mb": 1024, "page_cpu_seconds": 30.0,
-                                    "require_network_namespace": True}
+                                    "require_network_namespace": True, "waiver": waiver}
     assert _production_policy(MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE="false", MAGEBENCH_WEBUI_PAGE_MEMORY_MB="512",
                               MAGEBENCH_WEBUI_PAGE_CPU_SECONDS="10") == {
-        "page_memory_mb": 512, "page_cpu_seconds": 10.0, "require_network_namespace": False}
+        "page_memory_mb": 512, "page_cpu_seconds": 10.0, "require_network_namespace": False, "waiver": waiver}
 
 
 # --- memory and CPU --------------------------------------------------------------------------

@@ -11,9 +11,12 @@ from evaluators.base import (
     FLOW_ONLINE,
     BaselineOptions,
     BreakdownPart,
+    DemoBaselines,
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
+    OperatorSettings,
+    PaperRows,
     ParseResult,
     PromptSet,
     ScenarioCheck,
@@ -24,6 +27,7 @@ from evaluators.base import (
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.breakdown import BREAKDOWN_PARTS
 from evaluators.webui.online_variants import MERGENODES, NATURAL
+from evaluators.webui.operator import DEMO_BASELINES, OPERATOR_SETTINGS, PAPER_ROWS
 from evaluators.webui.options import (
     EXCLUDE_UNCHANGED_SETTING,
     ONLINE_FLOW_SETTING,
@@ -70,6 +74,9 @@ class WebUIPlugin(EnvironmentPlugin):
     #: One point of AES %.
     self_report_tolerance: ClassVar[float] = 1.0
     baseline_agents: ClassVar[tuple[str, ...]] = ("idle", "degraded", "oracle")
+    demo_baselines: ClassVar[DemoBaselines] = DEMO_BASELINES
+    operator_settings: ClassVar[OperatorSettings] = OPERATOR_SETTINGS
+    paper_rows: ClassVar[PaperRows] = PAPER_ROWS
     baseline_notes: ClassVar[Mapping[str, str]] = {
         "oracle": "answers with the target page's own files",
         "degraded": "the target page with every style stripped",
