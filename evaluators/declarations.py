@@ -355,6 +355,8 @@ class DemoBaselines:
     agents: tuple[str, ...] = ()
     #: The subsets it fills, each a board per flow.
     subsets: tuple[str, ...] = SUBSETS
+    #: The flows it fills; empty: every flow the plug-in plays.
+    flows: tuple[str, ...] = ()
     #: Folders of a resources directory (``fixtures/magebench/resources/<folder>`` for the demo) the
     #: oracles read their answers from, where they need more than the request.
     oracle_resources: tuple[str, ...] = ()

@@ -266,7 +266,7 @@ def test_submit_endpoint_refuses_a_private_address_unless_the_operator_vouches_f
 
 def test_submit_baselines_refuses_a_private_address_unless_the_operator_vouches_for_it(production_policy,
                                                                                         fixture_scenarios):
-    urls = ["--url", "idle=http://127.0.0.1:8101/v1", "--agent", "idle"]
+    urls = ["--url", "idle=http://127.0.0.1:8101/v1", "--agent", "idle", "--env", "sokoban", "--subset", "mini"]
     with pytest.raises(CommandError, match="not allowed"):
         call_command("submit_baselines", *urls, stdout=StringIO())
     assert not Submission.objects.exists()

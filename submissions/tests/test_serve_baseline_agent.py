@@ -58,3 +58,18 @@ def test_the_command_serves_with_a_seeded_latency_and_a_concurrency_limit(monkey
         ["--agent", "idle", "--port", "0", "--latency", "3", "--latency-seed", "4", "--max-concurrency", "8"])
     command.handle(**vars(options))
     assert seen["latency"] == Latency(3.0, spread=0.5, seed=4) and seen["max_concurrency"] == 8
+
+
+def test_the_oracle_reads_the_fixture_folders_the_environments_demo_baselines_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from submissions.management.commands import serve_baseline_agent
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(serve_baseline_agent, "serve_forever", lambda agent, *args, **kwargs: seen.update(agent=agent))
+    command = serve_baseline_agent.Command(stdout=io.StringIO())
+    command.handle(**vars(command.create_parser("manage.py", "serve_baseline_agent").parse_args(
+        ["--agent", "oracle", "--port", "0"])))
+    root = Path(__file__).resolve().parents[2]
+    assert seen["agent"].options.pages == (root / "fixtures" / "magebench" / "resources" / "WebUI",)

@@ -85,15 +85,50 @@ def test_submit_baselines_queues_each_board_once(fixture_scenarios):
 
     urls = ["--url", "idle=http://127.0.0.1:8101/v1", "--url", "oracle=http://127.0.0.1:8103/v1"]
     out = StringIO()
-    call_command("submit_baselines", "--subset", "mini", "--subset", "full", *urls, stdout=out)
+    call_command("submit_baselines", "--env", "sokoban", "--subset", "mini", "--subset", "full", *urls, stdout=out)
     lines = out.getvalue().splitlines()
     assert len(lines) == 8 and lines[0].startswith("Idle agent on sokoban/global/mini")
     assert lines[4].startswith("Idle agent on sokoban/global/full")  # every mini board first
     assert Submission.objects.filter(is_baseline=True).count() == 8
-    call_command("submit_baselines", "--subset", "mini", "--subset", "full", *urls, stdout=StringIO())
+    call_command("submit_baselines", "--env", "sokoban", "--subset", "mini", "--subset", "full", *urls,
+                 stdout=StringIO())
     assert Submission.objects.filter(is_baseline=True).count() == 8
     with pytest.raises(CommandError, match="unknown baseline agent"):
         call_command("submit_baselines", "--url", "genius=http://127.0.0.1:1/v1")
+
+
+def test_submit_baselines_fills_what_each_environments_demo_baselines_declare_every_mini_board_first(
+        fixture_scenarios):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    urls = [f"--url={agent}=http://127.0.0.1:810{i}/v1" for i, agent in enumerate(["idle", "random", "oracle"])]
+    out = StringIO()
+    call_command("submit_baselines", "--max-repeats", "1", *urls, stdout=out)
+    boards = [line.split(": ")[0] for line in out.getvalue().splitlines()]
+    # Board order (WebUI, Sokoban, Football), each with its own agents that have a URL, on every
+    # flow; mini boards first. WebUI has no random agent, Football no oracle.
+    mini = ["Idle agent on webui/global/mini", "Idle agent on webui/online/mini",
+            "Oracle agent on webui/global/mini", "Oracle agent on webui/online/mini",
+            "Idle agent on sokoban/global/mini", "Idle agent on sokoban/online/mini",
+            "Oracle agent on sokoban/global/mini", "Oracle agent on sokoban/online/mini",
+            "Random agent on sokoban/global/mini", "Random agent on sokoban/online/mini",
+            "Idle agent on football/online/mini", "Random agent on football/online/mini"]
+    assert boards == mini + [board.replace("/mini", "/full") for board in mini]
+
+
+def test_submit_baselines_lists_the_agents_the_demo_needs_for_the_demo_to_serve():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("submit_baselines", "--list-agents", stdout=out)
+    assert out.getvalue().split() == ["idle", "random", "oracle", "degraded"]
+    out = StringIO()
+    call_command("submit_baselines", "--list-agents", "--env", "football", stdout=out)
+    assert out.getvalue().split() == ["idle", "random"]
 
 
 def test_submit_baselines_can_cap_the_repeats_and_each_submission_records_what_it_ran(fixture_scenarios):

@@ -7,10 +7,17 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluators.base import all_plugins
 from evaluators.baselines.agents import AGENT_NAMES, make_agent
 from evaluators.baselines.server import FAULT_MODES, Fault, Latency, serve_forever
 
-DEFAULT_PAGES = Path(__file__).resolve().parents[3] / "fixtures" / "magebench" / "resources" / "WebUI"
+#: The fixture resources the demo serves its oracles from.
+FIXTURE_RESOURCES = Path(__file__).resolve().parents[3] / "fixtures" / "magebench" / "resources"
+
+
+def default_pages() -> list[Path]:
+    """The fixture folders the environments' demo baselines name for their oracles to read."""
+    return [FIXTURE_RESOURCES / folder for plugin in all_plugins() for folder in plugin.demo_baselines.oracle_resources]
 
 
 class Command(BaseCommand):
@@ -26,7 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--seed", type=int, default=None, help="seed of the random agent")
         parser.add_argument("--pages", action="append", type=Path, default=None,
-                            help="WebUI page folders the oracles may read (default: the fixture pages)")
+                            help="folders of scenario files the oracles may read their answers from (default: the "
+                                 "fixture folders the environments' demo baselines name)")
         parser.add_argument("--api-key", default=None, help="require this bearer token")
         parser.add_argument("--fault", choices=FAULT_MODES, default=None)
         parser.add_argument(
@@ -63,7 +71,7 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
         elif options["fault_first"] is not None or options["fault_delay"] is not None:
             raise CommandError("--fault-first and --fault-delay need --fault")
-        agent = make_agent(options["agent"], seed=options["seed"], pages=options["pages"] or [DEFAULT_PAGES])
+        agent = make_agent(options["agent"], seed=options["seed"], pages=options["pages"] or default_pages())
         if options["max_concurrency"] is not None and options["max_concurrency"] < 1:
             raise CommandError("--max-concurrency must be at least 1")
         try:
