@@ -9,8 +9,10 @@ quote each table's protocol), one object per table::
      "table4_full": {"source": "...", "rows": {...}},
      "table2_ia_ra": {"source": "...", "rows": {"GPT-4o": [IA, RA, IA, RA, IA, RA], ...}}}
 
-A column is ``<Environment>_<Flow>``; null is a cell the paper leaves empty, and is skipped. The
-rows are ``ReportedResult`` rows: shown on the official boards, marked as reported, never ranked.
+A column is ``<Environment>_<Flow>``, the environment as its plug-in's ``paper_rows`` names it, which
+also says how the paper ran it (repeats, the ± stated, its place in Table 2); null is a cell the paper
+leaves empty, and is skipped, as is a column no loaded environment claims. The rows are
+``ReportedResult`` rows: shown on the official boards, marked as reported, never ranked.
 """
 from __future__ import annotations
 
@@ -24,35 +26,25 @@ from django.db import transaction
 from catalogue.changes import results_changed
 from catalogue.citations import PAPER_URL
 from catalogue.models import Environment, ReportedResult
+from evaluators.base import EnvironmentPlugin, PaperRows, all_plugins
 
 NOTE = "reported in the paper, not evaluated here"
 
 
 @dataclass(frozen=True)
 class PaperTable:
-    """How one of the paper's score tables was run, as its caption (the JSON's ``source``) states."""
+    """One of the paper's score tables: the subset its rows were run on. How each environment's runs
+    were made there (repeats, the ± stated) is the environment's plug-in's ``paper_rows``."""
 
     key: str
     label: str
     subset: str
-    #: Repeats per scenario by environment.
-    repeats: dict[str, int]
-    #: The ± the paper states per board, (environment, flow): Table 4's δ between repeats.
-    uncertainty: dict[tuple[str, str], float]
 
 
-#: Table 1: "mini set; Sokoban/WebUI 3 repeats, Football 10". Table 4: "full set, 3 repeats; delta:
-#: WebUI 0.8, Sokoban G 0.5, O 0.4, Football 2.0" (WebUI and Football have one flow in that table).
 TABLES = (
-    PaperTable(key="table1_mini", label="Table 1", subset="mini",
-               repeats={"webui": 3, "sokoban": 3, "football": 10}, uncertainty={}),
-    PaperTable(key="table4_full", label="Table 4", subset="full",
-               repeats={"webui": 3, "sokoban": 3, "football": 3},
-               uncertainty={("webui", "global"): 0.8, ("webui", "online"): 0.8, ("sokoban", "global"): 0.5,
-                            ("sokoban", "online"): 0.4, ("football", "online"): 2.0}),
+    PaperTable(key="table1_mini", label="Table 1", subset="mini"),
+    PaperTable(key="table4_full", label="Table 4", subset="full"),
 )
-#: Table 2's columns, in order: (environment, flow) of each IA, RA pair.
-IA_RA_COLUMNS = (("sokoban", "global"), ("sokoban", "online"), ("football", "online"))
 #: Table 2 names its models short; these are Table 1's names for them (the mini-set runs it counts).
 IA_RA_MODELS = {"GPT-4o": "GPT-4o", "Gemini": "Gemini-1.5-pro", "Claude": "Claude-3.5-Sonnet",
                 "InternVL2": "InternVL2-76B-LLaMA3", "LLaVA-1.5": "LLaVA-v1.5-13B", "MiniCPM": "MiniCPM-V2.6-8B",
@@ -94,11 +86,25 @@ class PaperImport:
     skipped: int = 0
 
 
-def _column(name: str) -> tuple[str, str]:
+def _reported() -> dict[str, EnvironmentPlugin]:
+    """The loaded environments the paper reports, by their name in its columns (in lower case)."""
+    return {plugin.paper_rows.column.lower(): plugin for plugin in all_plugins() if plugin.paper_rows.column}
+
+
+def _column(name: str, reported: dict[str, EnvironmentPlugin]) -> tuple[EnvironmentPlugin | None, str]:
+    """The environment of a column (None: no loaded environment claims it) and its flow."""
     env, _, flow = name.partition("_")
     if not env or not flow:
         raise PaperResultsError(f"column {name!r} is not <Environment>_<Flow>")
-    return env.lower(), flow.lower()
+    return reported.get(env.lower()), flow.lower()
+
+
+def _ia_ra_columns() -> list[tuple[str, str] | None]:
+    """Table 2's (IA, RA) pairs in order: the (environment, flow) each belongs to, None where no loaded
+    environment claims a pair."""
+    claimed = {index: (plugin.slug, flow) for plugin in all_plugins()
+               for flow, index in plugin.paper_rows.ia_ra_pairs.items()}
+    return [claimed.get(index) for index in range(max(claimed, default=-1) + 1)]
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -122,6 +128,7 @@ def paper_results_read(data: Any) -> list[PaperResult]:
     if not isinstance(data, dict):
         raise PaperResultsError("the file holds no JSON object")
     results: dict[tuple[str, str, str, str], PaperResult] = {}
+    reported = _reported()
     for spec in TABLES:
         for model, cells in _table(data, spec.key).items():
             if not isinstance(cells, dict):
@@ -130,18 +137,23 @@ def paper_results_read(data: Any) -> list[PaperResult]:
                 score = _number(value, f"{spec.key} {model!r} {column}")
                 if score is None:
                     continue
-                env, flow = _column(column)
-                results[(env, flow, spec.subset, model)] = PaperResult(
-                    env=env, flow=flow, subset=spec.subset, model=model, score=score, repeats=spec.repeats.get(env),
-                    uncertainty=spec.uncertainty.get((env, flow)), table=spec.label)
+                plugin, flow = _column(column, reported)
+                # A column no loaded environment claims is kept with no environment, and skipped on import.
+                env = plugin.slug if plugin else ""
+                rows = plugin.paper_rows if plugin else PaperRows()
+                results[(env or column, flow, spec.subset, model)] = PaperResult(
+                    env=env, flow=flow, subset=spec.subset, model=model, score=score,
+                    repeats=rows.repeats.get(spec.subset), uncertainty=rows.uncertainty.get((flow, spec.subset)),
+                    table=spec.label)
+    pairs = _ia_ra_columns()
     for short, values in (_table(data, "table2_ia_ra") if "table2_ia_ra" in data else {}).items():
-        if not isinstance(values, list) or len(values) != 2 * len(IA_RA_COLUMNS):
-            raise PaperResultsError(f"table2_ia_ra {short!r}: not {2 * len(IA_RA_COLUMNS)} numbers")
+        if not isinstance(values, list) or len(values) % 2 or len(values) < 2 * len(pairs):
+            raise PaperResultsError(f"table2_ia_ra {short!r}: not (IA, RA) pairs, at least {len(pairs)} of them")
         model = IA_RA_MODELS.get(short, short)
-        for index, (env, flow) in enumerate(IA_RA_COLUMNS):
-            found = results.get((env, flow, "mini", model))
-            if found is not None:
-                results[(env, flow, "mini", model)] = replace(
+        for index, pair in enumerate(pairs):
+            found = results.get((*pair, "mini", model)) if pair else None
+            if pair and found is not None:
+                results[(*pair, "mini", model)] = replace(
                     found, ia_pct=_number(values[2 * index], f"table2_ia_ra {short!r}"),
                     ra_pct=_number(values[2 * index + 1], f"table2_ia_ra {short!r}"))
     return list(results.values())

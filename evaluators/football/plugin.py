@@ -14,6 +14,7 @@ from evaluators.base import (
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
+    PaperRows,
     ParseResult,
     PromptSet,
     ReplayPanel,
@@ -55,6 +56,10 @@ class FootballPlugin(EnvironmentPlugin):
     self_report_tolerance: ClassVar[float] = 0.5
     # The official resources: 108 scenarios, 20 of them the mini set (reference §4).
     official_scenarios: ClassVar[Mapping[str, int]] = {"mini": 20, "full": 108}
+    #: Table 1: 10 repeats; Table 4: 3 repeats, δ 2.0; Table 2's third IA/RA pair.
+    paper_rows: ClassVar[PaperRows] = PaperRows(
+        column="Football", repeats={"mini": 10, "full": 3}, uncertainty={("online", "full"): 2.0},
+        ia_ra_pairs={"online": 2})
     floor_meaning: ClassVar[str] = "the paper's Idle baseline (a fixed number; doing nothing has no closed form)"
     ceiling_meaning: ClassVar[str] = "the best model result the paper reports (a fixed number; no analytic maximum)"
     summary_references: ClassVar[Mapping[tuple[str, str], SummaryReference]] = SUMMARY_REFERENCES

@@ -14,6 +14,7 @@ from evaluators.base import (
     EnvironmentPlugin,
     Episode,
     ImportedScenario,
+    PaperRows,
     ParseResult,
     PromptSet,
     ScenarioSpec,
@@ -103,6 +104,11 @@ class SokobanPlugin(EnvironmentPlugin):
 
     # The official resources: 182 scenarios, 20 of them the mini set (reference §4).
     official_scenarios: ClassVar[Mapping[str, int]] = {"mini": 20, "full": 182}
+    #: Tables 1 and 4: 3 repeats; Table 4's δ: Global 0.5, Online 0.4; Table 2's first two IA/RA pairs.
+    paper_rows: ClassVar[PaperRows] = PaperRows(
+        column="Sokoban", repeats={"mini": 3, "full": 3},
+        uncertainty={("global", "full"): 0.5, ("online", "full"): 0.4}, ia_ra_pairs={"global": 0, "online": 1})
+
     def idle_score(self, scenario: ScenarioSpec) -> float | None:
         try:
             upper_bound = float(scenario.data["upper_bound"]["reward"])

@@ -168,3 +168,21 @@ def test_the_compare_page_offers_no_reported_row_to_pair_and_points_to_what_the_
     assert '<option value="None"' not in text and "<select" not in text
     assert "reported rows are published totals, with no per-scenario scores to pair" in text
     assert "#reported" in text
+
+
+def test_each_columns_environment_and_protocol_come_from_the_loaded_plugins_and_other_columns_are_skipped(
+        settings, tmp_path, environments):
+    from catalogue.paper_results import paper_results_read
+
+    settings.MAGEBENCH_ENVIRONMENTS = ["evaluators.sokoban"]
+    results = paper_results_read(_paper())
+    claimed = {(r.env, r.flow, r.subset, r.model): (r.repeats, r.uncertainty, r.ia_pct, r.ra_pct)
+               for r in results if r.env}
+    assert claimed == {
+        ("sokoban", "global", "mini", "GPT-4o"): (3, None, 0.0, 5.0),
+        ("sokoban", "global", "mini", "Idle Baseline"): (3, None, None, None),
+        ("sokoban", "global", "full", "GPT-4o"): (3, 0.5, None, None),
+        ("sokoban", "online", "full", "GPT-4o"): (3, 0.4, None, None)}
+    # WebUI mini and full, Football mini: read, claimed by none, and not imported.
+    assert sum(not r.env for r in results) == 3
+    assert "4 created, 0 updated, 0 unchanged, 3 skipped" in _import(_write(tmp_path, _paper()))
