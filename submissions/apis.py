@@ -462,8 +462,9 @@ class TrajectoryQuery(serializers.Serializer):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=PAGE_MAX,
                                      help_text=f"with offset: how many steps and calls (at most {PAGE_MAX})")
     artifact = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False,
-                                     help_text="a JSON document stored with the trajectory (e.g. football.json, the "
-                                               "engine log) instead of the trajectory; offset and limit page its steps")
+                                     help_text="a JSON document stored with the trajectory (one its artefact index "
+                                               "names, e.g. an engine's log) instead of the trajectory; offset and "
+                                               "limit page its steps")
 
 
 class AttemptTrajectoryApi(APIView):

@@ -180,13 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
         "export", parents=[board_filters()],
         help="every attempt of a submission or a board: one row each (csv, parquet) or their trajectories (a zip)",
         description="Export every attempt of a submission (magebench export 42) or of a board's entries "
-                    "(magebench export sokoban global mini): scenario, repeat, score, outcome, error, IA/RA, "
+                    "(magebench export ENV global mini, ENV the environment as in the board's address): "
+                    "scenario, repeat, score, outcome, error, IA/RA, "
                     "tokens, cost and seconds, one row each, as CSV or Parquet; or a zip of each attempt's "
                     "trajectory (replies, parsed actions, per-step scores, trace; frames with --frames). The "
                     "site builds each file once: until it is ready the command waits as the site asks "
                     "(Retry-After). A token shows its team's private submissions too.")
     export.add_argument("target", nargs="+", metavar="TARGET",
-                        help="a submission id (42), or a board as ENV FLOW SUBSET (sokoban global mini)")
+                        help="a submission id (42), or a board as ENV FLOW SUBSET (the parts of its address "
+                             "on the site)")
     export.add_argument("--format", choices=list(EXPORT_FORMATS), default="csv")
     export.add_argument("--out", help="file to write (default: standard output, not a terminal for binary formats)")
     export.add_argument("--frames", action="store_true",

@@ -306,7 +306,8 @@ def export_source(target: list[str], fmt: str) -> tuple[str, str]:
     if len(target) == 3:
         env, flow, subset = (quote(part, safe="") for part in target)
         return f"/api/v1/boards/{env}/{flow}/{subset}/attempts.{suffix}", f"the {'/'.join(target)} board"
-    raise CliError("export takes a submission id, or a board as ENV FLOW SUBSET (e.g. sokoban global mini)")
+    raise CliError("export takes a submission id, or a board as ENV FLOW SUBSET (e.g. ENV global mini, the parts of "
+                   "the board's address on the site)")
 
 
 def cmd_export(client: Client, args: argparse.Namespace) -> int:

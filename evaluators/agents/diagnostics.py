@@ -54,8 +54,8 @@ DEFINITIONS = {
         f"repeated {RA_MIN_TAIL_REPEATS} or more times (n-grams made only of action names excepted), or when the "
         f"same action is executed {RA_MAX_NOOP_DECISIONS} times in a row without changing the state (Online: "
         f"consecutive decisions; Global: consecutive moves of the plan; a long run of identical moves that keep "
-        f"changing the state is not RA), or, in Football, when all of at least {RA_MIN_PASS_ONLY} decisions are "
-        f"passes (long, short or high)."
+        f"changing the state is not RA), or, in an environment with actions that only hand the play on (passes), "
+        f"when all of at least {RA_MIN_PASS_ONLY} decisions are such passes."
     ),
 }
 

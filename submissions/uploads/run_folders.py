@@ -83,8 +83,8 @@ class ZipReader:
             if top not in folders:
                 match = _RUN_FOLDER.match(top)
                 if match is None:
-                    problems.add(shorten(prefix), "folder is not named <scenario>_r<repeat> "
-                                                   "(e.g. 1-Sokoban-small-v0_r0)")
+                    example = f" (e.g. {min(self.context.scenarios)}_r0)" if self.context.scenarios else ""
+                    problems.add(shorten(prefix), f"folder is not named <scenario>_r<repeat>{example}")
                     refused.add(top)
                     continue
                 scenario, repeat = match["scenario"], int(match["repeat"])

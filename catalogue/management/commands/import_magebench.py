@@ -12,9 +12,10 @@ from evaluators.base import ResourceError, all_plugins
 
 class Command(BaseCommand):
     help = ("Import scenarios from a MageBench checkout or its resources/ directory (idempotent). "
-            "Sokoban .pkl files are unpickled: only point this at files you trust. Every WebUI page is "
-            "then run once (initial state and scripted actions, against a perfect copy of itself) and "
-            "pages that cannot be evaluated as intended are flagged on the scenario and in this report. "
+            "Resource files may be Python pickles, which run code when read: only point this at files you "
+            "trust. An environment with an import check (its plug-in's scenario_check) then runs it on every "
+            "imported scenario, and scenarios that cannot be evaluated as intended are flagged on the scenario "
+            "and in this report. "
             "With an official checkout (--official-code, or PATH inside one) the official prompts are read "
             "from its Python files as data and become the suite's prompts.")
 
@@ -28,11 +29,12 @@ class Command(BaseCommand):
                                  "found by itself when PATH is a checkout or its resources/ folder")
         parser.add_argument("--no-verify", action="store_true", help="skip recomputing upper bounds")
         parser.add_argument("--no-page-check", action="store_true",
-                            help="skip running the WebUI pages (faster; earlier checks of unchanged pages stay)")
+                            help="skip the environments' import checks (faster; earlier checks of unchanged "
+                                 "scenarios stay)")
         parser.add_argument("--recheck-pages", action="store_true",
-                            help="run every WebUI page again, even unchanged pages already checked")
+                            help="check every scenario again, even unchanged ones already checked")
         parser.add_argument("--page-check-workers", type=int, default=2,
-                            help="WebUI renders at a time during the page check (each page needs two)")
+                            help="checks at a time during the import checks")
 
     def handle(self, *args: Any, path: Path, suite: str, envs: list[str] | None, no_verify: bool,
                no_page_check: bool, recheck_pages: bool, page_check_workers: int, official_code: Path | None,

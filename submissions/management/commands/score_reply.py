@@ -37,7 +37,7 @@ class Command(BaseCommand):
             "Global takes one reply; Online takes a JSON list with one reply per decision.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--scenario", required=True, help="scenario key, e.g. 3-Sokoban-small-v0")
+        parser.add_argument("--scenario", required=True, help="scenario key, as the official resources name it")
         parser.add_argument("--flow", required=True, choices=FLOWS)
         parser.add_argument("--reply", required=True, type=Path, help="a text file, or .json (string or list)")
         parser.add_argument("--env", help="environment slug when the key is ambiguous")

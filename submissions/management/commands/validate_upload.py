@@ -36,8 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json",
                             help="print one JSON object per run, one per line")
         parser.add_argument("--seed", type=int,
-                            help="engine seed of every replayed run (Football; default: a new one per run, "
-                                 "as on the site)")
+                            help="engine seed of every replayed run of a stochastic environment (default: a "
+                                 "new one per run, as on the site)")
         parser.add_argument("--out", type=Path, help="keep the re-scored runs' trajectories in this folder")
 
     def handle(self, *args: Any, file: str, env: str, flow: str, subset: str, suite: str | None,
