@@ -56,12 +56,12 @@ from evaluators.declarations import (
 )
 from evaluators.interface import (
     EnvironmentPlugin,
+    default_environments,
     plugin_from_module,
 )
 from evaluators.registry import (
     PluginConfigurationError,
     all_plugins,
-    default_environments,
     environment_flows,
     environment_slugs,
     get_plugin,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping
 from functools import partial
 from typing import Any
 
+from evaluators.conformance_site import SITE_CHECKS
 from evaluators.declarations import (
     FLOWS,
     PLOTLY_BUNDLES,
@@ -53,7 +54,7 @@ def check_plugin(plugin: EnvironmentPlugin) -> None:
     nothing is."""
     problems = _unknown_names(plugin)
     for check in (_identity, _flows, _actions, _setting_options, _workers, _boards, _analysis_panels, _uploads,
-                  _baselines, _replay, _hooks):
+                  _baselines, _replay, _hooks, *SITE_CHECKS):
         try:
             problems += check(plugin)
         except Exception as exc:  # noqa: BLE001 (a broken declaration must be reported, not crash the check)

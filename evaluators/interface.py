@@ -35,7 +35,7 @@ from evaluators.declarations import (
     StoredScenario,
     SummaryReference,
 )
-from evaluators.registry import PluginConfigurationError
+from evaluators.registry import BUILT_IN_FOLDER, PluginConfigurationError, built_in_environments
 
 if TYPE_CHECKING:
     from evaluators.agents.checkout import OfficialCheckout
@@ -326,3 +326,10 @@ def plugin_from_module(path: str) -> EnvironmentPlugin:
     if not isinstance(plugin, EnvironmentPlugin):
         raise PluginConfigurationError(f"environment module {path!r} has no 'plugin' (an EnvironmentPlugin instance)")
     return plugin
+
+
+def default_environments(folder: Path = BUILT_IN_FOLDER, package: str = "evaluators") -> list[str]:
+    """The modules the MAGEBENCH_ENVIRONMENTS setting loads unless told otherwise: the built-in
+    environments (:func:`evaluators.registry.built_in_environments`) whose plug-in is not ``opt_in``
+    (the examples, which the setting names to load)."""
+    return [path for path in built_in_environments(folder, package) if not plugin_from_module(path).opt_in]

@@ -49,13 +49,6 @@ def built_in_environments(folder: Path = BUILT_IN_FOLDER, package: str = "evalua
             if _declares_plugin(init)]
 
 
-def default_environments(folder: Path = BUILT_IN_FOLDER, package: str = "evaluators") -> list[str]:
-    """The modules the MAGEBENCH_ENVIRONMENTS setting loads unless told otherwise: the built-in
-    environments whose plug-in is not ``opt_in`` (the examples, which the setting names to load)."""
-    from evaluators.interface import plugin_from_module
-
-    return [path for path in built_in_environments(folder, package) if not plugin_from_module(path).opt_in]
-
 _REGISTRY: dict[str, EnvironmentPlugin] = {}
 _loaded_once = False
 

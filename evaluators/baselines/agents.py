@@ -22,7 +22,7 @@ from PIL import Image, UnidentifiedImageError
 
 from evaluators.agents.parsing import GLOBAL_MARKER, ONLINE_MARKER
 from evaluators.declarations import FLOW_GLOBAL, FLOW_ONLINE, BaselineOptions
-from evaluators.registry import default_environments
+from evaluators.interface import default_environments
 
 if TYPE_CHECKING:  # pragma: no cover
     from evaluators.interface import EnvironmentPlugin

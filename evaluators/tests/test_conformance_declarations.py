@@ -77,3 +77,31 @@ def test_the_default_code_schema_asks_for_the_first_code_file_and_allows_the_oth
     assert schema["required"] == ["page"] and set(schema["properties"]) == {"page", "notes"}
     assert schema["additionalProperties"] is False
     assert Paged().code_replies("online", {"notes": "b", "page": "a"}) == ["```text\na\n```\n\n```text\nb\n```"]
+
+
+def test_operator_settings_demo_baselines_and_paper_rows_are_checked_with_every_problem_named() -> None:
+    from evaluators.base import DemoBaselines, OperatorSetting, OperatorSettings, PaperRows
+
+    class Careless(TinyPlugin):
+        opt_in: ClassVar[Any] = "yes"
+        operator_settings: ClassVar[OperatorSettings] = OperatorSettings(settings=(
+            OperatorSetting("tiny_laps", int, 3), OperatorSetting("MAGEBENCH_TINY_STRICT", bool, 1),
+            OperatorSetting("MAGEBENCH_TINY_STRICT", bool, False)))
+        demo_baselines: ClassVar[DemoBaselines] = DemoBaselines(agents=("oracle",), subsets=("huge",),
+                                                                flows=("global",))
+        paper_rows: ClassVar[PaperRows] = PaperRows(column="Tiny", repeats={"mini": 0},
+                                                    uncertainty={("global", "full"): 0.5}, ia_ra_pairs={"online": -1})
+
+    assert _problems(Careless()) == [
+        "opt_in must be a bool",
+        "operator setting name 'tiny_laps' must be MAGEBENCH_ and upper-case letters, digits and '_'",
+        "operator setting 'MAGEBENCH_TINY_STRICT': its defaults must be of its kind, bool",
+        "operator_settings names a setting more than once",
+        "operator_settings with settings needs an apply function to hand their values to",
+        "demo_baselines.agents must be a tuple among baseline_agents (idle, random), not ('oracle',)",
+        "demo_baselines.subsets must be a tuple among the subsets (mini, full), not ('huge',)",
+        "demo_baselines.flows must be a tuple among flows (online), not ('global',)",
+        "paper_rows.repeats must map subsets to positive int",
+        "paper_rows.uncertainty must map (flow, subset) of this environment to a number >= 0",
+        "paper_rows.ia_ra_pairs must map flows of this environment to a pair's index >= 0",
+    ]

@@ -13,7 +13,7 @@ from rest_framework.serializers import ChoiceField
 
 from catalogue.apps import load_environments
 from evaluators import base, registry
-from evaluators.base import PluginConfigurationError, all_plugins, environment_slugs, get_plugin
+from evaluators.base import PluginConfigurationError, all_plugins, default_environments, environment_slugs, get_plugin
 
 BUILT_IN = ["evaluators.football", "evaluators.sokoban", "evaluators.webui"]
 TINY = "evaluators.tests.plugin_fixture"
@@ -132,3 +132,31 @@ def test_the_settings_read_the_queues_from_the_environments_they_are_started_wit
 
 
 BUILT_IN_SLUGS = ["football", "sokoban", "webui"]
+
+
+def test_the_default_environments_are_the_folders_that_define_a_plugin_except_the_opt_in_examples(
+        tmp_path, monkeypatch) -> None:
+    assert default_environments() == BUILT_IN
+    assert "evaluators.gridwalk" in registry.built_in_environments()  # an example: loaded when named
+
+    zoo = tmp_path / "zoo"
+    for name, source in {
+        "": "",
+        "tiny": "from evaluators.tests.plugin_fixture import TinyPlugin\nplugin = TinyPlugin()\n",
+        "example": "from evaluators.tests.plugin_fixture import TinyPlugin\n"
+                   "class Example(TinyPlugin):\n    opt_in = True\nplugin = Example()\n",
+        # Never imported to find out: it defines no plug-in.
+        "helpers": "raise RuntimeError('imported')\n",
+    }.items():
+        (zoo / name).mkdir(parents=True, exist_ok=True)
+        (zoo / name / "__init__.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert registry.built_in_environments(zoo, "zoo") == ["zoo.example", "zoo.tiny"]
+        assert default_environments(zoo, "zoo") == ["zoo.tiny"]
+        (zoo / "tiny" / "__init__.py").unlink()
+        (zoo / "tiny").rmdir()
+        assert default_environments(zoo, "zoo") == []
+    finally:
+        for module in [name for name in sys.modules if name == "zoo" or name.startswith("zoo.")]:
+            del sys.modules[module]
