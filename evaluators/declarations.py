@@ -332,8 +332,6 @@ class OperatorSetting:
     default: OptionValue
     #: The default in production (``MAGEBENCH_ENV=production``); None: ``default`` there too.
     production_default: OptionValue | None = None
-    #: What it does, in the words of the README's settings table.
-    help: str = ""
 
 
 @dataclass(frozen=True)

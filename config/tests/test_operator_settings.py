@@ -51,3 +51,23 @@ def test_the_site_reads_each_configured_environments_declared_settings_under_the
     assert site_settings.MAGEBENCH_OPERATOR_SETTINGS == {"webui": {
         "MAGEBENCH_WEBUI_PAGE_MEMORY_MB": 1024, "MAGEBENCH_WEBUI_PAGE_CPU_SECONDS": 30.0,
         "MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE": False}}
+
+
+def test_the_readme_lists_every_operator_setting_the_built_in_environments_declare() -> None:
+    from pathlib import Path
+
+    from evaluators.base import plugin_from_module
+    from evaluators.registry import built_in_environments
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    declared = [setting.name for path in built_in_environments()
+                for setting in plugin_from_module(path).operator_settings.settings]
+    assert declared  # the WebUI page limits at least
+    # A row names a setting whole, or its tail after a shared prefix ("`X_MEMORY_MB` / `_CPU_SECONDS`").
+    missing = [name for name in declared if not any(f"`{name}`" in row or _tail_in(name, row) for row in rows)]
+    assert missing == []
+
+
+def _tail_in(name: str, row: str) -> bool:
+    return any(f"`{name[:cut]}" in row and f"`{name[cut:]}`" in row for cut in range(1, len(name)) if name[cut] == "_")

@@ -21,14 +21,13 @@ def apply_limits(values: Mapping[str, OptionValue]) -> None:
         waiver=f"set {REQUIRE_NETWORK_NAMESPACE}=false"))
 
 
-# Per-page caps on a renderer's resident memory and CPU time (an overrun is a render error), and
-# whether the browser must have its own network namespace: production refuses to fall back to the
-# flag layer alone unless the operator says so.
+# Per-page caps on a renderer's resident memory (MiB) and CPU time (seconds), an overrun being a
+# render error, and whether the browser must have its own network namespace: production refuses to
+# fall back to the flag layer alone unless the operator says so (the README's settings table).
 OPERATOR_SETTINGS = OperatorSettings(settings=(
-    OperatorSetting(PAGE_MEMORY_MB, int, 1024, help="a model page's renderer memory limit, in MiB"),
-    OperatorSetting(PAGE_CPU_SECONDS, float, 30.0, help="a model page's renderer CPU time limit, in seconds"),
-    OperatorSetting(REQUIRE_NETWORK_NAMESPACE, bool, False, production_default=True,
-                    help="refuse to evaluate pages in a browser that is not in its own network namespace"),
+    OperatorSetting(PAGE_MEMORY_MB, int, 1024),
+    OperatorSetting(PAGE_CPU_SECONDS, float, 30.0),
+    OperatorSetting(REQUIRE_NETWORK_NAMESPACE, bool, False, production_default=True),
 ), apply=apply_limits)
 
 #: The demo's oracles read each target page's own files from the fixture resources.
