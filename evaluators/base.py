@@ -49,6 +49,7 @@ from evaluators.declarations import (
     StepResult,
     StoredScenario,
     SummaryReference,
+    WorkerPool,
 )
 from evaluators.interface import (
     EnvironmentPlugin,
@@ -96,6 +97,7 @@ __all__ = [
     "StepResult",
     "StoredScenario",
     "SummaryReference",
+    "WorkerPool",
     "all_plugins",
     "declared_queues",
     "environment_flows",

@@ -32,12 +32,8 @@ def test_the_image_installs_with_the_same_script_that_ci_tests_with():
 
 def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_runs_the_watchdog():
     services = _compose()["services"]
-    consumed: set[str] = set()
-    for service in services.values():
-        command = service.get("command") or []
-        if command[:4] == ["celery", "-A", "config", "worker"] or command[:3] == ["python", "manage.py", "run_worker"]:
-            consumed.update(command[command.index("-Q") + 1].split(","))
     declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
+    consumed = _consumed(services, declared)
     sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *(queue_for(plugin.slug) for plugin in all_plugins())}
     assert sent_to <= declared == consumed
     assert any((s.get("command") or [])[:4] == ["celery", "-A", "config", "beat"] for s in services.values())
@@ -50,6 +46,32 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
     assert {name: service.get("restart") for name, service in services.items() if name not in one_off} == \
         dict.fromkeys(set(services) - one_off, "unless-stopped")
     assert {services[name]["restart"] for name in one_off} == {"no"}
+
+
+def _consumed(services: dict, declared: set[str]) -> set[str]:
+    """The queues the compose file's pools read: each -Q list, and every declared queue not excepted
+    for a service that runs the other pools."""
+    consumed: set[str] = set()
+    for service in services.values():
+        command = service.get("command") or []
+        if command[:4] == ["celery", "-A", "config", "worker"] or command[:3] == ["python", "manage.py", "run_worker"]:
+            if "--other-pools" in command:
+                consumed |= declared - set(command[command.index("--except") + 1].split(","))
+            else:
+                consumed.update(command[command.index("-Q") + 1].split(","))
+    return consumed
+
+
+def test_the_other_pools_service_leaves_out_exactly_the_queues_the_dedicated_services_read():
+    services = _compose()["services"]
+    commands = [s["command"] for s in services.values() if (s.get("command") or [])[:3] == ["python", "manage.py",
+                                                                                            "run_worker"]]
+    (other,) = [command for command in commands if "--other-pools" in command]
+    dedicated = {queue for command in commands if "-Q" in command
+                 for queue in command[command.index("-Q") + 1].split(",")}
+    assert set(other[other.index("--except") + 1].split(",")) == dedicated == {"light", "browser", "engine"}
+    # A kind of work no dedicated service reads is still read: by the other pools' service.
+    assert _consumed(services, {"light", "browser", "engine", "another"}) == {"light", "browser", "engine", "another"}
 
 
 def test_every_variable_the_compose_file_sets_is_read_by_the_settings():
