@@ -3,12 +3,15 @@ sends to has a worker pool, and every variable the compose file sets is one the 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import yaml
 from django.conf import settings
 
 from evaluators.base import all_plugins
+from evaluators.install import read_installs
 from submissions.selectors import queue_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,31 @@ def test_the_image_installs_with_the_same_script_that_ci_tests_with():
     assert "pip install" not in dockerfile and "apt-get" not in dockerfile  # no second, drifting install path
     assert re.search(r"^scripts/test\b", (ROOT / ".ci/run").read_text(), re.M)
     assert "scripts/setup" in (ROOT / "scripts/test").read_text()
+
+
+def _instructions(dockerfile: str) -> list[str]:
+    # One instruction per entry, its continuation lines joined, comments dropped.
+    return re.sub(r"\\\n\s*", " ", re.sub(r"^\s*#.*\n", "", dockerfile, flags=re.M)).splitlines()
+
+
+def test_the_image_installs_from_the_environments_declarations_alone_before_their_code(tmp_path: Path):
+    instructions = _instructions((ROOT / "Dockerfile").read_text())
+    stages = [i for i, line in enumerate(instructions) if line.startswith("FROM ")]
+    assert len(stages) == 2 and instructions[stages[0]].endswith(" AS install-declarations")
+    main = instructions[stages[1]:]
+    setup = next(i for i, line in enumerate(main) if line.startswith("RUN ") and "scripts/setup" in line)
+    before = main[:setup]
+    assert "COPY --from=install-declarations /out/ ./" in before
+    assert not [line for line in before if line.startswith("COPY ") and ("evaluators" in line or line == "COPY . .")]
+    # The stage's recipe, run on this tree, gives the reader and every declaration file, and nothing else.
+    (recipe,) = [line for line in instructions[stages[0]:stages[1]] if line.startswith("RUN ")]
+    source, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(ROOT / "evaluators", source / "evaluators", ignore=shutil.ignore_patterns("__pycache__"))
+    script = recipe.removeprefix("RUN ").replace("/src", str(source)).replace("/out", str(out))
+    subprocess.run(["bash", "-c", script], check=True)
+    copied = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
+    declared = sorted(str(path.relative_to(ROOT)) for install in read_installs() for path in install.files)
+    assert copied == sorted(["evaluators/__init__.py", "evaluators/install.py", *declared]) and declared
 
 
 def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_runs_the_watchdog():
