@@ -26,7 +26,7 @@ from .board import ACTIONS, PASS
 
 class SmallGoPlugin(EnvironmentPlugin):
     slug: ClassVar[str] = "smallgo"
-    title: ClassVar[str] = "Small Go"
+    title: ClassVar[str] = "SmallGo"
     score_label: ClassVar[str] = "Area %"
     ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
     # A pass leaves the board as it is: replies made only of passes are RA.
