@@ -36,9 +36,9 @@ def test_the_reader_lists_every_folders_declarations_with_the_standard_library_a
     _declare(tmp_path, "chess", {"system-packages.txt": "# the engine\nstockfish\nzlib1g\n",
                                  "requirements.txt": "python-chess>=1.9\n",
                                  "imports.txt": "chess  # checked after the install\n"})
-    _declare(tmp_path, "go", {"system-packages.txt": "gnugo\nzlib1g\n", "build-requirements.txt": "gtp-engine==1.0\n"})
+    _declare(tmp_path, "go", {"system-packages.txt": "pachi\nzlib1g\n", "build-requirements.txt": "gtp-engine==1.0\n"})
     (tmp_path / "no-needs").mkdir()
-    assert _cli(tmp_path, "apt").stdout.split() == ["gnugo", "stockfish", "zlib1g"]  # each once, sorted
+    assert _cli(tmp_path, "apt").stdout.split() == ["pachi", "stockfish", "zlib1g"]  # each once, sorted
     assert _cli(tmp_path, "requirements").stdout.split() == [str(tmp_path / "chess/install/requirements.txt")]
     assert _cli(tmp_path, "build").stdout.split() == [str(tmp_path / "go/install/build-requirements.txt")]
     assert _cli(tmp_path, "imports").stdout.split() == ["chess"]
@@ -46,7 +46,7 @@ def test_the_reader_lists_every_folders_declarations_with_the_standard_library_a
 
 
 @pytest.mark.parametrize(("files", "refusal"), [
-    ({"system_packages.txt": "gnugo\n"}, "unknown file(s) system_packages.txt"),
+    ({"system_packages.txt": "pachi\n"}, "unknown file(s) system_packages.txt"),
     ({"system-packages.txt": "GNU Go\n"}, "not a Debian package name: GNU Go"),
     ({"imports.txt": "gfootball-engine\n"}, "not a module name: gfootball-engine"),
 ])
