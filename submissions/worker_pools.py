@@ -61,15 +61,19 @@ def supervise(commands: Sequence[Sequence[str]]) -> int:
             if child.poll() is None:
                 child.send_signal(signum)
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    pid, status = os.wait()
-    for child in children:
-        if child.pid != pid and child.poll() is None:
-            child.terminate()
-    for child in children:
-        if child.pid != pid:
-            child.wait()
+    handlers = signal.signal(signal.SIGTERM, forward), signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        pid, status = os.wait()
+        for child in children:
+            if child.pid != pid and child.poll() is None:
+                child.terminate()
+        for child in children:
+            if child.pid != pid:
+                child.wait()
+    finally:
+        for signum, handler in zip((signal.SIGTERM, signal.SIGINT), handlers):
+            if handler is not None:  # None: set outside Python, and not ours to put back
+                signal.signal(signum, handler)
     return os.waitstatus_to_exitcode(status)
 
 
