@@ -6,17 +6,28 @@
 # Behind a TLS-inspecting proxy, pass its CA bundle as a build secret; it is read by pip during the
 # install and kept in no layer:  --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt
 ARG BASE=python:3.11-slim-bookworm
+
+# The environments' install declarations (evaluators/<env>/install/, read by evaluators/install.py)
+# and nothing else of their folders: a change to an environment's code makes the same files here,
+# so the install below stays cached; a change to a declaration installs again.
+FROM ${BASE} AS install-declarations
+COPY evaluators/ /src/evaluators/
+RUN mkdir -p /out/evaluators && cd /src \
+    && cp evaluators/__init__.py evaluators/install.py /out/evaluators/ \
+    && find evaluators -mindepth 3 -maxdepth 3 -path 'evaluators/*/install/*' -type f -exec cp --parents {} /out/ \;
+
 FROM ${BASE}
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 MAGEBENCH_ENV=production MAGEBENCH_DATA_DIR=/data
 WORKDIR /app
 COPY requirements/ requirements/
+COPY --from=install-declarations /out/ ./
 COPY scripts/setup scripts/setup
 # scripts/setup installs the client editable: its metadata and package folder are enough here, and a
 # change to the client's code (COPY . . below brings it) does not run the install again.
 COPY client/pyproject.toml client/pyproject.toml
 COPY client/magebench_client/__init__.py client/magebench_client/__init__.py
-# pip's cache is a BuildKit cache mount: the gfootball wheel (minutes to build) outlives a change to
-# the requirements, and is in no layer. The build runs without the host's pip configuration.
+# pip's cache is a BuildKit cache mount: a wheel built from source (minutes, for an engine) outlives a
+# change to the requirements, and is in no layer. The build runs without the host's pip configuration.
 RUN --mount=type=secret,id=ca,required=false \
     --mount=type=cache,target=/root/.cache/pip \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca REQUESTS_CA_BUNDLE=/run/secrets/ca; fi; \

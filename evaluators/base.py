@@ -53,6 +53,7 @@ from evaluators.declarations import (
     StepResult,
     StoredScenario,
     SummaryReference,
+    WorkerPool,
 )
 from evaluators.interface import (
     EnvironmentPlugin,
@@ -103,6 +104,7 @@ __all__ = [
     "StepResult",
     "StoredScenario",
     "SummaryReference",
+    "WorkerPool",
     "all_plugins",
     "apply_operator_settings",
     "declared_operator_settings",

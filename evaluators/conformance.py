@@ -26,6 +26,7 @@ from evaluators.declarations import (
     ReplayPanel,
     ScenarioMeans,
     SettingOption,
+    WorkerPool,
 )
 from evaluators.interface import EnvironmentPlugin
 from evaluators.registry import PluginConfigurationError
@@ -228,6 +229,9 @@ def _workers(plugin: EnvironmentPlugin) -> list[str]:
             problems.append(f"{name} must be a positive int, not {value!r}")
     if plugin.scenario_check is not None and not (isinstance(plugin.scenario_check, str) and plugin.scenario_check):
         problems.append("scenario_check must be None or a non-empty str")
+    pool = plugin.worker_pool
+    if not (isinstance(pool, WorkerPool) and isinstance(pool.network_namespaces, bool)):
+        problems.append(f"worker_pool must be a WorkerPool (its network_namespaces a bool), not {pool!r}")
     return problems
 
 

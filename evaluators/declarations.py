@@ -373,3 +373,20 @@ class PaperRows:
     uncertainty: Mapping[tuple[str, str], float] = field(default_factory=dict)
     #: Where each flow's (IA, RA) pair is among the IA/RA table's pairs (0: the first pair), by flow.
     ia_ra_pairs: Mapping[str, int] = field(default_factory=dict)
+
+
+# -- Worker pools ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerPool:
+    """What the workers of an environment's queue need from their machine (``EnvironmentPlugin.worker_pool``).
+
+    The queue and its sizing are ``queue``, ``attempt_memory_mb`` and ``attempts_per_core``; this is
+    what a deployment must grant the pool's processes beyond them.
+    """
+
+    #: Its attempts create user and network namespaces (model-written code run with no network): the
+    #: worker's container must allow it (compose: ``seccomp=unconfined``). ``run_worker --other-pools``
+    #: starts such a pool only where told that the container allows it (``--network-namespaces``).
+    network_namespaces: bool = False

@@ -34,6 +34,7 @@ from evaluators.declarations import (
     SettingOption,
     StoredScenario,
     SummaryReference,
+    WorkerPool,
 )
 from evaluators.registry import BUILT_IN_FOLDER, PluginConfigurationError, built_in_environments
 
@@ -94,6 +95,8 @@ class EnvironmentPlugin(abc.ABC):
     #: Attempts in flight per core that keep the core busy while their models think (an attempt
     #: mostly waits on model calls; one whose own work is heavier needs fewer to fill a core).
     attempts_per_core: ClassVar[int] = 4
+    #: What its pool's processes need from the machine beyond their memory (network namespaces).
+    worker_pool: ClassVar[WorkerPool] = WorkerPool()
 
     # -- Import ----------------------------------------------------------------------------------
     #: The name of a check an import runs on every scenario (e.g. whether a page can be evaluated as

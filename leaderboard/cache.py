@@ -27,6 +27,7 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.db.models import F
 from django.utils.safestring import SafeString, mark_safe
 
+from evaluators.base import environment_slugs
 from submissions.export_files import ExportSpec
 
 T = TypeVar("T")
@@ -162,7 +163,9 @@ def warm_soon() -> None:
 
 
 def cache_key(name: str, parts: tuple[Hashable, ...], *, at: tuple[int, ...]) -> str:
-    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    # Every page lists the registered environments: one added or removed by the setting (a restart,
+    # the shared cache kept) must not be served from a page cached before.
+    digest = hashlib.sha256(repr((environment_slugs(), parts)).encode()).hexdigest()[:32]
     return f"boards:{'.'.join(map(str, at))}:{name}:{digest}"
 
 

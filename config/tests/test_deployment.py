@@ -3,12 +3,15 @@ sends to has a worker pool, and every variable the compose file sets is one the 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import yaml
 from django.conf import settings
 
 from evaluators.base import all_plugins
+from evaluators.install import read_installs
 from submissions.selectors import queue_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,14 +33,35 @@ def test_the_image_installs_with_the_same_script_that_ci_tests_with():
     assert "scripts/setup" in (ROOT / "scripts/test").read_text()
 
 
+def _instructions(dockerfile: str) -> list[str]:
+    # One instruction per entry, its continuation lines joined, comments dropped.
+    return re.sub(r"\\\n\s*", " ", re.sub(r"^\s*#.*\n", "", dockerfile, flags=re.M)).splitlines()
+
+
+def test_the_image_installs_from_the_environments_declarations_alone_before_their_code(tmp_path: Path):
+    instructions = _instructions((ROOT / "Dockerfile").read_text())
+    stages = [i for i, line in enumerate(instructions) if line.startswith("FROM ")]
+    assert len(stages) == 2 and instructions[stages[0]].endswith(" AS install-declarations")
+    main = instructions[stages[1]:]
+    setup = next(i for i, line in enumerate(main) if line.startswith("RUN ") and "scripts/setup" in line)
+    before = main[:setup]
+    assert "COPY --from=install-declarations /out/ ./" in before
+    assert not [line for line in before if line.startswith("COPY ") and ("evaluators" in line or line == "COPY . .")]
+    # The stage's recipe, run on this tree, gives the reader and every declaration file, and nothing else.
+    (recipe,) = [line for line in instructions[stages[0]:stages[1]] if line.startswith("RUN ")]
+    source, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(ROOT / "evaluators", source / "evaluators", ignore=shutil.ignore_patterns("__pycache__"))
+    script = recipe.removeprefix("RUN ").replace("/src", str(source)).replace("/out", str(out))
+    subprocess.run(["bash", "-c", script], check=True)
+    copied = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
+    declared = sorted(str(path.relative_to(ROOT)) for install in read_installs() for path in install.files)
+    assert copied == sorted(["evaluators/__init__.py", "evaluators/install.py", *declared]) and declared
+
+
 def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_runs_the_watchdog():
     services = _compose()["services"]
-    consumed: set[str] = set()
-    for service in services.values():
-        command = service.get("command") or []
-        if command[:4] == ["celery", "-A", "config", "worker"] or command[:3] == ["python", "manage.py", "run_worker"]:
-            consumed.update(command[command.index("-Q") + 1].split(","))
     declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
+    consumed = _consumed(services, declared)
     sent_to = {settings.CELERY_TASK_DEFAULT_QUEUE, *(queue_for(plugin.slug) for plugin in all_plugins())}
     assert sent_to <= declared == consumed
     assert any((s.get("command") or [])[:4] == ["celery", "-A", "config", "beat"] for s in services.values())
@@ -50,6 +74,32 @@ def test_every_queue_the_code_sends_to_is_consumed_by_a_worker_pool_and_beat_run
     assert {name: service.get("restart") for name, service in services.items() if name not in one_off} == \
         dict.fromkeys(set(services) - one_off, "unless-stopped")
     assert {services[name]["restart"] for name in one_off} == {"no"}
+
+
+def _consumed(services: dict, declared: set[str]) -> set[str]:
+    """The queues the compose file's pools read: each -Q list, and every declared queue not excepted
+    for a service that runs the other pools."""
+    consumed: set[str] = set()
+    for service in services.values():
+        command = service.get("command") or []
+        if command[:4] == ["celery", "-A", "config", "worker"] or command[:3] == ["python", "manage.py", "run_worker"]:
+            if "--other-pools" in command:
+                consumed |= declared - set(command[command.index("--except") + 1].split(","))
+            else:
+                consumed.update(command[command.index("-Q") + 1].split(","))
+    return consumed
+
+
+def test_the_other_pools_service_leaves_out_exactly_the_queues_the_dedicated_services_read():
+    services = _compose()["services"]
+    commands = [s["command"] for s in services.values() if (s.get("command") or [])[:3] == ["python", "manage.py",
+                                                                                            "run_worker"]]
+    (other,) = [command for command in commands if "--other-pools" in command]
+    dedicated = {queue for command in commands if "-Q" in command
+                 for queue in command[command.index("-Q") + 1].split(",")}
+    assert set(other[other.index("--except") + 1].split(",")) == dedicated == {"light", "browser", "engine"}
+    # A kind of work no dedicated service reads is still read: by the other pools' service.
+    assert _consumed(services, {"light", "browser", "engine", "another"}) == {"light", "browser", "engine", "another"}
 
 
 def test_every_variable_the_compose_file_sets_is_read_by_the_settings():

@@ -18,9 +18,10 @@ from deploy.stack import Project, wait_for
 
 ONLINE = Board("sokoban", "online", "mini")
 NEW_MODEL = "Check Oracle Online"
-LONG_RUNNING = ("postgres", "redis", "proxy", "web", "worker-light", "worker-browser", "worker-engine", "beat",
-                "backup", "agent-light", "agent-engine")
-HEALTHY = ("web", "worker-light", "worker-browser", "worker-engine")
+LONG_RUNNING = ("postgres", "redis", "proxy", "web", "worker-light", "worker-browser", "worker-engine", "worker-pools",
+                "beat", "backup", "agent-light", "agent-engine")
+# worker-pools serves no pool with the default environments: it is healthy waiting.
+HEALTHY = ("web", "worker-light", "worker-browser", "worker-engine", "worker-pools")
 # Inside the stack's network: a scrape as Prometheus makes it, and one that claims to have come
 # through the proxy without the token.
 SCRAPE = """
@@ -199,7 +200,7 @@ def check_services(project: Project, settings: Settings, report: Report) -> None
         ok = wait_for(180, lambda: all(project.state(s).endswith("healthy") and not project.state(s).endswith(
             "unhealthy") for s in HEALTHY), every=5)
         expect(ok, {s: project.state(s) for s in HEALTHY})
-        return "web and the three pools: healthy"
+        return "web and the four pool services: healthy"
 
     report.check("the compose health checks pass", healthy)
 

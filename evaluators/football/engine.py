@@ -57,8 +57,8 @@ class EngineUnavailable(RuntimeError):
 
 def _gfootball() -> tuple[Any, Any, Any, Any]:
     try:
-        import gfootball_engine as libgame
-        from gfootball.env import config as config_module
+        import gfootball_engine as libgame  # type: ignore[import-untyped]
+        from gfootball.env import config as config_module  # type: ignore[import-untyped]
         from gfootball.env import football_env, scenario_builder
     except Exception as exc:  # noqa: BLE001 - a broken build raises more than ImportError
         raise EngineUnavailable(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from gym_sokoban.envs.sokoban_env import SokobanEnv
+    from gym_sokoban.envs.sokoban_env import SokobanEnv  # type: ignore[import-untyped]
 
 WALL, FLOOR, TARGET, BOX_ON_TARGET, BOX, PLAYER = 0, 1, 2, 3, 4, 5
 #: Sprite index used only for rendering (gym-sokoban draws a player standing on a target apart).
@@ -295,7 +295,7 @@ def tile_sprites() -> np.ndarray:
     They are obtained by letting gym-sokoban render a synthetic one-row room, so they are exactly
     the pixels its ``render('rgb_array')`` uses, whatever files the installed package ships.
     """
-    from gym_sokoban.envs.render_utils import room_to_rgb
+    from gym_sokoban.envs.render_utils import room_to_rgb  # type: ignore[import-untyped]
 
     strip = room_to_rgb(np.arange(7, dtype=int).reshape(1, 7))
     sprites = np.stack([strip[:, i * TILE:(i + 1) * TILE, :] for i in range(7)])

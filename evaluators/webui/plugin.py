@@ -23,6 +23,7 @@ from evaluators.base import (
     ScenarioSpec,
     SettingOption,
     StoredScenario,
+    WorkerPool,
 )
 from evaluators.settings import EvaluationSettings
 from evaluators.webui.breakdown import BREAKDOWN_PARTS
@@ -56,6 +57,9 @@ class WebUIPlugin(EnvironmentPlugin):
     # A Global attempt is one model call, then seconds of rendering and scoring.
     attempts_per_core: ClassVar[int] = 2
     queue_work: ClassVar[str] = "WebUI pages in Chromium"
+    # Model-written pages run in a Chromium inside its own user and network namespaces (no network);
+    # production refuses to evaluate pages without them (MAGEBENCH_WEBUI_REQUIRE_NETWORK_NAMESPACE).
+    worker_pool: ClassVar[WorkerPool] = WorkerPool(network_namespaces=True)
     position: ClassVar[int] = 0
     score_hint: ClassVar[str] = "AES %"
     tag_groups: ClassVar[tuple[tuple[str, str], ...]] = (("key", "Page"),)
