@@ -22,14 +22,6 @@ from evaluators.registry import BUILT_IN_FOLDER, built_in_environments
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Files whose environment-specific lines (each environment's Python and system packages, its build
-#: steps and its worker pool) are being moved into the environments' folders: scanned once that is
-#: done, when this is emptied.
-NOT_YET_MOVED = frozenset({
-    "Dockerfile", "docker-compose.yml", "docker-compose.workers.yml", "pyproject.toml", "requirements/base.txt",
-    "requirements/engine.txt", "scripts/setup",
-})
-
 #: Folders that speak about environments rather than to them, and what is never the project's own.
 _ASIDE = re.compile(r"(^|/)(tests|fixtures|docs|bench|migrations|node_modules|__pycache__|\.venv|\.git|build|var)/"
                     r"|^deploy/check/|(^|/)(conftest\.py|test_[^/]*\.py)$|\.md$")
@@ -150,8 +142,7 @@ def _plugin_folders() -> list[Path]:
 
 
 def test_nothing_outside_the_environments_folders_names_an_environment_or_its_engine() -> None:
-    hits = [hit for hit in environment_hits(ROOT, environment_names(), _plugin_folders())
-            if hit.path not in NOT_YET_MOVED]
+    hits = environment_hits(ROOT, environment_names(), _plugin_folders())
     assert not hits, "names an environment outside its folder:\n" + "\n".join(map(str, hits))
 
 

@@ -28,6 +28,8 @@ class SmallGoPlugin(EnvironmentPlugin):
     slug: ClassVar[str] = "smallgo"
     title: ClassVar[str] = "SmallGo"
     score_label: ClassVar[str] = "Area %"
+    # An example: the default setting leaves it out, and MAGEBENCH_ENVIRONMENTS names it to load it.
+    opt_in: ClassVar[bool] = True
     ACTIONS: ClassVar[tuple[str, ...]] = ACTIONS
     # A pass leaves the board as it is: replies made only of passes are RA.
     PASS_ACTIONS: ClassVar[frozenset[str]] = frozenset({PASS})
