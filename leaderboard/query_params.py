@@ -8,6 +8,7 @@ not take is refused, never read as its default: the API answers 400 naming the p
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import wraps
 from typing import Any, Concatenate, ParamSpec
@@ -69,8 +70,13 @@ def _choice(choices: list[str], default: str, help_text: str) -> serializers.Cho
                                    help_text=help_text)
 
 
+def _whole(pattern: re.Pattern[str]) -> str:
+    # A RegexField searches its value for the pattern: anchored, the whole value must match it.
+    return rf"\A(?:{pattern.pattern})\Z"
+
+
 class SuiteParams(serializers.Serializer):
-    suite = serializers.RegexField(SUITE_NAME.pattern, max_length=32, required=False, default="", allow_blank=True,
+    suite = serializers.RegexField(_whole(SUITE_NAME), max_length=32, required=False, default="", allow_blank=True,
                                    help_text="scenario suite (default: official once imported, else fixture)")
 
     @classmethod
@@ -91,7 +97,7 @@ class BoardFilterParams(SuiteParams):
     q = serializers.CharField(required=False, default="", allow_blank=True, max_length=SEARCH_MAX,
                               help_text="search: only rows whose model or team name contains this text "
                                         "(ranks stay the board's)")
-    prompts = serializers.RegexField(PROMPT_VERSION.pattern, required=False, default="", allow_blank=True,
+    prompts = serializers.RegexField(_whole(PROMPT_VERSION), required=False, default="", allow_blank=True,
                                      max_length=64, help_text="another generation of the board: the version of the "
                                      "prompt set its entries ran with (default: the suite's current one)")
 
