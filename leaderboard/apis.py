@@ -18,7 +18,7 @@ from leaderboard.column_schema import ATTEMPT_EXPORT_RESPONSES, BoardRow
 from leaderboard.query_params import BoardExportParams, BoardFilterParams
 from leaderboard.selectors import BoardQuery, board_cached, board_storable
 from leaderboard.views import board_key
-from submissions.apis import ErrorOutput, checked_query, viewable_submission
+from submissions.apis import ErrorOutput, viewable_submission
 from submissions.export_apis import (
     FORMAT_HELP,
     AnyAccept,
@@ -29,6 +29,7 @@ from submissions.export_apis import (
     wants_frames,
 )
 from submissions.exports import FORMATS
+from submissions.paging import checked_query
 
 
 # The four names of a board, first in every answer about one (board, pairs, snapshot). A comment, not a

@@ -15,7 +15,8 @@ from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
 from leaderboard.query_params import PairsParams
 from leaderboard.selectors import PairsQuery
 from leaderboard.selectors.analysis_reads import pairs_cached
-from submissions.apis import ErrorOutput, checked_query
+from submissions.apis import ErrorOutput
+from submissions.paging import checked_query
 
 _ENTRY: dict[str, serializers.Field] = {
     "submission": serializers.IntegerField(help_text="the entry's submission id"),

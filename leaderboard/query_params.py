@@ -3,7 +3,7 @@ and builds the typed query (``leaderboard.selectors.query``) the views and selec
 
 The pages and their APIs read the same parameters with the same serializers. A value a parameter does
 not take is refused, never read as its default: the API answers 400 naming the parameter (as
-``submissions.apis.checked_query`` does for every list), a page answers 400 with a page that names it
+``submissions.paging.checked_query`` does for every list), a page answers 400 with a page that names it
 (``shows_bad_query``). Parameters no serializer names (a script's own, a campaign tag) are ignored.
 """
 from __future__ import annotations

@@ -8,11 +8,13 @@ Small Co, 0.4B) 50 on all, Partial (team Other, Small Co, size unknown) 90 on 2 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 from django.http import QueryDict
 from django.urls import reverse
 
+from leaderboard.models import BoardSnapshot
 from leaderboard.query_params import (
     BadQuery,
     BoardFilterParams,
@@ -193,3 +195,24 @@ def test_a_parameter_no_page_reads_is_left_alone(client, entries):
     # hide is the board's script's own (the columns it hides); a campaign tag is nobody's.
     assert _page_models(client, "hide=ia,ra&utm_source=mail") == ["Vision-7B", "Tiny", "Partial"]
     assert _api_rows(client, "utm_source=mail&open=1") == [("Vision-7B", 1)]
+
+
+def _snapshot(env: str, version: str, day: int) -> BoardSnapshot:
+    return BoardSnapshot.objects.create(env=env, flow="global", subset="mini", suite="fixture", version=version,
+                                        content_hash="0" * 64, created_at=datetime(2026, 11, day, tzinfo=UTC))
+
+
+def test_the_snapshot_list_is_paged_newest_first_and_refuses_a_page_out_of_range(client, db):
+    newest, middle, oldest = _snapshot("sokoban", "2026-11-29.1", 29), _snapshot("webui", "2026-11-28.1", 28), \
+        _snapshot("sokoban", "2026-11-27.1", 27)
+    url = reverse("api-snapshots")
+    first = client.get(url, {"limit": 2})
+    assert [row["version"] for row in first.json()] == [newest.version, middle.version]
+    assert first["X-Total-Count"] == "3" and first["Link"] == f'<http://testserver{url}?limit=2&offset=2>; rel="next"'
+    assert [row["version"] for row in client.get(url, {"limit": 2, "offset": 2}).json()] == [oldest.version]
+    sokoban = client.get(url, {"env": "sokoban"})
+    assert [row["version"] for row in sokoban.json()] == [newest.version, oldest.version]
+    assert sokoban["X-Total-Count"] == "2"
+    for query, parameter in (({"limit": 0}, "limit"), ({"offset": -1}, "offset"), ({"env": "not a slug"}, "env")):
+        refused = client.get(url, query)
+        assert (refused.status_code, refused.json()["message"]) == (400, f"invalid query parameter: {parameter}")
