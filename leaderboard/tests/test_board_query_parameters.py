@@ -7,8 +7,10 @@ Small Co, 0.4B) 50 on all, Partial (team Other, Small Co, size unknown) 90 on 2 
 """
 from __future__ import annotations
 
+import ast
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from django.http import QueryDict
@@ -216,3 +218,37 @@ def test_the_snapshot_list_is_paged_newest_first_and_refuses_a_page_out_of_range
     for query, parameter in (({"limit": 0}, "limit"), ({"offset": -1}, "offset"), ({"env": "not a slug"}, "env")):
         refused = client.get(url, query)
         assert (refused.status_code, refused.json()["message"]) == (400, f"invalid query parameter: {parameter}")
+
+
+#: The project's packages whose modules serve requests.
+SITE_PACKAGES = ("accounts", "catalogue", "config", "leaderboard", "monitoring", "submissions")
+
+
+def _hand_reads(source: str) -> list[int]:
+    """Lines of ``source`` that read one query parameter by hand: ``request.GET.get(…)``, ``….GET[…]``,
+    ``"x" in ….query_params`` and the like, rather than handing the whole query to a serializer."""
+    def is_query(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in ("GET", "query_params")
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("get", "getlist") and is_query(node.value) \
+                or isinstance(node, ast.Subscript) and is_query(node.value) \
+                or isinstance(node, ast.Compare) and any(is_query(right) for right in node.comparators):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_module_of_the_site_reads_a_query_parameter_by_hand():
+    root = Path(__file__).resolve().parents[2]
+    found = [f"{path.relative_to(root)}:{line}" for package in SITE_PACKAGES
+             for path in sorted((root / package).rglob("*.py")) if "tests" not in path.parts
+             for line in _hand_reads(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_hand_read_rule_sees_each_way_of_reading_a_parameter():
+    # A rule that saw nothing would pass on anything.
+    source = ('a = request.GET.get("x")\nb = request.query_params["y"]\nc = "z" in self.request.GET\n'
+              'd = request.GET.getlist("w")\nquery = validated(Params, request.GET)\n')
+    assert _hand_reads(source) == [1, 2, 3, 4]
