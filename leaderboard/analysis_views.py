@@ -15,6 +15,7 @@ from evaluators.base import SUBSETS, get_plugin
 from leaderboard.analysis import MatrixRow, TagRow, board_analysis_get, board_compare_get
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
+from leaderboard.query_params import AnalysisParams, CompareParams, PairsParams, shows_bad_query, validated
 from leaderboard.selectors import board_cached
 from leaderboard.selectors.analysis_reads import ANALYSIS_ROWS, analysis_cached, comparison_cached, pairs_cached
 
@@ -23,13 +24,6 @@ from leaderboard.selectors.analysis_reads import ANALYSIS_ROWS, analysis_cached,
 PLOTLY_BASIC = "vendor/plotly-basic.min.js"
 PLOTLY_CARTESIAN = "vendor/plotly-cartesian.min.js"
 PLOTLY_BUNDLES = {"basic": PLOTLY_BASIC, "cartesian": PLOTLY_CARTESIAN}
-
-
-def _submission_param(request: HttpRequest, name: str) -> int | None:
-    try:
-        return int(request.GET.get(name, ""))
-    except ValueError:
-        return None
 
 
 def _nav(env: str) -> dict[str, object]:
@@ -64,12 +58,13 @@ def _column_pager(total: int, columns: slice, asked: int) -> dict[str, object] |
             "page": min(max(asked, 1), pages), "pages": range(1, pages + 1)}
 
 
+@shows_bad_query
 def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    suite = request.GET.get("suite") or None
-    if request.GET.get("charts") == "1":
+    query = AnalysisParams.query_of(validated(AnalysisParams, request.GET))
+    suite = query.suite or None
+    if query.charts:
         return board_analysis_charts(env, flow, subset, suite)
-    asked = _submission_param(request, "page") or 1
-    asked_columns = _submission_param(request, "cols") or 1
+    asked, asked_columns = query.page, query.cols
 
     def build() -> CachedPage:
         try:
@@ -142,9 +137,10 @@ def _entries(env: str, flow: str, subset: str, suite: str | None) -> tuple[int, 
     return tuple(row.submission_id for row in board.rows if row.submission_id is not None)
 
 
+@shows_bad_query
 def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    suite = request.GET.get("suite") or None
-    a, b = _submission_param(request, "a"), _submission_param(request, "b")
+    query = CompareParams.query_of(validated(CompareParams, request.GET))
+    suite, a, b = query.suite or None, query.a, query.b
 
     def build() -> CachedPage:
         try:
@@ -167,28 +163,26 @@ def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> Htt
     return render(request, "leaderboard/analysis/compare.html", {"page": page})
 
 
+@shows_bad_query
 def board_pairs(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     """Every pair of the board's entries, a block of rows against a block of columns (``page``,
-    ``cols``), in the ``order`` asked for (the board's when it names none the page knows)."""
-    suite = request.GET.get("suite") or None
-    asked, asked_columns = _submission_param(request, "page") or 1, _submission_param(request, "cols") or 1
-    order = request.GET.get("order", "board")
-    known = order in PAIR_ORDERS
+    ``cols``), in the ``order`` asked for (the board's when it names none)."""
+    query = PairsParams.query_of(validated(PairsParams, request.GET))
+    suite, asked, asked_columns, order = query.suite or None, query.page, query.cols, query.order
 
     def build() -> CachedPage:
         try:
-            shown = order if known else "board"
-            pairs = pairs_cached(env=env, flow=flow, subset=subset) if (suite, asked, asked_columns, shown) == (
+            pairs = pairs_cached(env=env, flow=flow, subset=subset) if (suite, asked, asked_columns, order) == (
                 None, 1, 1, "board") else board_pairs_get(env=env, flow=flow, subset=subset, suite=suite, page=asked,
-                                                          cols=asked_columns, order=shown)
+                                                          cols=asked_columns, order=order)
         except (KeyError, ValueError):
             raise Http404("no such board") from None
         content = render_to_string("leaderboard/analysis/_pairs_content.html", {
             "board": pairs.board, "pairs": pairs, "orders": PAIR_ORDERS, "blocks": range(1, pairs.pages + 1),
             "page": "pairs", **_nav(env)})
-        # A block past the last, or an order the page does not know, is shown but not stored.
+        # A block past the last is shown but not stored.
         return CachedPage(title=_title("All pairs", env, flow, subset), content=content,
-                          cacheable=bool(pairs.board.scenario_count) and known
+                          cacheable=bool(pairs.board.scenario_count)
                           and (pairs.page, pairs.cols) == (asked, asked_columns))
 
     page = page_cached("pairs", (env, flow, subset, suite or "", asked, asked_columns, order), build,

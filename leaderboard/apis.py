@@ -15,19 +15,21 @@ from leaderboard.attempt_exports import GenerationUnknown, board_export_spec, pa
 from leaderboard.board_names import unknown_board_detail
 from leaderboard.cache import board_scope, cached
 from leaderboard.column_schema import ATTEMPT_EXPORT_RESPONSES, BoardRow
-from leaderboard.selectors import BoardFilter, board_cached, board_storable
+from leaderboard.query_params import BoardExportParams, BoardFilterParams
+from leaderboard.selectors import BoardQuery, board_cached, board_storable
 from leaderboard.views import board_key
-from submissions.apis import viewable_submission
+from submissions.apis import ErrorOutput, viewable_submission
 from submissions.export_apis import (
     FORMAT_HELP,
-    FRAMES,
     AnyAccept,
+    FramesQuery,
     export_format,
     export_response,
     export_unavailable,
     wants_frames,
 )
 from submissions.exports import FORMATS
+from submissions.paging import checked_query
 
 
 # The four names of a board, first in every answer about one (board, pairs, snapshot). A comment, not a
@@ -57,24 +59,19 @@ class BoardApi(APIView):
             OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
             OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=environment_flows()),
             OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=list(SUBSETS)),
-        ] + [OpenApiParameter(name, str, required=False, description=text) for name, text in (
-            ("suite", "scenario suite (default: official once imported, else fixture)"),
-            ("open", "1: open-weight models only"), ("size", "parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown"),
-            ("org", "organisation"), ("best", "1: one best entry per team"), ("verified", "1: verified entries only"),
-            ("reported", "1: rank published results too"),
-            ("incomplete", "1: rank entries whose scored scenarios do not cover the board's (unranked by default)"),
-            ("q", "search: only rows whose model or team name contains this text (ranks stay the board's)"),
-            ("prompts", "another generation of the board: the version of the prompt set its entries ran with "
-                        "(default: the suite's current one)"))],
-        responses={200: OutputSerializer})
+            BoardFilterParams,
+        ],
+        responses={200: OutputSerializer, 400: ErrorOutput})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
         """A board's ranked entries.
 
         The rows of the board page and its CSV export: each entry's mean score with its standard
         error and 95% confidence interval, its rank and the model's metadata. Anonymous callers see
-        public entries; a team's token adds the team's private ones.
+        public entries; a team's token adds the team's private ones. A query parameter given a value
+        it does not take is a 400 naming it.
         """
-        return Response(board_payload(request, env, flow, subset))
+        query = BoardFilterParams.query_of(checked_query(BoardFilterParams, request))
+        return Response(board_payload(request, env, flow, subset, query))
 
 
 BOARD_PATH = [OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
@@ -89,10 +86,8 @@ class BoardAttemptsExportApi(APIView):
         operation_id="boards_attempts_export",
         parameters=[*BOARD_PATH,
                     OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),
-                    FRAMES,
-                    *(OpenApiParameter(name, str, required=False, description=f"as for the board: {name}")
-                      for name in ("suite", "open", "size", "org", "best", "verified", "incomplete", "q", "prompts"))],
-        responses=ATTEMPT_EXPORT_RESPONSES)
+                    BoardExportParams],
+        responses={**ATTEMPT_EXPORT_RESPONSES, 400: ErrorOutput})
     def get(self, request, env: str, flow: str, subset: str, fmt: str) -> HttpResponseBase:
         """Every attempt of a board's entries, one row each, or their trajectories.
 
@@ -103,10 +98,11 @@ class BoardAttemptsExportApi(APIView):
         Retry-After.
         """
         export_format(fmt)
-        payload = board_payload(request, env, flow, subset)
+        asked = checked_query(BoardExportParams, request)
+        payload = board_payload(request, env, flow, subset, BoardExportParams.query_of(asked))
         try:
             spec = board_export_spec((env, flow, subset), payload_entries(payload), request_access(request).team_ids,
-                                     fmt, frames=wants_frames(request, fmt))
+                                     fmt, frames=wants_frames(asked, fmt))
         except GenerationUnknown:
             return export_unavailable(request)
         return export_response(request, spec, f"magebench-{env}-{flow}-{subset}-{payload['suite']}")
@@ -118,8 +114,8 @@ class SubmissionExportApi(APIView):
     @extend_schema(
         operation_id="submissions_export",
         parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS), description=FORMAT_HELP),
-                    FRAMES],
-        responses=ATTEMPT_EXPORT_RESPONSES)
+                    FramesQuery],
+        responses={**ATTEMPT_EXPORT_RESPONSES, 400: ErrorOutput})
     def get(self, request, submission_id: int, fmt: str) -> HttpResponseBase:
         """A submission's attempts, one row each, or their trajectories.
 
@@ -132,23 +128,24 @@ class SubmissionExportApi(APIView):
         worker: until it is ready the answer is 202 with Retry-After.
         """
         export_format(fmt)
+        frames = wants_frames(checked_query(FramesQuery, request), fmt)
         submission = viewable_submission(request_access(request), submission_id)
         try:
-            spec = submission_export_spec(submission, fmt, frames=wants_frames(request, fmt))
+            spec = submission_export_spec(submission, fmt, frames=frames)
         except GenerationUnknown:
             return export_unavailable(request)
         return export_response(request, spec, f"magebench-submission-{submission.id}")
 
 
-def board_payload(request: Any, env: str, flow: str, subset: str) -> dict[str, Any]:
-    """The API's answer for a board and the request's query, from the board cache (``request`` is a
-    Django or DRF request), built from the board's cached data (``board_cached``), which the warm fills."""
-    filters = BoardFilter.from_query(request.GET)
-    key = board_key(request, env, flow, subset)
+def board_payload(request: Any, env: str, flow: str, subset: str, query: BoardQuery) -> dict[str, Any]:
+    """The API's answer for a board and ``query`` (the request's, read), from the board cache (``request``
+    is a Django or DRF request), built from the board's cached data (``board_cached``), which the warm fills."""
+    filters = query.filters
+    key = board_key(request, env, flow, subset, query)
 
     def build() -> tuple[dict[str, Any], bool]:
         try:
-            board = board_cached(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"),
+            board = board_cached(env=env, flow=flow, subset=subset, suite=query.suite,
                                  filters=filters, viewer_team_ids=key[-1])
         except (KeyError, ValueError):
             # The valid environments, flows and sets come with it: a client shows them to whoever mistyped.

@@ -11,15 +11,16 @@ from django.template.loader import render_to_string
 
 from evaluators.base import SUBSETS, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, page_cached
+from leaderboard.query_params import CostOverviewParams, CostParams, shows_bad_query, validated
 from leaderboard.selectors import COST_AXES, board_cost_get
 from leaderboard.selectors.analysis_reads import cost_cached
 from leaderboard.selectors.board_cost import cost_overview_get
 
 
+@shows_bad_query
 def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    suite = request.GET.get("suite") or None
-    asked = request.GET.get("x", "")
-    axis = asked if asked in COST_AXES else ""
+    query = CostParams.query_of(validated(CostParams, request.GET))
+    suite, axis = query.suite or None, query.axis
 
     def build() -> CachedPage:
         try:
@@ -39,14 +40,12 @@ def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRe
     return render(request, "leaderboard/analysis/cost.html", {"page": page})
 
 
+@shows_bad_query
 def cost_overview(request: HttpRequest) -> HttpResponse:
     """Every environment's score-against-cost chart for one subset, each board on its own score scale.
     Cached with the home page, which every board's change moves on."""
-    subset = request.GET.get("subset") or "mini"
-    if subset not in SUBSETS:
-        raise Http404("no such subset")
-    asked = request.GET.get("x", "")
-    axis = asked if asked in COST_AXES else ""
+    query = CostOverviewParams.query_of(validated(CostOverviewParams, request.GET))
+    subset, axis = query.subset, query.axis
 
     def build() -> CachedPage:
         overview = cost_overview_get(subset=subset, axis=axis)

@@ -11,8 +11,12 @@ from rest_framework.views import APIView
 
 from leaderboard.apis import BOARD_PATH, BoardRefOutput
 from leaderboard.cache import board_scope, cached
-from leaderboard.pairs import PAIR_ORDERS, PAIRS_PER_PAGE, board_pairs_get
+from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
+from leaderboard.query_params import PairsParams
+from leaderboard.selectors import PairsQuery
 from leaderboard.selectors.analysis_reads import pairs_cached
+from submissions.apis import ErrorOutput
+from submissions.paging import checked_query
 
 _ENTRY: dict[str, serializers.Field] = {
     "submission": serializers.IntegerField(help_text="the entry's submission id"),
@@ -24,19 +28,6 @@ _ENTRY: dict[str, serializers.Field] = {
 
 
 class BoardPairsApi(APIView):
-    class FilterSerializer(serializers.Serializer):
-        suite = serializers.CharField(required=False, default="", allow_blank=True,
-                                      help_text="scenario suite (default: official once imported, else fixture)")
-        page = serializers.IntegerField(required=False, default=1, min_value=1,
-                                        help_text=f"block of rows: entries {PAIRS_PER_PAGE} × (page − 1) + 1 … in "
-                                                  "board order (kept within the blocks there are)")
-        cols = serializers.IntegerField(required=False, default=1, min_value=1,
-                                        help_text="block of columns, counted like page")
-        order = serializers.ChoiceField(choices=list(PAIR_ORDERS), required=False, default="board",
-                                        help_text="order of the rows and columns within their blocks: board order, "
-                                                  "mean win rate against the page's other entries (best first), "
-                                                  "or name")
-
     @extend_schema_serializer(component_name="BoardPairs")
     class OutputSerializer(BoardRefOutput):
         entries = serializers.IntegerField(help_text="the board's ranked entries and baselines: the matrix's size")
@@ -69,7 +60,7 @@ class BoardPairsApi(APIView):
             }, allow_null=True)),
             help_text="one list per row, one object per column; null where the row and the column are one entry")
 
-    @extend_schema(parameters=[*BOARD_PATH, FilterSerializer], responses={200: OutputSerializer})
+    @extend_schema(parameters=[*BOARD_PATH, PairsParams], responses={200: OutputSerializer, 400: ErrorOutput})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
         """Every pair of a board's entries.
 
@@ -78,14 +69,14 @@ class BoardPairsApi(APIView):
         those scenarios. At most ``per_page`` × ``per_page`` cells per call; ``page`` and ``cols``
         pick the blocks. Public entries only, the same for every caller.
         """
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        return Response(board_pairs_payload(env, flow, subset, **filters.validated_data))
+        query = PairsParams.query_of(checked_query(PairsParams, request))
+        return Response(board_pairs_payload(env, flow, subset, query))
 
 
-def board_pairs_payload(env: str, flow: str, subset: str, *, suite: str, page: int, cols: int,
-                        order: str) -> dict[str, Any]:
+def board_pairs_payload(env: str, flow: str, subset: str, query: PairsQuery) -> dict[str, Any]:
     """The API's answer, from the board cache (a block past the last is answered, not stored)."""
+    suite, page, cols, order = query.suite, query.page, query.cols, query.order
+
     def build() -> tuple[dict[str, Any], bool]:
         try:
             # The first block in the board's order is the page's default, which the warm computes.

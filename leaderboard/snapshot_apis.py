@@ -15,6 +15,8 @@ from leaderboard.apis import BoardRefOutput
 from leaderboard.dataset_card import BOARD_FILE, dataset_bibtex
 from leaderboard.models import BoardSnapshot
 from leaderboard.selectors.snapshots import snapshot_get
+from submissions.apis import ErrorOutput
+from submissions.paging import PAGE_HEADERS, PageQuery, checked_query, paged
 
 HASH_HELP = ("sha256 of the canonical serialisation (JSON lines, keys sorted) of the board's metadata, rows and "
              "attempts: equal for equal content")
@@ -71,18 +73,20 @@ class SnapshotListApi(APIView):
         subset = serializers.SlugField(required=False, max_length=8, help_text="only this subset's")
         suite = serializers.SlugField(required=False, max_length=32, help_text="only this suite's")
 
-    @extend_schema(operation_id="snapshots_list", parameters=[FilterSerializer],
-                   responses={200: SnapshotOutput(many=True)})
+    @extend_schema(operation_id="snapshots_list", parameters=[FilterSerializer, PageQuery, *PAGE_HEADERS],
+                   responses={200: SnapshotOutput(many=True), 400: ErrorOutput})
     def get(self, request: Request) -> Response:
         """Every board's dated snapshots, newest first.
 
         A snapshot is an immutable release of one public board (its entries and their attempts as
         Parquet, with a dataset card), made when the board's content changed, at most once a day.
+        Paged by ``limit`` (1 to 200, 50 by default) and ``offset``: the list's length is in
+        X-Total-Count, its next and previous pages in Link.
         """
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        snapshots = BoardSnapshot.objects.filter(**filters.validated_data).order_by("-created_at", "-id")
-        return Response(SnapshotOutput([snapshot_payload(request, s) for s in snapshots], many=True).data)
+        filters = checked_query(self.FilterSerializer, request)
+        snapshots = BoardSnapshot.objects.filter(**filters).order_by("-created_at", "-id")
+        return paged(request, snapshots,
+                     lambda page: SnapshotOutput([snapshot_payload(request, s) for s in page], many=True).data)
 
 
 class SnapshotDetailApi(APIView):

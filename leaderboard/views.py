@@ -27,13 +27,19 @@ from leaderboard.attempt_exports import board_export_links, board_page_export
 from leaderboard.cache import HOME, CachedPage, board_scope, cached, page_cached
 from leaderboard.context_processors import environments
 from leaderboard.data_views import with_snapshot_link
+from leaderboard.query_params import (
+    BoardFilterParams,
+    BoardPageParams,
+    HomeParams,
+    SuiteParams,
+    shows_bad_query,
+    validated,
+)
 from leaderboard.selectors import (
     SIZE_BUCKETS,
-    SUITE_NAME,
     UNKNOWN_SIZE,
     Board,
-    BoardFilter,
-    BoardSort,
+    BoardQuery,
     Overview,
     OverviewRow,
     board_cached,
@@ -51,20 +57,18 @@ from leaderboard.selectors import (
 from magebench_client.csv_safe import write_csv
 
 
-def _board_or_404(request: HttpRequest, env: str, flow: str, subset: str, filters: BoardFilter | None = None,
-                  viewer_team_ids: tuple[int, ...] = ()) -> Board:
+def _board_or_404(env: str, flow: str, subset: str, query: BoardQuery, viewer_team_ids: tuple[int, ...] = ()) -> Board:
     try:
-        return board_cached(env=env, flow=flow, subset=subset, suite=request.GET.get("suite"), filters=filters,
+        return board_cached(env=env, flow=flow, subset=subset, suite=query.suite, filters=query.filters,
                             viewer_team_ids=viewer_team_ids)
     except (KeyError, ValueError):
         raise Http404("no such board") from None
 
 
-def board_key(request: HttpRequest, env: str, flow: str, subset: str) -> tuple[Any, ...]:
-    """What a board depends on: the board, the visitor's filters and the teams whose private rows
-    the visitor sees (none for most visitors, who then share one entry)."""
-    return (env, flow, subset, request.GET.get("suite") or "", BoardFilter.from_query(request.GET),
-            tuple(sorted(request_access(request).team_ids)))
+def board_key(request: HttpRequest, env: str, flow: str, subset: str, query: BoardQuery) -> tuple[Any, ...]:
+    """What a board depends on: the board, the visitor's suite and filters and the teams whose private
+    rows the visitor sees (none for most visitors, who then share one entry)."""
+    return (env, flow, subset, query.suite, query.filters, tuple(sorted(request_access(request).team_ids)))
 
 
 #: The models of the home page's overview: those among the first of any column, and the baselines
@@ -74,13 +78,10 @@ OVERVIEW_TOP = 10
 OVERVIEW_ROWS_PER_PAGE = 100
 
 
+@shows_bad_query
 def home(request: HttpRequest) -> HttpResponse:
-    subset = request.GET.get("overview", "mini")
-    subset = subset if subset in SUBSETS else "mini"
-    every_model = request.GET.get("models") == "all"
-    asked = page_number(request) if every_model else 1
-    across_flow = request.GET.get("across", "global")
-    across_flow = across_flow if across_flow in FLOWS else "global"
+    query = HomeParams.query_of(validated(HomeParams, request.GET))
+    subset, every_model, asked, across_flow = query.overview, query.every_model, query.page, query.across
 
     def build() -> CachedPage:
         plugins = all_plugins()
@@ -130,14 +131,6 @@ def overview_top(overview: Overview, top: int) -> list[OverviewRow]:
 BOARD_ROWS_PER_PAGE = 100
 
 
-def page_number(request: HttpRequest) -> int:
-    """The ``page`` the query asks for (1 when it names none, or not a number)."""
-    try:
-        return max(1, int(request.GET.get("page", "")))
-    except ValueError:
-        return 1
-
-
 @dataclass(frozen=True)
 class Pager:
     """Which rows of a paged table one page shows, and the links to the others."""
@@ -171,20 +164,20 @@ ATTEMPT_EXPORTS_SLOT = re.compile(r'<span data-attempt-exports-slot data-board="
                                   r'data-query="(?P<query>[^"]*)"></span>')
 
 
+@shows_bad_query
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    filters = BoardFilter.from_query(request.GET)
-    # The sort is validated against the board's columns: it adds at most a few entries per query.
-    order = BoardSort.from_query(request.GET)
-    key = board_key(request, env, flow, subset)
-    asked = page_number(request)
+    query = BoardPageParams.query_of(validated(BoardPageParams, request.GET))
+    # The sort is one of the board's columns: it adds at most a few entries per query.
+    filters, order, asked = query.filters, query.sort, query.page
+    key = board_key(request, env, flow, subset, query)
 
     def build() -> CachedPage:
-        data = _board_or_404(request, env, flow, subset, filters, viewer_team_ids=key[-1])
+        data = _board_or_404(env, flow, subset, query, viewer_team_ids=key[-1])
         data.rows = order.apply(data.rows)
-        query = filters.query(suite=data.suite)
+        shown = filters.query(suite=data.suite)
         if order.column:
-            query += f"&sort={order.column}&dir={order.direction}"
-        pager = Pager.of(len(data.rows), asked, BOARD_ROWS_PER_PAGE, query)
+            shown += f"&sort={order.column}&dir={order.direction}"
+        pager = Pager.of(len(data.rows), asked, BOARD_ROWS_PER_PAGE, shown)
         export = board_page_export((env, flow, subset), [row.submission_id for row in data.rows])
         # Reported rows have no attempts: a board of those alone offers no per-attempt downloads.
         has_attempts = any(row.submission_id is not None for row in data.rows)
@@ -229,14 +222,16 @@ def _with_attempt_exports(page: CachedPage) -> SafeString:
     return mark_safe(page.content[:match.start()] + rendered + page.content[match.end():])
 
 
+@shows_bad_query
 def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
         raise Http404("a board is exported as csv or json")
-    filters = BoardFilter.from_query(request.GET)
-    key = board_key(request, env, flow, subset)
+    query = BoardFilterParams.query_of(validated(BoardFilterParams, request.GET))
+    filters = query.filters
+    key = board_key(request, env, flow, subset, query)
 
     def build() -> tuple[str, bytes, bool]:
-        data = _board_or_404(request, env, flow, subset, filters, viewer_team_ids=key[-1])
+        data = _board_or_404(env, flow, subset, query, viewer_team_ids=key[-1])
         rows = [row.as_dict() for row in data.rows]
         response: HttpResponse
         if fmt == "json":
@@ -255,11 +250,12 @@ def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: st
     return response
 
 
+@shows_bad_query
 def prompt_set_view(request: HttpRequest, env: str, flow: str, version: str) -> HttpResponse:
     """Every text of one prompt set, as the model reads it, and where it was read from."""
-    suite = str(request.GET.get("suite") or "")
+    suite = SuiteParams.suite_of(validated(SuiteParams, request.GET))
     try:
-        suite = suite if SUITE_NAME.fullmatch(suite) else default_suite(env)
+        suite = suite or default_suite(env)
         prompts = prompt_set_get(env, suite, flow, version)
     except KeyError:
         raise Http404("no such environment") from None

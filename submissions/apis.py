@@ -41,6 +41,7 @@ from submissions.endpoint_checks import EndpointCheckLimited
 from submissions.endpoint_privacy import can_see_endpoint, endpoint_marks, for_viewer, struck
 from submissions.forms import flow_choices
 from submissions.models import Attempt, ModelEntry, Submission
+from submissions.paging import OFFSET_MAX, PAGE_HEADERS, PageQuery, checked_query, paged
 from submissions.progress_selectors import (
     QueueItem,
     queue_item,
@@ -267,33 +268,8 @@ class ModelAndBoardInput(ModelMetadataInput):
         cast(serializers.ChoiceField, self.fields["flow"]).choices = flow_choices()
 
 
-#: The largest offset a list or a trajectory page takes; far past any real list, far below 2**63 (the
-#: database's OFFSET is a 64-bit integer: a larger one would fail there, as a server error).
-OFFSET_MAX = 10**9
-#: The most rows one page of a list holds.
-LIST_PAGE_MAX = 200
-
-
-class PageQuery(serializers.Serializer):
-    """A list's page: ``limit`` rows from the ``offset``-th."""
-
-    limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=LIST_PAGE_MAX,
-                                     help_text="how many rows")
-    offset = serializers.IntegerField(required=False, default=0, min_value=0, max_value=OFFSET_MAX,
-                                      help_text="the first row to return, from 0")
-
-
 class SubmissionListQuery(PageQuery):
     mine = serializers.BooleanField(required=False, default=False, help_text="only your teams' submissions")
-
-
-def checked_query(serializer_class: type[serializers.Serializer], request: Any) -> dict[str, Any]:
-    """The query string's parameters, read by ``serializer_class``: a bad value is a 400 naming it."""
-    query = serializer_class(data=request.query_params)
-    if not query.is_valid():
-        raise exceptions.ValidationError({"detail": f"invalid query parameter: {', '.join(query.errors)}",
-                                          **query.errors})
-    return dict(query.validated_data)
 
 
 def _validated(serializer_class: type[serializers.Serializer], request: Any) -> tuple[dict[str, Any], Team]:
@@ -323,13 +299,15 @@ class SubmissionListCreateApi(APIView):
         status = serializers.CharField()
         attempts = serializers.IntegerField()
 
-    @extend_schema(parameters=[SubmissionListQuery], responses={200: SubmissionOutput(many=True), 400: ErrorOutput})
+    @extend_schema(parameters=[SubmissionListQuery, *PAGE_HEADERS],
+                   responses={200: SubmissionOutput(many=True), 400: ErrorOutput})
     def get(self, request) -> Response:
         """Submissions the caller may see, newest first.
 
         Public ones and the caller's teams' private ones; ``mine=1`` (or ``true``, ``yes``, ``on``) keeps
         only the latter. Paged by ``limit`` (1 to 200, 50 by default) and ``offset``; a value out of range
-        is refused with a 400 naming it.
+        is refused with a 400 naming it. The list's length is in X-Total-Count, its next and previous
+        pages in Link.
         """
         query = checked_query(SubmissionListQuery, request)
         access = request_access(request)
@@ -338,9 +316,8 @@ class SubmissionListCreateApi(APIView):
             visible_entries(access.team_ids))
         if query["mine"]:
             queryset = queryset.filter(team_id__in=access.team_ids)
-        limit, offset = query["limit"], query["offset"]
-        rows = queryset.select_related("model", "team").order_by("-created_at", "-id")[offset:offset + limit]
-        return Response(SubmissionOutput(rows, many=True, context={"access": access}).data)
+        rows = queryset.select_related("model", "team").order_by("-created_at", "-id")
+        return paged(request, rows, lambda page: SubmissionOutput(page, many=True, context={"access": access}).data)
 
     @extend_schema(request=InputSerializer, responses={201: CreatedOutput, 400: ErrorOutput, 401: ErrorOutput,
                                                         403: ErrorOutput, 429: ErrorOutput})
@@ -529,19 +506,19 @@ class ModelListCreateApi(APIView):
     class InputSerializer(ModelMetadataInput):
         name = serializers.CharField(max_length=120)
 
-    @extend_schema(parameters=[PageQuery], responses={200: OutputSerializer(many=True), 400: ErrorOutput})
+    @extend_schema(parameters=[PageQuery, *PAGE_HEADERS], responses={200: OutputSerializer(many=True),
+                                                                     400: ErrorOutput})
     def get(self, request) -> Response:
         """Registered models.
 
-        Those with a submission the caller may see, and the caller's teams' own, by name.
+        Those with a submission the caller may see, and the caller's teams' own, by name. Paged as the
+        submissions are.
         """
         access = request_access(request)
         visible = Submission.objects.filter(visible_entries(access.team_ids)).values("model_id")
-        query = checked_query(PageQuery, request)
-        limit, offset = query["limit"], query["offset"]
         rows = (ModelEntry.objects.filter(Q(id__in=visible) | Q(team_id__in=access.team_ids))
-                .select_related("team").order_by("name", "id")[offset:offset + limit])
-        return Response(self.OutputSerializer(rows, many=True).data)
+                .select_related("team").order_by("name", "id"))
+        return paged(request, rows, lambda page: self.OutputSerializer(page, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer, 400: ErrorOutput, 401: ErrorOutput,
                                                         403: ErrorOutput})

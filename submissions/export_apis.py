@@ -3,16 +3,16 @@ files: a built one is served as it is; one not built yet is sent to a worker and
 at once with 202 and Retry-After (``submissions.export_files``). The caller decides what is seen."""
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import BinaryIO
+from collections.abc import Iterable, Mapping
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.http import FileResponse, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
-from rest_framework import exceptions
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer
@@ -29,9 +29,14 @@ FORMAT_HELP = ("csv: one row per attempt, spreadsheet-safe; parquet: the same ro
                "its trace), without the frames unless frames=1. Each file is built once, by a worker: until "
                "it is ready the answer is 202 with Retry-After (seconds) and a JSON body saying so; ask again "
                "then")
-FRAMES = OpenApiParameter("frames", int, required=False, enum=[0, 1],
-                          description="zip only: 1 adds every frame (PNG/JPEG images), most of the zip's size; "
-                                      "by default the zip is frame-free")
+
+
+class FramesQuery(serializers.Serializer):
+    """Whether a trajectories zip holds the frames."""
+
+    frames = serializers.BooleanField(required=False, default=False,
+                                      help_text="zip only: 1 adds every frame (PNG/JPEG images), most of the zip's "
+                                                "size; by default the zip is frame-free")
 
 
 EXPORT_RESPONSES = {
@@ -63,8 +68,9 @@ def export_format(fmt: str) -> str:
     return fmt
 
 
-def wants_frames(request: HttpRequest, fmt: str) -> bool:
-    return fmt == "zip" and request.GET.get("frames") == "1"
+def wants_frames(query: Mapping[str, Any], fmt: str) -> bool:
+    """Whether the export of ``fmt`` holds the frames, as ``query`` (read by ``FramesQuery``) asks."""
+    return fmt == "zip" and bool(query["frames"])
 
 
 def export_filename(spec: ExportSpec, stem: str) -> str:

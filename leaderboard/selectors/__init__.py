@@ -3,8 +3,8 @@
 One module per read model: a board (``boards``, its rows in ``rows``), the home page's stored
 rankings (``ranked``) and overview (``overview``), a board's cost view (``board_cost``), a model's
 page (``model_page``), a submission's headline (``headline``), an environment's metric card
-(``metric_card``) and the summary across environments (``summary``); ``query`` reads a board's
-query string (filters, search, sort).
+(``metric_card``) and the summary across environments (``summary``); ``query`` holds what a page or
+API of the boards was asked for (a board's filters, search and sort; an analysis page's blocks).
 """
 from __future__ import annotations
 
@@ -34,8 +34,14 @@ from leaderboard.selectors.query import (
     SIZE_BUCKETS,
     SORT_COLUMNS,
     UNKNOWN_SIZE,
+    AnalysisQuery,
     BoardFilter,
+    BoardQuery,
     BoardSort,
+    CompareQuery,
+    CostQuery,
+    HomeQuery,
+    PairsQuery,
     size_bucket,
 )
 from leaderboard.selectors.ranked import RankedBoard, boards_ranked_get
@@ -58,14 +64,19 @@ __all__ = [
     "SORT_COLUMNS",
     "SUITE_NAME",
     "UNKNOWN_SIZE",
+    "AnalysisQuery",
     "Board",
     "BoardCost",
     "BoardFilter",
     "BoardPlace",
+    "BoardQuery",
     "BoardRow",
     "BoardSort",
+    "CompareQuery",
     "CostEntry",
+    "CostQuery",
     "Headline",
+    "HomeQuery",
     "ModelBoardEntry",
     "ModelEnvironmentBest",
     "ModelPage",
@@ -73,6 +84,7 @@ __all__ = [
     "OverviewCell",
     "OverviewEntry",
     "OverviewRow",
+    "PairsQuery",
     "PromptGeneration",
     "RankedBoard",
     "Summary",

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from config.env import parse_bool
 from leaderboard.selectors.rows import BoardRow
 
 PROMPT_VERSION = re.compile(r"[-a-zA-Z0-9_.]{1,64}")
@@ -47,25 +46,13 @@ class BoardFilter:
     #: Another prompt set's generation of the board than the current one (its version).
     prompts: str = ""
 
-    @classmethod
-    def from_query(cls, query: Any) -> BoardFilter:
-        def flag(name: str) -> bool:
-            return parse_bool(query.get(name, "")) is True
-
-        size = str(query.get("size", ""))
-        known_sizes = {b[0] for b in SIZE_BUCKETS} | {UNKNOWN_SIZE}
-        return cls(open_weights=flag("open"), size=size if size in known_sizes else "",
-                   organisation=str(query.get("org", "")).strip(), best_per_team=flag("best"),
-                   rank_reported=flag("reported"), verified_only=flag("verified"),
-                   rank_incomplete=flag("incomplete"), search=" ".join(str(query.get("q", "")).split())[:100],
-                   prompts=prompts if PROMPT_VERSION.fullmatch(prompts := str(query.get("prompts", ""))) else "")
-
     @property
     def active(self) -> bool:
         return self != BoardFilter()
 
     def query(self, *, suite: str) -> str:
-        """The query string that selects this filter on ``suite``'s board (``from_query`` reads it back)."""
+        """The query string that selects this filter on ``suite``'s board (``leaderboard.query_params`` reads
+        it back)."""
         params = {"suite": suite, "open": "1" if self.open_weights else "", "size": self.size, "org": self.organisation,
                   "best": "1" if self.best_per_team else "", "reported": "1" if self.rank_reported else "",
                   "verified": "1" if self.verified_only else "", "incomplete": "1" if self.rank_incomplete else "",
@@ -135,12 +122,12 @@ class BoardSort:
     descending: bool = False
 
     @classmethod
-    def from_query(cls, query: Any) -> BoardSort:
-        column = str(query.get("sort", ""))
-        if column not in SORT_COLUMNS:
+    def of(cls, column: str, direction: str = "") -> BoardSort:
+        """The sort by ``column`` ("" the ranking's order) in ``direction`` ("asc", "desc", or "" for the
+        column's first-click direction)."""
+        if not column:
             return cls()
-        direction = str(query.get("dir", ""))
-        descending = direction == "desc" if direction in ("asc", "desc") else column not in ASCENDING_FIRST
+        descending = direction == "desc" if direction else column not in ASCENDING_FIRST
         return cls(column=column, descending=descending)
 
     @property
@@ -164,3 +151,67 @@ class BoardSort:
         missing = [row for row in rows if value(row) is None]
         # Stable: rows with equal values keep the ranking's order.
         return sorted(present, key=value, reverse=self.descending) + missing
+
+
+# What each page and API of the boards was asked for, read from its query string once
+# (``leaderboard.query_params``) and handed to the views and selectors as it is. A suite of "" is
+# the environment's default one.
+
+@dataclass(frozen=True)
+class BoardQuery:
+    """A board page: its suite, filters and sort, and which page of its rows."""
+
+    suite: str = ""
+    filters: BoardFilter = BoardFilter()
+    sort: BoardSort = BoardSort()
+    page: int = 1
+
+
+@dataclass(frozen=True)
+class HomeQuery:
+    """The home page: the set its overview shows, every model a page at a time or the first only, and
+    the flow of its summary across environments."""
+
+    overview: str = "mini"
+    every_model: bool = False
+    page: int = 1
+    across: str = "global"
+
+
+@dataclass(frozen=True)
+class AnalysisQuery:
+    """A board's analysis: the page of its per-entry tables' rows and of its wide tables' columns, or
+    the data of its charts instead of the page."""
+
+    suite: str = ""
+    page: int = 1
+    cols: int = 1
+    charts: bool = False
+
+
+@dataclass(frozen=True)
+class CompareQuery:
+    """Two of a board's entries side by side (None: the board's first, or second, entry)."""
+
+    suite: str = ""
+    a: int | None = None
+    b: int | None = None
+
+
+@dataclass(frozen=True)
+class PairsQuery:
+    """A block of a board's matrix of all pairs: rows ``page`` against columns ``cols``, in ``order``."""
+
+    suite: str = ""
+    page: int = 1
+    cols: int = 1
+    order: str = "board"
+
+
+@dataclass(frozen=True)
+class CostQuery:
+    """A board's cost chart, or (with ``subset``) every board's of that set; ``axis`` "" is the board's own."""
+
+    suite: str = ""
+    subset: str = "mini"
+    axis: str = ""

@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from catalogue.models import Scenario
+from leaderboard.query_params import BoardFilterParams, validated
 from leaderboard.selectors import BoardFilter, BoardSort, board_get, model_page_get, parameters_label
 from leaderboard.tests.board_entries import Entries, board_entries, finished_entry
 from leaderboard.views import board_storable
@@ -24,8 +25,9 @@ def entries(fixture_scenarios, lab) -> Entries:
 
 
 def _rows(**query: str) -> list[tuple[str, int | None, bool]]:
+    """The board's rows for ``query``, read as the board's API and page read it."""
     board = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
-                      filters=BoardFilter.from_query(query))
+                      filters=BoardFilterParams.filters_of(validated(BoardFilterParams, query)))
     return [(row.model, row.rank, row.complete) for row in board.rows]
 
 
@@ -71,9 +73,10 @@ def test_a_search_keeps_the_matching_rows_with_their_board_ranks(client, entries
 
 
 def test_the_board_is_sorted_by_the_column_and_direction_in_its_url(client, entries):
-    assert BoardSort.from_query({"sort": "model"}) == BoardSort(column="model", descending=False)
-    assert BoardSort.from_query({"sort": "score"}) == BoardSort(column="score", descending=True)
-    assert BoardSort.from_query({"sort": "nonsense", "dir": "asc"}) == BoardSort()
+    assert BoardSort.of("model") == BoardSort(column="model", descending=False)
+    assert BoardSort.of("score") == BoardSort(column="score", descending=True)
+    assert BoardSort.of("score", "asc") == BoardSort(column="score", descending=False)
+    assert BoardSort.of("", "asc") == BoardSort()
     by_score = client.get(reverse("board", args=BOARD) + "?suite=fixture").content.decode()
     assert 'title="Higher is better" class="num sorted" data-dir="desc" aria-sort="descending"' in by_score
     page = client.get(reverse("board", args=BOARD) + "?suite=fixture&sort=model&dir=asc").content.decode()

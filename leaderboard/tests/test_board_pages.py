@@ -141,10 +141,9 @@ def test_filters_keep_the_baselines_and_narrow_the_ranked_entries(scored, baseli
         attempt_run(attempt_id=attempt_id)
     everything = board_get(env="sokoban", flow="global", subset="mini", suite="fixture")
     assert {"Open small", "Lab model"} <= {r.model for r in everything.rows}
-    for query in ({"open": "1"}, {"size": "<10B"}, {"org": "open org"}):
-        rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
-                         filters=BoardFilter.from_query(query)).rows
-        assert [r.model for r in rows if not r.is_baseline] == ["Open small"], query
+    for filters in (BoardFilter(open_weights=True), BoardFilter(size="<10B"), BoardFilter(organisation="open org")):
+        rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture", filters=filters).rows
+        assert [r.model for r in rows if not r.is_baseline] == ["Open small"], filters
         assert {"Oracle agent", "Idle agent"} <= {r.model for r in rows}
         assert next(r for r in rows if r.model == "Open small").rank == 1
     page = client.get(reverse("board", args=["sokoban", "global", "mini"]) + "?suite=fixture&open=1").content.decode()
@@ -214,7 +213,7 @@ def test_verified_only_keeps_the_baselines_and_the_checked_entries(scored, basel
     checked = _evaluate(baseline_endpoint("random", seed=5).url, "Checked model")
     Submission.objects.filter(id=checked.id).update(verified=True)
     rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
-                     filters=BoardFilter.from_query({"verified": "1"})).rows
+                     filters=BoardFilter(verified_only=True)).rows
     assert [r.model for r in rows if not r.is_baseline] == ["Checked model"]
     assert {"Oracle agent", "Idle agent"} <= {r.model for r in rows}
     board = reverse("board", args=["sokoban", "global", "mini"])

@@ -61,8 +61,12 @@ def test_the_home_page_builds_each_board_once(client, fixture_scenarios, django_
     assert boards == 10
 
 
-def test_a_suite_that_is_not_a_slug_is_a_404_and_never_reaches_the_database(client, db):
+def test_a_suite_that_is_not_a_slug_is_a_400_naming_it_and_never_reaches_the_database(client, db):
     # A NUL byte in a query string once made PostgreSQL fail the request (found by fuzzing the API schema).
-    for url in ("/api/v1/boards/sokoban/global/mini/?suite=%00", "/boards/sokoban/global/mini/?suite=a%00b",
-                "/boards/sokoban/global/mini/export.csv?suite=%00", "/boards/sokoban/global/mini/analysis/?suite=%00"):
-        assert client.get(url).status_code == 404, url
+    api = client.get("/api/v1/boards/sokoban/global/mini/?suite=%00")
+    assert (api.status_code, api.json()["message"]) == (400, "invalid query parameter: suite")
+    for url in ("/boards/sokoban/global/mini/?suite=a%00b", "/boards/sokoban/global/mini/export.csv?suite=%00",
+                "/boards/sokoban/global/mini/analysis/?suite=%00"):
+        page = client.get(url)
+        assert page.status_code == 400, url
+        assert '<li data-parameter="suite">' in page.content.decode(), url

@@ -177,15 +177,18 @@ def test_the_page_colours_each_cell_and_links_it_to_the_pairs_comparison(client,
     assert f'{url}?suite={SUITE}' in comparison
 
 
-def test_the_page_notes_the_cap_and_ignores_an_unknown_order(client, three_entries, monkeypatch):
+def test_the_page_notes_the_cap_and_refuses_an_unknown_order_by_name(client, three_entries, monkeypatch):
     monkeypatch.setattr(pairs_module, "PAIRS_PER_PAGE", 2)
     url = reverse("board-pairs", args=["sokoban", "global", "mini"])
-    page = client.get(url, {"suite": SUITE, "order": "<script>"})
+    page = client.get(url, {"suite": SUITE})
     assert page.status_code == 200
     html = " ".join(page.content.decode().split())
     assert 'id="pairs-cap"' in html and "at most 2 rows by 2 columns" in html
     assert "entries 1–2 (rows) against 1–2 (columns)" in html
-    assert "<script>" not in html.split('id="pairs-order"')[1].split("</select>")[0]
+    refused = client.get(url, {"suite": SUITE, "order": "<script>"})
+    assert refused.status_code == 400
+    assert '<li data-parameter="order"><code>order</code>: &quot;&lt;script&gt;&quot; is not a valid choice.</li>' in \
+        refused.content.decode()
     assert client.get(reverse("board-pairs", args=["sokoban", "global", "nope"])).status_code == 404
 
 

@@ -81,3 +81,25 @@ def test_the_schema_documents_the_list_parameters_with_their_bounds(client):
     assert parameters["mine"]["schema"]["type"] == "boolean"
     assert parameters["limit"]["schema"] == {"type": "integer", "maximum": 200, "minimum": 1, "default": 50}
     assert parameters["offset"]["schema"] == {"type": "integer", "maximum": 10**9, "minimum": 0, "default": 0}
+
+
+def test_a_page_of_the_list_says_the_lists_length_and_links_its_neighbours(lab, two_teams):
+    ours, theirs = two_teams
+    first = lab.client.get("/api/v1/submissions/?limit=1", **lab.auth("read"))
+    assert [row["id"] for row in first.json()] == [theirs.id]  # still a plain list
+    assert first["X-Total-Count"] == "2"
+    assert first["Link"] == '<http://testserver/api/v1/submissions/?limit=1&offset=1>; rel="next"'
+    second = lab.client.get("/api/v1/submissions/?limit=1&offset=1", **lab.auth("read"))
+    assert [row["id"] for row in second.json()] == [ours.id]
+    assert second["X-Total-Count"] == "2"
+    assert second["Link"] == '<http://testserver/api/v1/submissions/?limit=1>; rel="prev"'
+    whole = lab.client.get("/api/v1/models/", **lab.auth("read"))
+    assert [row["name"] for row in whole.json()] == ["Ours", "Theirs"]
+    assert whole["X-Total-Count"] == "2" and not whole.has_header("Link")
+
+
+def test_the_schema_documents_the_paging_headers(client):
+    schema = client.get("/api/v1/schema/?format=json").json()
+    for path in ("/api/v1/submissions/", "/api/v1/models/", "/api/v1/snapshots/"):
+        headers = schema["paths"][path]["get"]["responses"]["200"]["headers"]
+        assert set(headers) == {"X-Total-Count", "Link"}, path

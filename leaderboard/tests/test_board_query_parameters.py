@@ -1,0 +1,254 @@
+"""The boards' query strings are read once, by serializers, into typed queries: every spelling of yes
+counts, and a value a parameter does not take is a 400 naming it (JSON from the API, a page that names
+it on the site) rather than a silent default or a server error.
+
+The board: Vision-7B (team Lab, Acme, 7B, open weights) 60 on all 10 scenarios, Tiny (team Other,
+Small Co, 0.4B) 50 on all, Partial (team Other, Small Co, size unknown) 90 on 2 of them.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.http import QueryDict
+from django.urls import reverse
+
+from leaderboard.models import BoardSnapshot
+from leaderboard.query_params import (
+    BadQuery,
+    BoardFilterParams,
+    BoardPageParams,
+    CompareParams,
+    HomeParams,
+    PairsParams,
+    validated,
+)
+from leaderboard.selectors import (
+    BoardFilter,
+    BoardQuery,
+    BoardSort,
+    CompareQuery,
+    HomeQuery,
+    PairsQuery,
+    board_get,
+)
+from leaderboard.tests.board_entries import Entries, board_entries
+
+pytestmark = pytest.mark.django_db
+BOARD = ("sokoban", "global", "mini")
+
+
+@pytest.fixture
+def entries(fixture_scenarios, lab) -> Entries:
+    return board_entries(lab.team)
+
+
+def _api_rows(client, query: str) -> list[tuple[str, int | None]]:
+    response = client.get(f"{reverse('api-board', args=BOARD)}?suite=fixture&{query}")
+    assert response.status_code == 200, response.content
+    return [(row["model"], row["rank"]) for row in response.json()["rows"]]
+
+
+def _page_models(client, query: str) -> list[str]:
+    """The models of the board page's rows, in the page's order."""
+    response = client.get(f"{reverse('board', args=BOARD)}?suite=fixture&{query}")
+    assert response.status_code == 200, response.content
+    table = response.content.decode().split('<table class="board"')[1].split("</table>")[0]
+    return [name for name in re.findall(r">([\w-]+)</a>", table) if name in {"Vision-7B", "Tiny", "Partial"}]
+
+
+def test_a_query_string_is_read_into_the_typed_query_the_views_hand_the_selectors():
+    query = QueryDict("suite=fixture&open=on&size=10-40B&org=+Acme+&q=+a++b+&sort=team&page=3&hide=ia,ra")
+    assert BoardPageParams.query_of(validated(BoardPageParams, query)) == BoardQuery(
+        suite="fixture", filters=BoardFilter(open_weights=True, size="10-40B", organisation="Acme", search="a b"),
+        sort=BoardSort(column="team", descending=False), page=3)
+    assert BoardPageParams.query_of(validated(BoardPageParams, QueryDict(""))) == BoardQuery()
+    assert BoardFilterParams.query_of(validated(BoardFilterParams, QueryDict("best=yes&verified=true"))) == BoardQuery(
+        filters=BoardFilter(best_per_team=True, verified_only=True))
+    assert HomeParams.query_of(validated(HomeParams, QueryDict("overview=full&models=all&page=2&across=online"))) == \
+        HomeQuery(overview="full", every_model=True, page=2, across="online")
+    # A page without every model has one page of them.
+    assert HomeParams.query_of(validated(HomeParams, QueryDict("page=2"))) == HomeQuery()
+    assert CompareParams.query_of(validated(CompareParams, QueryDict("a=7&b="))) == CompareQuery(a=7)
+    assert PairsParams.query_of(validated(PairsParams, QueryDict("cols=2&order=name"))) == PairsQuery(
+        cols=2, order="name")
+
+
+def test_a_refused_query_names_every_parameter_it_refuses():
+    with pytest.raises(BadQuery) as refused:
+        validated(BoardPageParams, QueryDict("open=maybe&size=huge&sort=model&page=0"))
+    assert sorted(refused.value.errors) == ["open", "page", "size"]
+    assert refused.value.errors["size"] == ['"huge" is not a valid choice.']
+
+
+@pytest.mark.parametrize(("query", "rows"), [
+    ("", [("Vision-7B", 1), ("Tiny", 2), ("Partial", None)]),
+    ("open=on", [("Vision-7B", 1)]),
+    ("open=off", [("Vision-7B", 1), ("Tiny", 2), ("Partial", None)]),
+    ("size=%3C10B", [("Vision-7B", 1), ("Tiny", 2)]),
+    ("size=unknown", [("Partial", None)]),
+    ("org=small+co", [("Tiny", 1), ("Partial", None)]),  # a filter ranks the rows it keeps among themselves
+    ("best=yes", [("Vision-7B", 1), ("Partial", None)]),
+    ("incomplete=true", [("Partial", 1), ("Vision-7B", 2), ("Tiny", 3)]),
+    ("q=+TIN+", [("Tiny", 2)]),
+])
+def test_the_board_api_keeps_the_rows_its_filters_name_in_any_spelling_of_yes(client, entries, query, rows):
+    assert _api_rows(client, query) == rows
+
+
+def test_the_selectors_take_the_typed_filter_the_page_and_api_read(entries):
+    rows = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
+                     filters=BoardFilter(organisation="SMALL CO", rank_incomplete=True)).rows
+    assert [(row.model, row.rank) for row in rows] == [("Partial", 1), ("Tiny", 2)]
+
+
+@pytest.mark.parametrize(("query", "models"), [
+    ("", ["Vision-7B", "Tiny", "Partial"]),
+    ("sort=team", ["Vision-7B", "Tiny", "Partial"]),  # Lab before Other; Other's rows in the ranking's order
+    ("sort=team&dir=desc", ["Tiny", "Partial", "Vision-7B"]),
+    ("sort=model", ["Partial", "Tiny", "Vision-7B"]),
+    ("sort=score", ["Partial", "Vision-7B", "Tiny"]),  # 90, 60, 50: high to low on the first click
+    ("sort=score&dir=asc&open=1", ["Vision-7B"]),
+    ("page=2", ["Vision-7B", "Tiny", "Partial"]),  # a page past the last shows the last, as before
+])
+def test_the_board_page_sorts_and_filters_by_its_typed_query(client, entries, query, models):
+    assert _page_models(client, query) == models
+
+
+API_REFUSALS = [
+    ("api-board", BOARD, "open=maybe", "open"),
+    ("api-board", BOARD, "verified=2", "verified"),
+    ("api-board", BOARD, "best=x", "best"),
+    ("api-board", BOARD, "reported=x", "reported"),
+    ("api-board", BOARD, "incomplete=x", "incomplete"),
+    ("api-board", BOARD, "size=huge", "size"),
+    ("api-board", BOARD, f"org={'o' * 121}", "org"),
+    ("api-board", BOARD, f"q={'q' * 101}", "q"),
+    ("api-board", BOARD, "q=a%00b", "q"),
+    ("api-board", BOARD, "prompts=not+a+version", "prompts"),
+    ("api-board", BOARD, "suite=not+a+slug", "suite"),
+    ("api-board-pairs", BOARD, "page=0", "page"),
+    ("api-board-pairs", BOARD, "cols=two", "cols"),
+    ("api-board-pairs", BOARD, "order=rank", "order"),
+    ("api-board-attempts-export", (*BOARD, "zip"), "frames=maybe", "frames"),
+    ("api-board-attempts-export", (*BOARD, "csv"), "size=huge", "size"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "query", "parameter"), API_REFUSALS)
+def test_an_api_parameter_given_a_value_it_does_not_take_is_a_400_naming_it(client, entries, name, args, query,
+                                                                             parameter):
+    response = client.get(f"{reverse(name, args=args)}?{query}")
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["message"] == f"invalid query parameter: {parameter}"
+    assert list(body["extra"]) == [parameter]
+
+
+def test_a_submission_export_refuses_a_frames_flag_it_cannot_read(client, entries):
+    url = reverse("api-submission-export", args=[entries.full.id, "zip"])
+    response = client.get(f"{url}?frames=some")
+    assert (response.status_code, response.json()["message"]) == (400, "invalid query parameter: frames")
+
+
+PAGE_REFUSALS = [
+    ("board", BOARD, "open=maybe", "open"),
+    ("board", BOARD, "size=huge", "size"),
+    ("board", BOARD, "sort=nonsense", "sort"),
+    ("board", BOARD, "sort=model&dir=up", "dir"),
+    ("board", BOARD, "page=abc", "page"),
+    ("board", BOARD, "page=0", "page"),
+    ("board", BOARD, "prompts=%3Cscript%3E", "prompts"),
+    ("board-export", (*BOARD, "csv"), "verified=perhaps", "verified"),
+    ("board-analysis", BOARD, "page=x", "page"),
+    ("board-analysis", BOARD, "cols=0", "cols"),
+    ("board-analysis", BOARD, "charts=maybe", "charts"),
+    ("board-compare", BOARD, "a=first", "a"),
+    ("board-compare", BOARD, "b=-1", "b"),
+    ("board-compare", BOARD, f"a={2**63}", "a"),
+    ("board-pairs", BOARD, "order=rank", "order"),
+    ("board-pairs", BOARD, "cols=-2", "cols"),
+    ("board-cost", BOARD, "x=euros", "x"),
+    ("cost-overview", (), "subset=huge", "subset"),
+    ("cost-overview", (), "x=euros", "x"),
+    ("home", (), "overview=huge", "overview"),
+    ("home", (), "models=some", "models"),
+    ("home", (), "across=sideways", "across"),
+    ("home", (), "models=all&page=0", "page"),
+    ("prompt-set", ("sokoban", "global", "v1"), "suite=a%00b", "suite"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "query", "parameter"), PAGE_REFUSALS)
+def test_a_page_given_a_value_it_does_not_take_is_a_400_page_naming_the_parameter(client, entries, name, args,
+                                                                                  query, parameter):
+    path = reverse(name, args=args)
+    response = client.get(f"{path}?{query}")
+    assert response.status_code == 400, response.content[:300]
+    html = response.content.decode()
+    assert re.findall(r'<li data-parameter="([^"]+)">', html) == [parameter]
+    assert f'<a href="{path}" id="bad-query-without">' in html
+
+
+def test_a_parameter_no_page_reads_is_left_alone(client, entries):
+    # hide is the board's script's own (the columns it hides); a campaign tag is nobody's.
+    assert _page_models(client, "hide=ia,ra&utm_source=mail") == ["Vision-7B", "Tiny", "Partial"]
+    assert _api_rows(client, "utm_source=mail&open=1") == [("Vision-7B", 1)]
+
+
+def _snapshot(env: str, version: str, day: int) -> BoardSnapshot:
+    return BoardSnapshot.objects.create(env=env, flow="global", subset="mini", suite="fixture", version=version,
+                                        content_hash="0" * 64, created_at=datetime(2026, 11, day, tzinfo=UTC))
+
+
+def test_the_snapshot_list_is_paged_newest_first_and_refuses_a_page_out_of_range(client, db):
+    newest, middle, oldest = _snapshot("sokoban", "2026-11-29.1", 29), _snapshot("webui", "2026-11-28.1", 28), \
+        _snapshot("sokoban", "2026-11-27.1", 27)
+    url = reverse("api-snapshots")
+    first = client.get(url, {"limit": 2})
+    assert [row["version"] for row in first.json()] == [newest.version, middle.version]
+    assert first["X-Total-Count"] == "3" and first["Link"] == f'<http://testserver{url}?limit=2&offset=2>; rel="next"'
+    assert [row["version"] for row in client.get(url, {"limit": 2, "offset": 2}).json()] == [oldest.version]
+    sokoban = client.get(url, {"env": "sokoban"})
+    assert [row["version"] for row in sokoban.json()] == [newest.version, oldest.version]
+    assert sokoban["X-Total-Count"] == "2"
+    for query, parameter in (({"limit": 0}, "limit"), ({"offset": -1}, "offset"), ({"env": "not a slug"}, "env")):
+        refused = client.get(url, query)
+        assert (refused.status_code, refused.json()["message"]) == (400, f"invalid query parameter: {parameter}")
+
+
+#: The project's packages whose modules serve requests.
+SITE_PACKAGES = ("accounts", "catalogue", "config", "leaderboard", "monitoring", "submissions")
+
+
+def _hand_reads(source: str) -> list[int]:
+    """Lines of ``source`` that read one query parameter by hand: ``request.GET.get(…)``, ``….GET[…]``,
+    ``"x" in ….query_params`` and the like, rather than handing the whole query to a serializer."""
+    def is_query(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in ("GET", "query_params")
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("get", "getlist") and is_query(node.value) \
+                or isinstance(node, ast.Subscript) and is_query(node.value) \
+                or isinstance(node, ast.Compare) and any(is_query(right) for right in node.comparators):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_module_of_the_site_reads_a_query_parameter_by_hand():
+    root = Path(__file__).resolve().parents[2]
+    found = [f"{path.relative_to(root)}:{line}" for package in SITE_PACKAGES
+             for path in sorted((root / package).rglob("*.py")) if "tests" not in path.parts
+             for line in _hand_reads(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_hand_read_rule_sees_each_way_of_reading_a_parameter():
+    # A rule that saw nothing would pass on anything.
+    source = ('a = request.GET.get("x")\nb = request.query_params["y"]\nc = "z" in self.request.GET\n'
+              'd = request.GET.getlist("w")\nquery = validated(Params, request.GET)\n')
+    assert _hand_reads(source) == [1, 2, 3, 4]
