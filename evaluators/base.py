@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from evaluators.contract.flows import FlowTables, ReplyParser
 from evaluators.declarations import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
@@ -79,6 +80,7 @@ __all__ = [
     "FLOWS",
     "FLOW_GLOBAL",
     "FLOW_ONLINE",
+    "FlowTables",
     "ImportedScenario",
     "Observation",
     "OperatorSetting",
@@ -93,6 +95,7 @@ __all__ = [
     "PromptSet",
     "ReferenceScore",
     "ReplayPanel",
+    "ReplyParser",
     "ResourceError",
     "ScenarioCheck",
     "ScenarioMeans",

@@ -1,10 +1,17 @@
 """Scenario lists of a MageBench ``resources/`` directory, shared by every environment."""
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from evaluators.base import ResourceError
+from evaluators.base import ImportedScenario, ResourceError
 from evaluators.checkout_files import loads_json
+
+#: A scenario file's JSON content to the scenario's data and tags; raises ValueError, KeyError or
+#: TypeError on a file that is not one.
+ScenarioReader = Callable[[Any], tuple[dict[str, Any], dict[str, Any]]]
 
 
 def read_list(path: Path) -> list[str]:
@@ -40,3 +47,23 @@ def read_listed_files(resources: Path, title: str, suffix: str, what: str) -> tu
             f"{len(missing)} of {len(all_names)} {title} {what} have no {suffix} in {folder}: {', '.join(missing[:5])}"
         )
     return folder, all_names, mini_names
+
+
+def discover_json_files(resources: Path, title: str, what: tuple[str, str],
+                        read: ScenarioReader) -> list[ImportedScenario]:
+    """The scenarios of a ``<title>/`` folder of JSON files, one a file, in the lists' order: ``read``
+    turns each file's content into its data and tags. ``what`` names a scenario and the scenarios in
+    the refusals ("a level", "levels"); the content hash is the file's."""
+    one, many = what
+    folder, all_names, mini_names = read_listed_files(resources, title, ".json", many)
+    found: list[ImportedScenario] = []
+    for name in all_names:
+        path = folder / f"{name}.json"
+        raw = path.read_bytes()
+        try:
+            data, tags = read(loads_json(raw))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResourceError(f"{path.name} is not {one}: {exc}") from None
+        found.append(ImportedScenario(key=name, in_mini=name in mini_names, in_full=True, data=data, tags=tags,
+                                      content_hash=hashlib.sha256(raw).hexdigest()))
+    return found

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evaluators.declarations import ParseResult
+from evaluators.declarations import FLOW_GLOBAL, FLOW_ONLINE, ParseResult
 
 GLOBAL_MARKER = "### Actions"
 ONLINE_MARKER = "# action"
@@ -53,3 +53,8 @@ def parse_online_action(reply: str, vocabulary: Iterable[str]) -> ParseResult:
         foreign_tokens=[candidate] if candidate else [],
         tokens=[candidate] if candidate else [],
     )
+
+
+#: The official parser of each flow: the ``reply_parsers`` of an environment whose replies are the
+#: official formats.
+ACTION_PARSERS = {FLOW_GLOBAL: parse_global_actions, FLOW_ONLINE: parse_online_action}

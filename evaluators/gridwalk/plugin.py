@@ -13,10 +13,11 @@ from evaluators.base import (
     BaselineOptions,
     EnvironmentPlugin,
     Episode,
+    FlowTables,
     ImportedScenario,
-    ParseResult,
     PromptSet,
     ReplayPanel,
+    ReplyParser,
     ScenarioSpec,
 )
 from evaluators.gridwalk import prompts
@@ -34,7 +35,7 @@ from evaluators.gridwalk.parsing import (
 from evaluators.settings import EvaluationSettings
 
 
-class GridWalkPlugin(EnvironmentPlugin):
+class GridWalkPlugin(FlowTables, EnvironmentPlugin):
     slug: ClassVar[str] = "gridwalk"
     title: ClassVar[str] = "GridWalk"
     score_label: ClassVar[str] = "Progress score"
@@ -60,6 +61,8 @@ class GridWalkPlugin(EnvironmentPlugin):
         FLOW_ONLINE: {"resolution": 320, "max_image": 1, "max_memory": 5, "max_loop": 30, "repeats": 2,
                       "max_tokens": 200},
     }
+    prompt_sets: ClassVar[Mapping[str, PromptSet]] = {FLOW_GLOBAL: prompts.GLOBAL, FLOW_ONLINE: prompts.ONLINE}
+    reply_parsers: ClassVar[Mapping[str, ReplyParser]] = {FLOW_GLOBAL: parse_route, FLOW_ONLINE: parse_move}
 
     @property
     def metric_card(self) -> dict[str, Any]:
@@ -76,20 +79,6 @@ class GridWalkPlugin(EnvironmentPlugin):
         from evaluators.gridwalk.env import GridWalkEpisode
 
         return GridWalkEpisode.from_scenario(scenario, settings)
-
-    def prompts(self, flow: str) -> PromptSet:
-        if flow == FLOW_GLOBAL:
-            return prompts.GLOBAL
-        if flow == FLOW_ONLINE:
-            return prompts.ONLINE
-        raise ValueError(f"GridWalk has no flow {flow!r}")
-
-    def parse(self, flow: str, reply: str) -> ParseResult:
-        if flow == FLOW_GLOBAL:
-            return parse_route(reply, self.ACTIONS)
-        if flow == FLOW_ONLINE:
-            return parse_move(reply, self.ACTIONS)
-        raise ValueError(f"GridWalk has no flow {flow!r}")
 
     def action_replies(self, flow: str, actions: Sequence[str]) -> list[str]:
         if flow == FLOW_GLOBAL:

@@ -6,14 +6,12 @@ The files are plain JSON, so unlike Sokoban's pickles they may come from anywher
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
+from typing import Any
 
-from evaluators.base import ImportedScenario, ResourceError
-from evaluators.checkout_files import loads_json
-from evaluators.gridwalk.grid import DEFAULT_MAX_STEPS, Level, LevelError
-from evaluators.resources import read_listed_files
+from evaluators.base import ImportedScenario
+from evaluators.gridwalk.grid import DEFAULT_MAX_STEPS, Level
+from evaluators.resources import discover_json_files
 
 TITLE = "GridWalk"
 #: The bundled levels, imported by the tests and by anyone trying the environment out.
@@ -23,25 +21,15 @@ SHORT_ROUTE = 6
 
 
 def discover_gridwalk(resources: Path) -> list[ImportedScenario]:
-    folder, all_names, mini_names = read_listed_files(resources, TITLE, ".json", "levels")
-    found: list[ImportedScenario] = []
-    for name in all_names:
-        path = folder / f"{name}.json"
-        raw = path.read_bytes()
-        try:
-            content = loads_json(raw)
-            level = Level.from_rows(content["grid"], max_steps=int(content.get("max_steps", DEFAULT_MAX_STEPS)))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, LevelError) as exc:
-            raise ResourceError(f"{path.name} is not a GridWalk level: {exc}") from None
-        distance = level.distance(level.start)
-        found.append(ImportedScenario(
-            key=name, in_mini=name in mini_names, in_full=True,
-            data={"grid": level.to_rows(), "max_steps": level.max_steps, "initial_distance": distance,
-                  "route": level.route(level.start)},
-            tags={"size": f"{level.rows}x{level.cols}",
+    return discover_json_files(resources, TITLE, ("a GridWalk level", "levels"), _level)
+
+
+def _level(content: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    level = Level.from_rows(content["grid"], max_steps=int(content.get("max_steps", DEFAULT_MAX_STEPS)))
+    distance = level.distance(level.start)
+    data = {"grid": level.to_rows(), "max_steps": level.max_steps, "initial_distance": distance,
+            "route": level.route(level.start)}
+    return data, {"size": f"{level.rows}x{level.cols}",
                   "route": "short" if distance is not None and distance <= SHORT_ROUTE else "long",
                   # The analysis panel's axis (evaluators.gridwalk.analysis).
-                  "distance": distance},
-            content_hash=hashlib.sha256(raw).hexdigest(),
-        ))
-    return found
+                  "distance": distance}

@@ -6,16 +6,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evaluators.agents.parsing import parse_global_actions, parse_online_action
+from evaluators.agents.parsing import ACTION_PARSERS
 from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
     BaselineOptions,
     EnvironmentPlugin,
     Episode,
+    FlowTables,
     ImportedScenario,
-    ParseResult,
     PromptSet,
+    ReplyParser,
     ScenarioSpec,
 )
 from evaluators.settings import EvaluationSettings
@@ -24,7 +25,7 @@ from . import prompts
 from .board import ACTIONS, PASS
 
 
-class SmallGoPlugin(EnvironmentPlugin):
+class SmallGoPlugin(FlowTables, EnvironmentPlugin):
     slug: ClassVar[str] = "smallgo"
     title: ClassVar[str] = "SmallGo"
     score_label: ClassVar[str] = "Area %"
@@ -46,6 +47,9 @@ class SmallGoPlugin(EnvironmentPlugin):
         FLOW_ONLINE: {"resolution": 320, "max_image": 1, "max_memory": 5, "max_loop": 20, "repeats": 1,
                       "max_tokens": 200},
     }
+    prompt_sets: ClassVar[Mapping[str, PromptSet]] = {FLOW_GLOBAL: prompts.GLOBAL, FLOW_ONLINE: prompts.ONLINE}
+    # The official formats (### Actions, # action), read with the board's move names.
+    reply_parsers: ClassVar[Mapping[str, ReplyParser]] = ACTION_PARSERS
     floor_meaning: ClassVar[str] = "0: no black stone or area at the end"
     ceiling_meaning: ClassVar[str] = "100: the whole board Black's"
 
@@ -64,20 +68,6 @@ class SmallGoPlugin(EnvironmentPlugin):
         from .env import SmallGoEpisode
 
         return SmallGoEpisode.from_scenario(scenario, settings)
-
-    def prompts(self, flow: str) -> PromptSet:
-        if flow == FLOW_GLOBAL:
-            return prompts.GLOBAL
-        if flow == FLOW_ONLINE:
-            return prompts.ONLINE
-        raise ValueError(f"Small Go has no flow {flow!r}")
-
-    def parse(self, flow: str, reply: str) -> ParseResult:
-        if flow == FLOW_GLOBAL:
-            return parse_global_actions(reply, self.ACTIONS)
-        if flow == FLOW_ONLINE:
-            return parse_online_action(reply, self.ACTIONS)
-        raise ValueError(f"Small Go has no flow {flow!r}")
 
     def baseline_reply(self, agent: str, messages: Sequence[Mapping[str, Any]], rng: random.Random,
                        options: BaselineOptions) -> str | None:

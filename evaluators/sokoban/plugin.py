@@ -6,17 +6,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evaluators.agents.parsing import parse_global_actions, parse_online_action
+from evaluators.agents.parsing import ACTION_PARSERS
 from evaluators.base import (
     FLOW_GLOBAL,
     FLOW_ONLINE,
     BaselineOptions,
     EnvironmentPlugin,
     Episode,
+    FlowTables,
     ImportedScenario,
     PaperRows,
-    ParseResult,
     PromptSet,
+    ReplyParser,
     ScenarioSpec,
 )
 from evaluators.settings import EvaluationSettings
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from evaluators.agents.checkout import OfficialCheckout
 
 
-class SokobanPlugin(EnvironmentPlugin):
+class SokobanPlugin(FlowTables, EnvironmentPlugin):
     slug: ClassVar[str] = "sokoban"
     title: ClassVar[str] = "Sokoban"
     score_label: ClassVar[str] = "Reward score"
@@ -54,6 +55,9 @@ class SokobanPlugin(EnvironmentPlugin):
         FLOW_ONLINE: {"resolution": 640, "max_image": 1, "max_memory": 5, "max_loop": 50, "repeats": 3,
                       "max_tokens": 300},
     }
+    prompt_sets: ClassVar[Mapping[str, PromptSet]] = {FLOW_GLOBAL: prompts.GLOBAL, FLOW_ONLINE: prompts.ONLINE}
+    # The official parsers (reference §2.2).
+    reply_parsers: ClassVar[Mapping[str, ReplyParser]] = ACTION_PARSERS
 
     @property
     def metric_card(self) -> dict[str, Any]:
@@ -80,24 +84,10 @@ class SokobanPlugin(EnvironmentPlugin):
 
         return SokobanEpisode.from_scenario(scenario, settings)
 
-    def prompts(self, flow: str) -> PromptSet:
-        if flow == FLOW_GLOBAL:
-            return prompts.GLOBAL
-        if flow == FLOW_ONLINE:
-            return prompts.ONLINE
-        raise ValueError(f"Sokoban has no flow {flow!r}")
-
     def official_prompts(self, checkout: OfficialCheckout, flow: str) -> PromptSet | None:
         from evaluators.sokoban.official import official_prompt_set
 
         return official_prompt_set(checkout, flow)
-
-    def parse(self, flow: str, reply: str) -> ParseResult:
-        if flow == FLOW_GLOBAL:
-            return parse_global_actions(reply, self.ACTIONS)
-        if flow == FLOW_ONLINE:
-            return parse_online_action(reply, self.ACTIONS)
-        raise ValueError(f"Sokoban has no flow {flow!r}")
 
     floor_meaning: ClassVar[str] = "100 − 5 · R_ub per level: what doing nothing scores (closed form)"
     ceiling_meaning: ClassVar[str] = "100 per level: an optimal solution (B_T = R_ub)"

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
-from evaluators.conformance import interface_names
+import pytest
+
+from evaluators.agents.parsing import parse_online_action
+from evaluators.base import FLOW_ONLINE, FlowTables, PromptSet, ReplyParser
+from evaluators.conformance import PluginConformanceError, check_plugin, interface_names
 from evaluators.contract.baselines import BaselineDeclarations
 from evaluators.contract.flows import FlowDeclarations
 from evaluators.contract.pages import PageDeclarations
@@ -16,6 +22,7 @@ from evaluators.contract.scoring import ScoringDeclarations
 from evaluators.contract.uploads import UploadDeclarations
 from evaluators.contract.workers import WorkerDeclarations
 from evaluators.interface import EnvironmentPlugin
+from evaluators.tests.plugin_fixture import TinyPlugin
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "adding-an-environment.md"
 #: The guide's heading of each group, in the order EnvironmentPlugin inherits them.
@@ -70,3 +77,36 @@ def test_the_guide_lists_every_group_member_in_its_groups_table() -> None:
         if names - listed:
             missing[title] = sorted(names - listed)
     assert missing == {}
+
+
+TEXTS = PromptSet(version="tabled-1", system="rules", format_instruction="one action", first_turn="", next_turn="",
+                  regenerate="again")
+
+
+class Tabled(FlowTables, TinyPlugin):
+    ACTIONS: ClassVar[tuple[str, ...]] = ("Up", "Down")
+    prompt_sets: ClassVar[Mapping[str, PromptSet]] = {FLOW_ONLINE: TEXTS}
+    reply_parsers: ClassVar[Mapping[str, ReplyParser]] = {FLOW_ONLINE: parse_online_action}
+
+
+def test_a_plugin_with_flow_tables_answers_prompts_and_parse_from_its_tables() -> None:
+    plugin = Tabled()
+    check_plugin(plugin)
+    assert plugin.prompts("online") is TEXTS
+    assert plugin.parse("online", "# analyze\nclose\n# action\nDown").actions == ["Down"]
+    assert plugin.parse("online", "# action\nLeft").foreign_tokens == ["Left"]
+    with pytest.raises(ValueError, match="Tiny has no flow 'global'"):
+        plugin.prompts("global")
+    with pytest.raises(ValueError, match="Tiny has no flow 'global'"):
+        plugin.parse("global", "Up")
+
+
+def test_the_conformance_check_refuses_flow_tables_that_leave_out_a_flow_it_offers() -> None:
+    class Untabled(FlowTables, TinyPlugin):
+        pass
+
+    with pytest.raises(PluginConformanceError) as refused:
+        check_plugin(Untabled())
+    assert [problem for problem in refused.value.problems if problem.startswith(("prompts", "parse"))] == [
+        "prompts('online') raised ValueError: Tiny has no flow 'online'",
+        "parse('online', '') raised ValueError: Tiny has no flow 'online'"]

@@ -118,32 +118,33 @@ def test_the_board_page_sorts_and_filters_by_its_typed_query(client, entries, qu
     assert _page_models(client, query) == models
 
 
-API_REFUSALS = [
-    ("api-board", BOARD, "open=maybe", "open"),
-    ("api-board", BOARD, "verified=2", "verified"),
-    ("api-board", BOARD, "best=x", "best"),
-    ("api-board", BOARD, "reported=x", "reported"),
-    ("api-board", BOARD, "incomplete=x", "incomplete"),
-    ("api-board", BOARD, "size=huge", "size"),
-    ("api-board", BOARD, f"org={'o' * 121}", "org"),
-    ("api-board", BOARD, f"q={'q' * 101}", "q"),
-    ("api-board", BOARD, "q=a%00b", "q"),
-    ("api-board", BOARD, "prompts=not+a+version", "prompts"),
-    ("api-board", BOARD, "suite=not+a+slug", "suite"),
-    ("api-board-pairs", BOARD, "page=0", "page"),
-    ("api-board-pairs", BOARD, "cols=two", "cols"),
-    ("api-board-pairs", BOARD, "order=rank", "order"),
-    ("api-board-attempts-export", (*BOARD, "zip"), "frames=maybe", "frames"),
-    ("api-board-attempts-export", (*BOARD, "csv"), "size=huge", "size"),
-]
+def _refusals(table: dict[tuple[str, tuple[str, ...]], list[str]]) -> list[tuple[str, tuple[str, ...], str, str]]:
+    """(URL name, arguments, query, the parameter refused) of each query of ``table``: the last
+    parameter of each query is the one it gives a value the parameter does not take."""
+    return [(name, args, query, query.rsplit("&", 1)[-1].split("=", 1)[0])
+            for (name, args), queries in table.items() for query in queries]
 
 
-@pytest.mark.parametrize(("name", "args", "query", "parameter"), API_REFUSALS)
+def _refused(client, name: str, args: tuple[str, ...], query: str):
+    response = client.get(f"{reverse(name, args=args)}?{query}")
+    assert response.status_code == 400, response.content[:300]
+    return response
+
+
+API_REFUSALS = {
+    ("api-board", BOARD): ["open=maybe", "verified=2", "best=x", "reported=x", "incomplete=x", "size=huge",
+                           f"org={'o' * 121}", f"q={'q' * 101}", "q=a%00b", "prompts=not+a+version",
+                           "suite=not+a+slug"],
+    ("api-board-pairs", BOARD): ["page=0", "cols=two", "order=rank"],
+    ("api-board-attempts-export", (*BOARD, "zip")): ["frames=maybe"],
+    ("api-board-attempts-export", (*BOARD, "csv")): ["size=huge"],
+}
+
+
+@pytest.mark.parametrize(("name", "args", "query", "parameter"), _refusals(API_REFUSALS))
 def test_an_api_parameter_given_a_value_it_does_not_take_is_a_400_naming_it(client, entries, name, args, query,
                                                                              parameter):
-    response = client.get(f"{reverse(name, args=args)}?{query}")
-    assert response.status_code == 400, response.content
-    body = response.json()
+    body = _refused(client, name, args, query).json()
     assert body["message"] == f"invalid query parameter: {parameter}"
     assert list(body["extra"]) == [parameter]
 
@@ -154,43 +155,26 @@ def test_a_submission_export_refuses_a_frames_flag_it_cannot_read(client, entrie
     assert (response.status_code, response.json()["message"]) == (400, "invalid query parameter: frames")
 
 
-PAGE_REFUSALS = [
-    ("board", BOARD, "open=maybe", "open"),
-    ("board", BOARD, "size=huge", "size"),
-    ("board", BOARD, "sort=nonsense", "sort"),
-    ("board", BOARD, "sort=model&dir=up", "dir"),
-    ("board", BOARD, "page=abc", "page"),
-    ("board", BOARD, "page=0", "page"),
-    ("board", BOARD, "prompts=%3Cscript%3E", "prompts"),
-    ("board-export", (*BOARD, "csv"), "verified=perhaps", "verified"),
-    ("board-analysis", BOARD, "page=x", "page"),
-    ("board-analysis", BOARD, "cols=0", "cols"),
-    ("board-analysis", BOARD, "charts=maybe", "charts"),
-    ("board-compare", BOARD, "a=first", "a"),
-    ("board-compare", BOARD, "b=-1", "b"),
-    ("board-compare", BOARD, f"a={2**63}", "a"),
-    ("board-pairs", BOARD, "order=rank", "order"),
-    ("board-pairs", BOARD, "cols=-2", "cols"),
-    ("board-cost", BOARD, "x=euros", "x"),
-    ("cost-overview", (), "subset=huge", "subset"),
-    ("cost-overview", (), "x=euros", "x"),
-    ("home", (), "overview=huge", "overview"),
-    ("home", (), "models=some", "models"),
-    ("home", (), "across=sideways", "across"),
-    ("home", (), "models=all&page=0", "page"),
-    ("prompt-set", ("sokoban", "global", "v1"), "suite=a%00b", "suite"),
-]
+PAGE_REFUSALS = {
+    ("board", BOARD): ["open=maybe", "size=huge", "sort=nonsense", "sort=model&dir=up", "page=abc", "page=0",
+                       "prompts=%3Cscript%3E"],
+    ("board-export", (*BOARD, "csv")): ["verified=perhaps"],
+    ("board-analysis", BOARD): ["page=x", "cols=0", "charts=maybe"],
+    ("board-compare", BOARD): ["a=first", "b=-1", f"a={2**63}"],
+    ("board-pairs", BOARD): ["order=rank", "cols=-2"],
+    ("board-cost", BOARD): ["x=euros"],
+    ("cost-overview", ()): ["subset=huge", "x=euros"],
+    ("home", ()): ["overview=huge", "models=some", "across=sideways", "models=all&page=0"],
+    ("prompt-set", ("sokoban", "global", "v1")): ["suite=a%00b"],
+}
 
 
-@pytest.mark.parametrize(("name", "args", "query", "parameter"), PAGE_REFUSALS)
+@pytest.mark.parametrize(("name", "args", "query", "parameter"), _refusals(PAGE_REFUSALS))
 def test_a_page_given_a_value_it_does_not_take_is_a_400_page_naming_the_parameter(client, entries, name, args,
                                                                                   query, parameter):
-    path = reverse(name, args=args)
-    response = client.get(f"{path}?{query}")
-    assert response.status_code == 400, response.content[:300]
-    html = response.content.decode()
+    html = _refused(client, name, args, query).content.decode()
     assert re.findall(r'<li data-parameter="([^"]+)">', html) == [parameter]
-    assert f'<a href="{path}" id="bad-query-without">' in html
+    assert f'<a href="{reverse(name, args=args)}" id="bad-query-without">' in html
 
 
 def test_a_parameter_no_page_reads_is_left_alone(client, entries):

@@ -14,23 +14,10 @@ from evaluators.gridwalk.baselines import baseline_reply
 from evaluators.gridwalk.grid import Level
 from evaluators.gridwalk.plugin import GridWalkPlugin
 from evaluators.settings import EvaluationSettings
+from evaluators.tests.agent_model import AgentModel
 from evaluators.trajectory import TrajectoryRecorder
 
 MAZE = ["#########", "#@..#...#", "##.##.#.#", "#..#..#.#", "#.##.##.#", "#......G#", "#########"]
-
-
-class AgentModel:
-    """A chat model answered in-process by a baseline agent (the server adds only HTTP)."""
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-
-    def complete(self, messages: list[dict[str, Any]], **_: Any) -> Any:
-        class Completion:
-            text = self.agent.reply(messages)
-            prompt_tokens = completion_tokens = None
-
-        return Completion()
 
 
 @pytest.fixture

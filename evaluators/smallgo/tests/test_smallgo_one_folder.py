@@ -26,6 +26,7 @@ from evaluators.base import ScenarioSpec, declared_queues, get_plugin
 from evaluators.baselines.agents import make_agent
 from evaluators.runner import run_attempt
 from evaluators.settings import EvaluationSettings
+from evaluators.tests.agent_model import AgentModel
 from submissions.models import LiveWorker, Submission
 from submissions.services import model_entry_upsert, submission_create_endpoint
 from submissions.worker_pools import declared_pools
@@ -36,20 +37,6 @@ PACKAGE = "magebench_extra"
 MODULE = f"{PACKAGE}.smallgo"
 WALK_THROUGH = "docs/adding-an-environment.md"
 TEST_TIMES = "config/test-durations.json"
-
-
-class AgentModel:
-    """A chat model answered in-process by a baseline agent."""
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-
-    def complete(self, messages: list[dict[str, Any]], **_: Any) -> Any:
-        class Completion:
-            text = self.agent.reply(messages)
-            prompt_tokens = completion_tokens = None
-
-        return Completion()
 
 
 @pytest.fixture
