@@ -8,13 +8,12 @@ from typing import cast
 
 import pytest
 
-from evaluators.base import ScenarioSpec
+from evaluators.base import ScenarioCheck, ScenarioSpec, StoredScenario, get_plugin
 from evaluators.runner import effective_settings
 from evaluators.tests.webui_pages import PAGES
 from evaluators.webui import env, target_store
 from evaluators.webui.baselines import page_files
 from evaluators.webui.elements import Element
-from evaluators.webui.page_check import check_pages
 from evaluators.webui.parsing import CodeKind, CodeWrite
 from evaluators.webui.resources import folder_hash
 from evaluators.webui.results import RenderedState, RenderResult
@@ -89,12 +88,15 @@ def test_it_stores_nothing_without_a_browser_version(tmp_path):
 
 @pytest.fixture
 def stored_page(tmp_path):
-    """A copy of a fixture page as the import stores it, checked with its target render stored."""
+    """A copy of a fixture page as the import stores it, through the plug-in's import-time check."""
     page = tmp_path / "scenarios" / f"abcdef-{PAGE}"
     shutil.copytree(PAGES / PAGE, page)
     before = folder_hash(page)
-    [check] = check_pages([(PAGE, page, before)], workers=2, store_targets=True)
-    assert check.status == "ok"
+    checks: list[ScenarioCheck] = []
+    get_plugin("webui").check_scenarios(
+        [StoredScenario(key=PAGE, path=page, content_hash=before, data={}, tags={})],
+        workers=2, recheck=False, store=checks.append)
+    assert [check.status for check in checks] == ["ok"]
     assert folder_hash(page) == before  # the stored page itself is left as it was
     return page
 
