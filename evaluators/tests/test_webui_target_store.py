@@ -86,6 +86,21 @@ def test_it_stores_nothing_without_a_browser_version(tmp_path):
     assert target_store.save(tmp_path / "page", _result(), "") is None
 
 
+@pytest.mark.parametrize(("name", "code"), [
+    ("script.js", "document.querySelector('#today').textContent = new Date().toDateString();"),
+    ("index.html", "<footer><script>document.write(document.lastModified)</script></footer>"),
+    ("lib/clock.mjs", "export const now = () => Date.now();"),
+])
+def test_it_stores_no_render_of_a_page_that_may_show_the_date(tmp_path, name, code):
+    page = tmp_path / "page"
+    (page / name).parent.mkdir(parents=True)
+    (page / name).write_text(code, encoding="utf-8")
+    (page / "style.css").write_text(".Date { color: red }", encoding="utf-8")  # not a script
+    assert target_store.save(page, _result(), "156.0") is None
+    (page / name).write_text("document.body.dataset.ready = 'yes';", encoding="utf-8")
+    assert target_store.save(page, _result(), "156.0") is not None
+
+
 @pytest.fixture
 def stored_page(tmp_path):
     """A copy of a fixture page as the import stores it, through the plug-in's import-time check."""

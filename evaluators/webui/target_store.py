@@ -11,7 +11,10 @@ Selenium facade (a digest of their sources), the same format. Otherwise it rende
 itself, as it always did. Only renders that stayed on the virtual clock and ran every scripted
 action are stored: on the virtual clock a page renders the same states whenever it is rendered
 (tests compare a stored render with a fresh one), and a target that fails is rendered again so
-that the attempt reports the failure as it happens.
+that the attempt reports the failure as it happens. Except for the date: the virtual clock starts
+at the moment the page is opened, so a page that shows the date or time would show the import's
+in a stored render; a page whose files name ``Date`` (or ``document.lastModified``) is never
+stored, and its target is rendered beside the attempt's page, the same day.
 
 Workers only read the files: the import writes them, once per page content (the folder is named
 by its content hash) and browser.
@@ -24,6 +27,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 from dataclasses import asdict, fields
 from functools import cache
@@ -41,6 +45,9 @@ FORMAT = 1
 _READER_SOURCES = ("js/extract_state.js", "js/webrtc_guard.js", "clock.py", "live_page.py", "render.py",
                    "elements.py", "selenium_compat")
 _HERE = Path(__file__).resolve().parent
+#: What a page's files say when the page may read the date (a false alarm only costs a render).
+_READS_THE_DATE = re.compile(rb"\bDate\b|lastModified")
+_PAGE_SOURCES = (".html", ".htm", ".js", ".mjs")
 #: The result fields stored besides the states (``trace_path`` is the attempt's own, never stored).
 _RESULT_FIELDS = tuple(f.name for f in fields(RenderResult) if f.name not in ("states", "trace_path"))
 
@@ -69,14 +76,21 @@ def storable(result: RenderResult) -> bool:
             and not any(state.action_error for state in result.states))
 
 
+def reads_the_date(page_dir: Path) -> bool:
+    """Whether the page's markup or scripts may read the date, so that its states depend on the day."""
+    return any(_READS_THE_DATE.search(path.read_bytes()) for path in Path(page_dir).rglob("*")
+               if path.suffix.lower() in _PAGE_SOURCES and path.is_file())
+
+
 def _header(browser: str) -> dict[str, Any]:
     return {"format": FORMAT, "browser": browser, "reader": reader_digest()}
 
 
 def save(page_dir: Path, result: RenderResult, browser: str) -> Path | None:
     """Store ``result`` as the target render of ``page_dir``; the file, or None when the render is
-    not one to store (see :func:`storable`) or the folder beside the page cannot be written."""
-    if not browser or not storable(result):
+    not one to store (see :func:`storable`), the page may read the date or the folder beside the
+    page cannot be written."""
+    if not browser or not storable(result) or reads_the_date(page_dir):
         return None
     path = stored_path(page_dir, result.clock, result.viewport_height)
     payload = {**_header(browser), **{name: getattr(result, name) for name in _RESULT_FIELDS},
