@@ -21,6 +21,7 @@ from PIL import Image
 
 from evaluators.base import Episode, Observation, ScenarioSpec, StepResult
 from evaluators.settings import EvaluationSettings
+from evaluators.webui import target_store
 from evaluators.webui.aes import score_page
 from evaluators.webui.options import OFFICIAL_VIEWPORT_HEIGHT, WebUIOptions
 from evaluators.webui.parsing import CodeWrite
@@ -33,7 +34,8 @@ BREAKDOWN_KEYS = ("aes", "parse", "render", "interaction", "unmatched", "attribu
 _renderer = None
 _renderer_lock = threading.Lock()
 _target_cache: OrderedDict[tuple[str, str, int], Any] = OrderedDict()  # per worker process
-TARGET_CACHE_SIZE = 16
+#: Targets kept per worker process: a mini set's 20 pages and a few more.
+TARGET_CACHE_SIZE = 24
 
 
 class RendererThread:
@@ -52,6 +54,9 @@ class RendererThread:
 
     def render_states(self, *args: Any, **kwargs: Any) -> Any:
         return self._executor.submit(self._renderer.render_states, *args, **kwargs).result()
+
+    def browser_version(self) -> str:
+        return self._executor.submit(self._renderer.launched_browser_version).result()
 
     def close(self) -> None:
         try:
@@ -81,9 +86,12 @@ def load_page_actions(page_dir: Path) -> list[Any]:
 
 
 def render_target(page_dir: Path, clock: str = "virtual", viewport_height: int = OFFICIAL_VIEWPORT_HEIGHT) -> Any:
-    """The target's states are the same for every attempt: render them once per process.
+    """The target's states are the same for every attempt: rendered once per process at most.
 
     Imported pages are stored under their content hash, so the folder path identifies the content.
+    The import's page check stores its render of the target beside the folder
+    (``evaluators.webui.target_store``): a worker that runs the same browser reads it instead of
+    rendering the target, so a first attempt at a page renders only the attempt's own page.
     ``clock`` is the time the page is rendered in (``evaluators.webui.clock``); an attempt renders
     its target in the time it renders its own page in. A target that left the virtual clock comes
     back rendered on the real one (``clock`` "real", ``clock_fallback`` saying why).
@@ -93,8 +101,10 @@ def render_target(page_dir: Path, clock: str = "virtual", viewport_height: int =
     if cached is not None:
         _target_cache.move_to_end(key)
         return cached
-    result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True, clock=clock,
-                                      viewport_height=viewport_height)
+    result = target_store.load(page_dir, clock, viewport_height, renderer().browser_version())
+    if result is None:
+        result = renderer().render_states(page_dir, load_page_actions(page_dir), screenshots=True, clock=clock,
+                                          viewport_height=viewport_height)
     if result.load_error:
         raise RuntimeError(f"the target page does not load: {result.load_error}")
     failed = [s.name for s in result.states if s.action_error]

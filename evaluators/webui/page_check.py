@@ -32,12 +32,13 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from evaluators.webui import weights
+from evaluators.webui import target_store, weights
 from evaluators.webui.aes import AesResult, StateScore, score_page
 from evaluators.webui.elements import Element, PageState
 
-#: Bumped whenever what the check looks at changes, so stored results are redone.
-CHECK_VERSION = 1
+#: Bumped whenever what the check looks at or leaves behind changes, so stored results are redone
+#: (2: the target renders stored for the workers).
+CHECK_VERSION = 2
 #: How many losing elements/properties a perfect-copy explanation lists before summarising.
 MAX_REASONS = 8
 #: A perfect copy "scores 100" within this many points (sums of float weights).
@@ -318,13 +319,17 @@ class _Worker(threading.Thread):
     """One renderer on its own thread (Playwright's sync API keeps to the thread that started it).
 
     Takes ``(key, folder, actions file)`` jobs until it meets None; answers ``(key, RenderResult or
-    the exception that stopped the render, browser version)``.
+    the exception that stopped the render, browser version)``. With ``store_targets``, a target's
+    render is taken with its screenshots and stored beside its folder for the workers
+    (``evaluators.webui.target_store``).
     """
 
     def __init__(self, jobs: queue.Queue[tuple[Any, Path, Path] | None],
-                 done: queue.Queue[tuple[Any, Any, str]], make_renderer: Callable[[], Any]) -> None:
+                 done: queue.Queue[tuple[Any, Any, str]], make_renderer: Callable[[], Any], *,
+                 store_targets: bool = False) -> None:
         super().__init__(daemon=True, name="webui-page-check")
         self.jobs, self.done, self.make_renderer = jobs, done, make_renderer
+        self.store_targets = store_targets
 
     def run(self) -> None:
         from evaluators.webui.selenium_compat import load_actions
@@ -338,9 +343,12 @@ class _Worker(threading.Thread):
         try:
             while (job := self.jobs.get()) is not None:
                 key, folder, actions_file = job
+                stored = self.store_targets and key[1] == "target"
                 try:
                     actions = load_actions(actions_file) if actions_file.exists() else []
-                    result: Any = renderer.render_states(folder, actions, screenshots=False)
+                    result: Any = renderer.render_states(folder, actions, screenshots=stored)
+                    if stored:
+                        target_store.save(folder, result, renderer.browser_version)
                 except Exception as exc:  # noqa: BLE001 - one broken page must not stop the others
                     result = exc
                 self.done.put((key, result, getattr(renderer, "browser_version", "")))
@@ -350,11 +358,13 @@ class _Worker(threading.Thread):
 
 def check_pages(pages: Sequence[tuple[str, Path, str]], *, workers: int = 2,
                 make_renderer: Callable[[], Any] | None = None,
-                progress: Callable[[PageCheck], None] | None = None) -> list[PageCheck]:
+                progress: Callable[[PageCheck], None] | None = None,
+                store_targets: bool = False) -> list[PageCheck]:
     """Check ``(name, folder, content_hash)`` pages, ``workers`` renders at a time; results in page order.
 
     Each page needs two renders (target and copy), so two workers check a page in about the time
-    of one render: the scripted sleeps, not the CPU, set the pace.
+    of one render: the scripted sleeps, not the CPU, set the pace. ``store_targets``: each target's
+    render is stored beside its folder, for the attempts at the page (the import's stored pages).
     """
     if make_renderer is None:
         from evaluators.webui.render import PageRenderer
@@ -371,7 +381,8 @@ def check_pages(pages: Sequence[tuple[str, Path, str]], *, workers: int = 2,
             copy = perfect_copy(folder, scratch / str(index))
             jobs.put(((index, "target"), folder, folder / "actions.py"))
             jobs.put(((index, "copy"), copy, folder / "actions.py"))
-        pool = [_Worker(jobs, done, make_renderer) for _ in range(max(1, min(workers, 2 * len(pages))))]
+        pool = [_Worker(jobs, done, make_renderer, store_targets=store_targets)
+                for _ in range(max(1, min(workers, 2 * len(pages))))]
         for worker in pool:
             jobs.put(None)
             worker.start()

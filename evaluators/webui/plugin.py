@@ -189,7 +189,8 @@ class WebUIPlugin(EnvironmentPlugin):
             store(ScenarioCheck(key=check.page, status=check.status, record=check.as_dict(),
                                 message=f"webui page check: {check.page} {check.status} ({check.seconds:.1f} s)"))
 
-        checked = check_pages(todo, workers=workers, progress=done)
+        # the stored pages' target renders are kept beside them for the workers' attempts
+        checked = check_pages(todo, workers=workers, progress=done, store_targets=True)
         order = {scenario.key: index for index, scenario in enumerate(scenarios)}
         return summary_lines(sorted(kept + checked, key=lambda check: order[check.page]), reused=len(kept))
 

@@ -188,6 +188,11 @@ class PageRenderer:
             return self._browser.version if self._browser is not None else ""
         return ""
 
+    def launched_browser_version(self) -> str:
+        """The version of the Chromium pages are rendered in, launching it first if need be."""
+        self._ensure_browser()
+        return self.browser_version
+
     def discard_browser(self) -> None:
         """Relaunch Chromium before the next page (after it stopped answering)."""
         self._discard = True
