@@ -102,13 +102,13 @@ def official_score(code: Path, deps: Path | None, page: Path, folder: Path) -> t
 
 def _worker(connection: Connection) -> None:
     """Score ``(run, page folder)`` requests as a worker's attempt does, until None comes."""
-    from evaluators.base import DEFAULT_ENVIRONMENTS, ScenarioSpec, load_plugins
+    from evaluators.base import ScenarioSpec, default_environments, load_plugins
     from evaluators.runner import effective_settings
     from evaluators.webui import env, target_store
     from evaluators.webui.baselines import page_files
     from evaluators.webui.parsing import CodeWrite
 
-    load_plugins(DEFAULT_ENVIRONMENTS)  # plain Python: no Django app loads them here
+    load_plugins(default_environments())  # plain Python: no Django app loads them here
     settings = effective_settings("webui", "global")
     stored_render = target_store.load
     scratch = Path(tempfile.mkdtemp(prefix="webui-worker-"))
@@ -162,10 +162,10 @@ class Worker:
 
 def stored_pages(pages: list[Path], into: Path) -> list[Path]:
     """The pages copied as the import stores them, through the plug-in's import-time check."""
-    from evaluators.base import DEFAULT_ENVIRONMENTS, StoredScenario, get_plugin, load_plugins
+    from evaluators.base import StoredScenario, default_environments, get_plugin, load_plugins
     from evaluators.webui.resources import folder_hash
 
-    load_plugins(DEFAULT_ENVIRONMENTS)
+    load_plugins(default_environments())
     stored = []
     for page in pages:
         content = folder_hash(page)
