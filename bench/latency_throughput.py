@@ -215,6 +215,10 @@ def run_one(workload: Workload, mode: str, logs: Path, timeout: float, quiet: fl
     measured.scored = sum(1 for row in rows if row["status"] == Attempt.Status.SCORED)
     measured.recorded_calls = sum(row["model_calls"] or 0 for row in rows)
     measured.longest_calls = max((row["model_calls"] or 0 for row in rows), default=0)
+    longest = max(rows, key=lambda row: row["model_calls"] or 0, default=None)
+    if longest and longest["started_at"] and longest["finished_at"]:
+        measured.longest_started = (longest["started_at"] - submission.created_at).total_seconds()
+        measured.longest_took = (longest["finished_at"] - longest["started_at"]).total_seconds()
     measured.messages, measured.quick_messages = messages_handled(logs / f"worker-{label}.log")
     measured.most_running, measured.at_limit = at_once(
         [(row["started_at"].timestamp(), row["finished_at"].timestamp())

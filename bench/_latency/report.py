@@ -71,7 +71,8 @@ def report_table(runs: list[Run]) -> list[str]:
             num(run.wall, 1) if run.finished else "unfinished",
             f"{run.cpu:.0f} / {CORES} = {run.cpu_floor:.1f}",
             f"{run.calls} × {run.latency:g} / {ENDPOINT_LIMIT} = {run.latency_floor:.1f}",
-            f"{run.longest_calls} × {run.latency:g} = {run.longest_chain:.0f}",
+            f"{run.longest_calls} × ({run.latency:g} + {run.cpu_per_call:.2f}) = {run.longest_chain:.0f}",
+            f"{num(run.longest_started, 0)} + {num(run.longest_took, 0)}",
             f"{against(run.ratio, RATIO_GOAL, at_most=True)} [{bound}]",
             num(run.ratio_with_longest),
             against(speed_up(runs, run.workload), SPEED_UP_GOAL, at_most=False, suffix="×") if run.mode == "a" else "",
@@ -79,7 +80,8 @@ def report_table(runs: list[Run]) -> list[str]:
         ])
     return table(["workload (worker)", "pool processes", "attempts (scored)", "model calls", "wall s",
                   "CPU floor s (tree CPU s / cores)", "latency floor s (calls × mean s / limit)",
-                  "longest attempt's calls × mean s",
+                  "longest attempt's chain s: calls × (mean s + CPU s per call)",
+                  "longest attempt: started s + took s",
                   "wall / max(floors) [larger floor]", "wall / max(floors, longest attempt)",
                   "speed-up (b)/(a)", "speed-up possible: (b) / max(floors, longest attempt) of (a)"], rows)
 
@@ -190,8 +192,11 @@ def report(runs: list[Run], started: float, wanted: list[Workload], command: str
         "Wall: submission to the submission's `finished_at` (workers started and answering pings before). CPU "
         "floor: CPU seconds the worker's process tree used from submission to the end, over the cores. Latency "
         "floor: the endpoint's chat requests × the mean latency ÷ the endpoint limit (the same limit for both "
-        "workers). The longest attempt's calls, one after another, bound the wall time too, whatever the "
-        "workers: `wall / max(floors, longest attempt)` divides by the largest of the three.",
+        "workers). The longest attempt's chain bounds the wall time too, whatever the workers and their "
+        "order: its calls one after another, each a mean latency followed by the work its answer asks "
+        "for (the run's CPU seconds per call, on a core of its own), as its next call waits for that "
+        "work; `wall / max(floors, longest attempt)` divides by the largest of the three. When that "
+        "attempt started at 0 s and the submission ended with it, the order added no wait.",
         "",
         *report_table(runs),
         "",

@@ -74,6 +74,9 @@ class Run:
     samples: int = 0
     busy_before: float = 0.0
     longest_calls: int = 0
+    #: The attempt with the most calls: seconds from the submission to its start, and its own duration.
+    longest_started: float | None = None
+    longest_took: float | None = None
     #: Model calls of each attempt, sorted, by scenario: whether two runs played the same episodes.
     episodes: dict[str, list[int]] = field(default_factory=dict)
     database_restarted: bool = False
@@ -84,9 +87,16 @@ class Run:
     quick_messages: int = 0
 
     @property
+    def cpu_per_call(self) -> float:
+        """The tree's CPU seconds per model call: what an attempt computes between two of its calls."""
+        return self.cpu / self.calls if self.calls else 0.0
+
+    @property
     def longest_chain(self) -> float:
-        """The longest attempt's calls one after another at the mean latency: no worker count shortens it."""
-        return self.longest_calls * self.latency
+        """The longest attempt's calls one after another, each a mean latency and then its share of the
+        work (the run's CPU per call, on a core of its own): no worker count or order shortens it, as an
+        attempt's next call waits for the work its last answer asked for."""
+        return self.longest_calls * (self.latency + self.cpu_per_call)
 
     @property
     def cpu_floor(self) -> float:
