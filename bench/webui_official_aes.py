@@ -19,11 +19,7 @@ with the folder its own dependencies were installed to (``pip install --target``
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,41 +29,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._official.runs import official_env  # noqa: E402
+from bench._official.webui_evaluator import evaluate_officially  # noqa: E402
 
 PAGES = ROOT / "fixtures" / "magebench" / "resources" / "WebUI"
 REPLIES = ("perfect", "degraded", "no index")
 HEIGHTS = (937, 1080)
-#: One official evaluation may take this long before its process group is stopped (chromedriver
-#: has been seen to stop answering on some pages).
-OFFICIAL_TIMEOUT = 600
-
-_EVALUATE = """
-import json, sys
-from env.utils.WebUI_utils import evaluate_different_interaction
-result, _ = evaluate_different_interaction(sys.argv[1], sys.argv[2], sys.argv[3])
-print("AES " + json.dumps(result))
-"""
-
 
 def official_aes(code: Path, deps: Path | None, page: Path, folder: Path) -> float | str:
     """The official evaluator's AES in %, or why there is none."""
-    argv = [sys.executable, "-c", _EVALUATE, str(page / "index.html"), str(folder / "index.html"),
-            str(page / "actions.py")]
-    # A session of its own, so that a stopped evaluation takes its chromedrivers and browsers with it.
-    process = subprocess.Popen(argv, cwd=code, env=official_env(deps), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=OFFICIAL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        return f"stopped after {OFFICIAL_TIMEOUT} s"
-    for line in reversed(output.splitlines()):
-        if line.startswith("AES "):
-            return 100.0 * float(json.loads(line[4:]))
-    last = next((line for line in reversed(output.splitlines()) if line.strip()), "no output")
-    return f"failed: {last.strip()[:160]}"
+    evaluation = evaluate_officially(code, deps, page, folder)
+    return evaluation.failure if evaluation.aes is None else evaluation.aes
 
 
 def reply_files(page: Path, reply: str) -> dict[str, str]:

@@ -37,13 +37,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import multiprocessing
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,46 +51,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._official.runs import official_env  # noqa: E402
+from bench._official.webui_evaluator import evaluate_officially  # noqa: E402
 
 PAGES = ROOT / "fixtures" / "magebench" / "resources" / "WebUI"
 GOAL = 20.0
 #: Idle seconds before each platform attempt: in a worker, an attempt's scoring follows its model
 #: call, during which Chromium finishes closing the previous attempt's pages.
 IDLE_BEFORE_ATTEMPT = 2.0
-#: One official evaluation may take this long before its process group is stopped.
-OFFICIAL_TIMEOUT = 600
 PLATFORM_RUNS = ("rendered", "first", "warm")
 LABELS = {"rendered": "first, rendered", "first": "first", "warm": "warm"}
-
-_EVALUATE = """
-import json, sys, time
-from env.utils.WebUI_utils import evaluate_different_interaction
-started = time.perf_counter()
-result, _ = evaluate_different_interaction(sys.argv[1], sys.argv[2], sys.argv[3])
-print("AES " + json.dumps([result, time.perf_counter() - started]))
-"""
-
 
 def official_score(code: Path, deps: Path | None, page: Path, folder: Path) -> tuple[float | None, float]:
     """The official evaluator's AES (%) of ``folder`` against ``page`` and the seconds its call took;
     an evaluation stopped after ``OFFICIAL_TIMEOUT`` has no AES, and that time (a lower bound)."""
-    argv = [sys.executable, "-c", _EVALUATE, str(page / "index.html"), str(folder / "index.html"),
-            str(page / "actions.py")]
-    # A session of its own, so that a stopped evaluation takes its chromedrivers and browsers with it.
-    process = subprocess.Popen(argv, cwd=code, env=official_env(deps), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=OFFICIAL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        return None, float(OFFICIAL_TIMEOUT)
-    for line in reversed(output.splitlines()):
-        if line.startswith("AES "):
-            aes, seconds = json.loads(line[4:])
-            return 100.0 * float(aes), float(seconds)
-    raise SystemExit(f"the official evaluation of {page.name} failed: {output.strip()[-400:]}")
+    evaluation = evaluate_officially(code, deps, page, folder)
+    if evaluation.aes is None and not evaluation.stopped:
+        raise SystemExit(f"the official evaluation of {page.name} failed: {evaluation.failure}")
+    return evaluation.aes, evaluation.seconds
 
 
 # ---------------------------------------------------------------------------------------------
