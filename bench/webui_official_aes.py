@@ -29,7 +29,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._official.webui_evaluator import evaluate_officially  # noqa: E402
+from bench._official.webui_evaluator import (  # noqa: E402
+    add_official_arguments,
+    chosen_pages,
+    evaluate_officially,
+    official_folders,
+)
 
 PAGES = ROOT / "fixtures" / "magebench" / "resources" / "WebUI"
 REPLIES = ("perfect", "degraded", "no index")
@@ -116,19 +121,13 @@ def report(rows: list[dict[Any, Any]], chromium: str, viewport: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--official-code", type=Path, required=True,
-                        help="an official MageBench checkout's folder (env/utils/WebUI_utils.py)")
-    parser.add_argument("--official-deps", type=Path, help="its dependencies' folder (pip install --target)")
+    add_official_arguments(parser)
     parser.add_argument("--out", type=Path, help="write the report here as well")
     parser.add_argument("--reply", action="append", choices=REPLIES, help="only this reply (repeatable)")
     parser.add_argument("pages", nargs="*", help="page folder names (default: every fixture page)")
     args = parser.parse_args()
-    code = args.official_code.resolve()
-    deps = args.official_deps.resolve() if args.official_deps else None
-    if not (code / "env" / "utils" / "WebUI_utils.py").is_file():
-        parser.error(f"{code} has no env/utils/WebUI_utils.py")
-    pages = ([PAGES / name for name in args.pages] if args.pages
-             else sorted(p for p in PAGES.iterdir() if (p / "index.html").exists()))
+    code, deps = official_folders(parser, args)
+    pages = chosen_pages(PAGES, args.pages)
     from bench._official.runs import official_viewport
 
     viewport = official_viewport(code, deps, pages[0] / "index.html")

@@ -51,7 +51,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._official.webui_evaluator import evaluate_officially  # noqa: E402
+from bench._official.webui_evaluator import (  # noqa: E402
+    add_official_arguments,
+    chosen_pages,
+    evaluate_officially,
+    official_folders,
+)
 
 PAGES = ROOT / "fixtures" / "magebench" / "resources" / "WebUI"
 GOAL = 20.0
@@ -217,19 +222,13 @@ def report(rows: list[dict[str, Any]], browser: str, loads: tuple[str, str]) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--official-code", type=Path, required=True,
-                        help="an official MageBench checkout's folder (env/utils/WebUI_utils.py)")
-    parser.add_argument("--official-deps", type=Path, help="its dependencies' folder (pip install --target)")
+    add_official_arguments(parser)
     parser.add_argument("--rounds", type=int, default=1, help="passes over the candidates (default 1)")
     parser.add_argument("--out", type=Path, help="write the report here as well")
     parser.add_argument("pages", nargs="*", help="page folder names (default: every fixture page)")
     args = parser.parse_args()
-    code = args.official_code.resolve()
-    deps = args.official_deps.resolve() if args.official_deps else None
-    if not (code / "env" / "utils" / "WebUI_utils.py").is_file():
-        parser.error(f"{code} has no env/utils/WebUI_utils.py")
-    pages = ([PAGES / name for name in args.pages] if args.pages
-             else sorted(p for p in PAGES.iterdir() if (p / "index.html").exists()))
+    code, deps = official_folders(parser, args)
+    pages = chosen_pages(PAGES, args.pages)
     before = " ".join(f"{value:.1f}" for value in os.getloadavg())
     rows, browser = measure(code, deps, pages, args.rounds)
     for row in rows:

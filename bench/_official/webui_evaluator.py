@@ -5,6 +5,7 @@ installed to) are given to the benches that call it on their command lines.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -59,3 +60,25 @@ def evaluate_officially(code: Path, deps: Path | None, page: Path, folder: Path)
             return OfficialEvaluation(100.0 * float(aes), float(seconds))
     last = next((line for line in reversed(output.splitlines()) if line.strip()), "no output")
     return OfficialEvaluation(None, 0.0, f"failed: {last.strip()[:160]}")
+
+
+def add_official_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options that name the official checkout and its dependencies."""
+    parser.add_argument("--official-code", type=Path, required=True,
+                        help="an official MageBench checkout's folder (env/utils/WebUI_utils.py)")
+    parser.add_argument("--official-deps", type=Path, help="its dependencies' folder (pip install --target)")
+
+
+def official_folders(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The checkout and dependency folders the options name, the checkout refused without the evaluator."""
+    code = args.official_code.resolve()
+    if not (code / "env" / "utils" / "WebUI_utils.py").is_file():
+        parser.error(f"{code} has no env/utils/WebUI_utils.py")
+    return code, args.official_deps.resolve() if args.official_deps else None
+
+
+def chosen_pages(root: Path, names: list[str]) -> list[Path]:
+    """The page folders named (default: every page folder under ``root``)."""
+    if names:
+        return [root / name for name in names]
+    return sorted(p for p in root.iterdir() if (p / "index.html").exists())
