@@ -15,7 +15,7 @@ from evaluators.base import SUBSETS, get_plugin
 from leaderboard.analysis import MatrixRow, TagRow, board_analysis_get, board_compare_get
 from leaderboard.cache import CachedPage, board_scope, cached, page_cached
 from leaderboard.pairs import PAIR_ORDERS, board_pairs_get
-from leaderboard.query_params import AnalysisParams, CompareParams, PairsParams, shows_bad_query, validated
+from leaderboard.query_params import AnalysisParams, CompareParams, PairsParams, shows_bad_query
 from leaderboard.selectors import board_cached
 from leaderboard.selectors.analysis_reads import ANALYSIS_ROWS, analysis_cached, comparison_cached, pairs_cached
 
@@ -60,7 +60,7 @@ def _column_pager(total: int, columns: slice, asked: int) -> dict[str, object] |
 
 @shows_bad_query
 def board_analysis(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    query = AnalysisParams.query_of(validated(AnalysisParams, request.GET))
+    query = AnalysisParams.read(request)
     suite = query.suite or None
     if query.charts:
         return board_analysis_charts(env, flow, subset, suite)
@@ -139,7 +139,7 @@ def _entries(env: str, flow: str, subset: str, suite: str | None) -> tuple[int, 
 
 @shows_bad_query
 def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    query = CompareParams.query_of(validated(CompareParams, request.GET))
+    query = CompareParams.read(request)
     suite, a, b = query.suite or None, query.a, query.b
 
     def build() -> CachedPage:
@@ -167,7 +167,7 @@ def board_compare(request: HttpRequest, env: str, flow: str, subset: str) -> Htt
 def board_pairs(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
     """Every pair of the board's entries, a block of rows against a block of columns (``page``,
     ``cols``), in the ``order`` asked for (the board's when it names none)."""
-    query = PairsParams.query_of(validated(PairsParams, request.GET))
+    query = PairsParams.read(request)
     suite, asked, asked_columns, order = query.suite or None, query.page, query.cols, query.order
 
     def build() -> CachedPage:

@@ -70,7 +70,7 @@ class BoardApi(APIView):
         public entries; a team's token adds the team's private ones. A query parameter given a value
         it does not take is a 400 naming it.
         """
-        query = BoardFilterParams.query_of(checked_query(BoardFilterParams, request))
+        query = BoardFilterParams.read(request)
         return Response(board_payload(request, env, flow, subset, query))
 
 

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 
 from evaluators.base import SUBSETS, get_plugin
 from leaderboard.cache import HOME, CachedPage, board_scope, page_cached
-from leaderboard.query_params import CostOverviewParams, CostParams, shows_bad_query, validated
+from leaderboard.query_params import CostOverviewParams, CostParams, shows_bad_query
 from leaderboard.selectors import COST_AXES, board_cost_get
 from leaderboard.selectors.analysis_reads import cost_cached
 from leaderboard.selectors.board_cost import cost_overview_get
@@ -19,7 +19,7 @@ from leaderboard.selectors.board_cost import cost_overview_get
 
 @shows_bad_query
 def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    query = CostParams.query_of(validated(CostParams, request.GET))
+    query = CostParams.read(request)
     suite, axis = query.suite or None, query.axis
 
     def build() -> CachedPage:
@@ -44,7 +44,7 @@ def board_cost(request: HttpRequest, env: str, flow: str, subset: str) -> HttpRe
 def cost_overview(request: HttpRequest) -> HttpResponse:
     """Every environment's score-against-cost chart for one subset, each board on its own score scale.
     Cached with the home page, which every board's change moves on."""
-    query = CostOverviewParams.query_of(validated(CostOverviewParams, request.GET))
+    query = CostOverviewParams.read(request)
     subset, axis = query.subset, query.axis
 
     def build() -> CachedPage:

@@ -16,7 +16,6 @@ from leaderboard.query_params import PairsParams
 from leaderboard.selectors import PairsQuery
 from leaderboard.selectors.analysis_reads import pairs_cached
 from submissions.apis import ErrorOutput
-from submissions.paging import checked_query
 
 _ENTRY: dict[str, serializers.Field] = {
     "submission": serializers.IntegerField(help_text="the entry's submission id"),
@@ -69,7 +68,7 @@ class BoardPairsApi(APIView):
         those scenarios. At most ``per_page`` × ``per_page`` cells per call; ``page`` and ``cols``
         pick the blocks. Public entries only, the same for every caller.
         """
-        query = PairsParams.query_of(checked_query(PairsParams, request))
+        query = PairsParams.read(request)
         return Response(board_pairs_payload(env, flow, subset, query))
 
 

@@ -1,17 +1,19 @@
 """The boards' query strings, read once: one serializer per page or API says what each parameter takes,
 and builds the typed query (``leaderboard.selectors.query``) the views and selectors work with.
 
-The pages and their APIs read the same parameters with the same serializers. A value a parameter does
-not take is refused, never read as its default: the API answers 400 naming the parameter (as
-``submissions.paging.checked_query`` does for every list), a page answers 400 with a page that names it
-(``shows_bad_query``). Parameters no serializer names (a script's own, a campaign tag) are ignored.
+The pages and their APIs read the same parameters with the same serializers, in one call:
+``XParams.read(request)``. A value a parameter does not take is refused, never read as its default:
+``BadQuery`` names the parameter, which an API answers as a 400 (as every list does,
+``submissions.paging``) and a page as a 400 page that names it (``shows_bad_query``). Parameters no
+serializer names (a script's own, a campaign tag) are ignored.
 """
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from functools import wraps
-from typing import Any, Concatenate, ParamSpec
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -36,6 +38,7 @@ from leaderboard.selectors.query import (
     PairsQuery,
 )
 from submissions.export_apis import FramesQuery
+from submissions.paging import BadQuery, checked, checked_query
 
 #: The largest page (of rows, columns or blocks) a query names: far past any board's last page, which a
 #: larger number is shown as; a bound keeps the number a small one wherever it is computed with.
@@ -46,14 +49,6 @@ ID_MAX = 2**63 - 1
 SEARCH_MAX = 100
 #: The longest organisation: the models' own field is this long.
 ORGANISATION_MAX = 120
-
-
-class BadQuery(Exception):
-    """A query string a page cannot read: ``errors`` maps each refused parameter to what it takes."""
-
-    def __init__(self, errors: Mapping[str, list[str]]) -> None:
-        super().__init__(", ".join(errors))
-        self.errors = {name: [str(message) for message in messages] for name, messages in errors.items()}
 
 
 def _flag(help_text: str) -> serializers.BooleanField:
@@ -75,7 +70,29 @@ def _whole(pattern: re.Pattern[str]) -> str:
     return rf"\A(?:{pattern.pattern})\Z"
 
 
-class SuiteParams(serializers.Serializer):
+Q = TypeVar("Q")
+
+
+class QueryParams(serializers.Serializer, Generic[Q]):
+    """A page's or API's parameters, and the typed query they build: ``read(request)`` does both."""
+
+    @classmethod
+    @abstractmethod
+    def query_of(cls, data: Mapping[str, Any]) -> Q:
+        """The typed query of parameters these have read."""
+
+    @classmethod
+    def parse(cls, query: Mapping[str, Any]) -> Q:
+        """The typed query of a query string; BadQuery names each parameter it refuses."""
+        return cls.query_of(checked(cls, query))
+
+    @classmethod
+    def read(cls, request: Any) -> Q:
+        """The typed query of a request's query string (Django's request or DRF's)."""
+        return cls.query_of(checked_query(cls, request))
+
+
+class SuiteParams(QueryParams[Q]):
     suite = serializers.RegexField(_whole(SUITE_NAME), max_length=32, required=False, default="", allow_blank=True,
                                    help_text="scenario suite (default: official once imported, else fixture)")
 
@@ -84,7 +101,15 @@ class SuiteParams(serializers.Serializer):
         return str(data["suite"])
 
 
-class BoardFilterParams(SuiteParams):
+class SuiteOnlyParams(SuiteParams[str]):
+    """A page that reads the suite alone."""
+
+    @classmethod
+    def query_of(cls, data: Mapping[str, Any]) -> str:
+        return cls.suite_of(data)
+
+
+class BoardFilterParams(SuiteParams[BoardQuery]):
     open = _flag("1: open-weight models only")
     size = _choice([bucket for bucket, _, _ in SIZE_BUCKETS] + [UNKNOWN_SIZE], "",
                    "parameter bucket: <10B, 10-40B, 40-100B, >100B, unknown")
@@ -128,7 +153,7 @@ class BoardExportParams(BoardFilterParams, FramesQuery):
     """A board's per-attempt export: the board's filters, and whether a zip holds the frames."""
 
 
-class HomeParams(serializers.Serializer):
+class HomeParams(QueryParams[HomeQuery]):
     overview = _choice(list(SUBSETS), "mini", "the set the overview shows")
     models = _choice(["all"], "", "all: every model, a page at a time (default: the first of each column)")
     page = _page("with models=all: the page of models")
@@ -141,7 +166,7 @@ class HomeParams(serializers.Serializer):
                          across=data["across"])
 
 
-class AnalysisParams(SuiteParams):
+class AnalysisParams(SuiteParams[AnalysisQuery]):
     page = _page("page of the per-entry tables' rows")
     cols = _page("page of the wide tables' columns")
     charts = _flag("1: the data of the page's charts, as JSON, instead of the page")
@@ -156,7 +181,7 @@ def _entry(help_text: str) -> serializers.IntegerField:
                                     help_text=help_text)
 
 
-class CompareParams(SuiteParams):
+class CompareParams(SuiteParams[CompareQuery]):
     a = _entry("submission id of entry A (default: the board's first)")
     b = _entry("submission id of entry B (default: the board's second)")
 
@@ -165,7 +190,7 @@ class CompareParams(SuiteParams):
         return CompareQuery(suite=cls.suite_of(data), a=data["a"], b=data["b"])
 
 
-class PairsParams(SuiteParams):
+class PairsParams(SuiteParams[PairsQuery]):
     page = _page(f"block of rows: entries {PAIRS_PER_PAGE} × (page − 1) + 1 … in board order (kept within the "
                  "blocks there are)")
     cols = _page("block of columns, counted like page")
@@ -182,7 +207,7 @@ def _axis() -> serializers.ChoiceField:
                                         "any entry is priced, else tokens)")
 
 
-class CostParams(SuiteParams):
+class CostParams(SuiteParams[CostQuery]):
     x = _axis()
 
     @classmethod
@@ -190,21 +215,13 @@ class CostParams(SuiteParams):
         return CostQuery(suite=cls.suite_of(data), axis=data["x"])
 
 
-class CostOverviewParams(serializers.Serializer):
+class CostOverviewParams(QueryParams[CostQuery]):
     subset = _choice(list(SUBSETS), "mini", "the set whose boards are shown")
     x = _axis()
 
     @classmethod
     def query_of(cls, data: Mapping[str, Any]) -> CostQuery:
         return CostQuery(subset=data["subset"], axis=data["x"])
-
-
-def validated(params: type[serializers.Serializer], query: Any) -> dict[str, Any]:
-    """``query``'s parameters as ``params`` reads them; BadQuery names each it refuses."""
-    serializer = params(data=query)
-    if not serializer.is_valid():
-        raise BadQuery(serializer.errors)
-    return dict(serializer.validated_data)
 
 
 P = ParamSpec("P")

@@ -31,9 +31,8 @@ from leaderboard.query_params import (
     BoardFilterParams,
     BoardPageParams,
     HomeParams,
-    SuiteParams,
+    SuiteOnlyParams,
     shows_bad_query,
-    validated,
 )
 from leaderboard.selectors import (
     SIZE_BUCKETS,
@@ -80,7 +79,7 @@ OVERVIEW_ROWS_PER_PAGE = 100
 
 @shows_bad_query
 def home(request: HttpRequest) -> HttpResponse:
-    query = HomeParams.query_of(validated(HomeParams, request.GET))
+    query = HomeParams.read(request)
     subset, every_model, asked, across_flow = query.overview, query.every_model, query.page, query.across
 
     def build() -> CachedPage:
@@ -166,7 +165,7 @@ ATTEMPT_EXPORTS_SLOT = re.compile(r'<span data-attempt-exports-slot data-board="
 
 @shows_bad_query
 def board(request: HttpRequest, env: str, flow: str, subset: str) -> HttpResponse:
-    query = BoardPageParams.query_of(validated(BoardPageParams, request.GET))
+    query = BoardPageParams.read(request)
     # The sort is one of the board's columns: it adds at most a few entries per query.
     filters, order, asked = query.filters, query.sort, query.page
     key = board_key(request, env, flow, subset, query)
@@ -226,7 +225,7 @@ def _with_attempt_exports(page: CachedPage) -> SafeString:
 def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json"):
         raise Http404("a board is exported as csv or json")
-    query = BoardFilterParams.query_of(validated(BoardFilterParams, request.GET))
+    query = BoardFilterParams.read(request)
     filters = query.filters
     key = board_key(request, env, flow, subset, query)
 
@@ -253,7 +252,7 @@ def board_export(request: HttpRequest, env: str, flow: str, subset: str, fmt: st
 @shows_bad_query
 def prompt_set_view(request: HttpRequest, env: str, flow: str, version: str) -> HttpResponse:
     """Every text of one prompt set, as the model reads it, and where it was read from."""
-    suite = SuiteParams.suite_of(validated(SuiteParams, request.GET))
+    suite = SuiteOnlyParams.read(request)
     try:
         suite = suite or default_suite(env)
         prompts = prompt_set_get(env, suite, flow, version)

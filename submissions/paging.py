@@ -6,7 +6,7 @@ list) and ``Link`` (the next and previous pages, rel="next" and rel="prev", as G
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter
@@ -32,13 +32,27 @@ class PageQuery(serializers.Serializer):
                                       help_text="the first row to return, from 0")
 
 
+class BadQuery(exceptions.ValidationError):
+    """A query string that cannot be read: ``errors`` maps each refused parameter to what it takes. An API
+    answers it as any validation error, a 400 naming the parameters; a page shows its own 400 page."""
+
+    def __init__(self, errors: Mapping[str, Sequence[Any]]) -> None:
+        self.errors = {name: [str(message) for message in messages] for name, messages in errors.items()}
+        super().__init__({"detail": f"invalid query parameter: {', '.join(self.errors)}", **self.errors})
+
+
+def checked(serializer_class: type[serializers.Serializer], query: Mapping[str, Any]) -> dict[str, Any]:
+    """``query``'s parameters as ``serializer_class`` reads them; BadQuery names each it refuses."""
+    serializer = serializer_class(data=query)
+    if not serializer.is_valid():
+        raise BadQuery(serializer.errors)
+    return dict(serializer.validated_data)
+
+
 def checked_query(serializer_class: type[serializers.Serializer], request: Any) -> dict[str, Any]:
     """The query string's parameters, read by ``serializer_class``: a bad value is a 400 naming it."""
-    query = serializer_class(data=request.query_params)
-    if not query.is_valid():
-        raise exceptions.ValidationError({"detail": f"invalid query parameter: {', '.join(query.errors)}",
-                                          **query.errors})
-    return dict(query.validated_data)
+    # Django's request and DRF's (which hands attributes on to Django's) both have the query as GET.
+    return checked(serializer_class, request.GET)
 
 
 class ListPagination(LimitOffsetPagination):

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from catalogue.models import Scenario
-from leaderboard.query_params import BoardFilterParams, validated
+from leaderboard.query_params import BoardFilterParams
 from leaderboard.selectors import BoardFilter, BoardSort, board_get, model_page_get, parameters_label
 from leaderboard.tests.board_entries import Entries, board_entries, finished_entry
 from leaderboard.views import board_storable
@@ -27,7 +27,7 @@ def entries(fixture_scenarios, lab) -> Entries:
 def _rows(**query: str) -> list[tuple[str, int | None, bool]]:
     """The board's rows for ``query``, read as the board's API and page read it."""
     board = board_get(env="sokoban", flow="global", subset="mini", suite="fixture",
-                      filters=BoardFilterParams.filters_of(validated(BoardFilterParams, query)))
+                      filters=BoardFilterParams.parse(query).filters)
     return [(row.model, row.rank, row.complete) for row in board.rows]
 
 

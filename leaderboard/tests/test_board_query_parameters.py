@@ -24,7 +24,6 @@ from leaderboard.query_params import (
     CompareParams,
     HomeParams,
     PairsParams,
-    validated,
 )
 from leaderboard.selectors import (
     BoardFilter,
@@ -62,24 +61,24 @@ def _page_models(client, query: str) -> list[str]:
 
 def test_a_query_string_is_read_into_the_typed_query_the_views_hand_the_selectors():
     query = QueryDict("suite=fixture&open=on&size=10-40B&org=+Acme+&q=+a++b+&sort=team&page=3&hide=ia,ra")
-    assert BoardPageParams.query_of(validated(BoardPageParams, query)) == BoardQuery(
+    assert BoardPageParams.parse(query) == BoardQuery(
         suite="fixture", filters=BoardFilter(open_weights=True, size="10-40B", organisation="Acme", search="a b"),
         sort=BoardSort(column="team", descending=False), page=3)
-    assert BoardPageParams.query_of(validated(BoardPageParams, QueryDict(""))) == BoardQuery()
-    assert BoardFilterParams.query_of(validated(BoardFilterParams, QueryDict("best=yes&verified=true"))) == BoardQuery(
+    assert BoardPageParams.parse(QueryDict("")) == BoardQuery()
+    assert BoardFilterParams.parse(QueryDict("best=yes&verified=true")) == BoardQuery(
         filters=BoardFilter(best_per_team=True, verified_only=True))
-    assert HomeParams.query_of(validated(HomeParams, QueryDict("overview=full&models=all&page=2&across=online"))) == \
+    assert HomeParams.parse(QueryDict("overview=full&models=all&page=2&across=online")) == \
         HomeQuery(overview="full", every_model=True, page=2, across="online")
     # A page without every model has one page of them.
-    assert HomeParams.query_of(validated(HomeParams, QueryDict("page=2"))) == HomeQuery()
-    assert CompareParams.query_of(validated(CompareParams, QueryDict("a=7&b="))) == CompareQuery(a=7)
-    assert PairsParams.query_of(validated(PairsParams, QueryDict("cols=2&order=name"))) == PairsQuery(
+    assert HomeParams.parse(QueryDict("page=2")) == HomeQuery()
+    assert CompareParams.parse(QueryDict("a=7&b=")) == CompareQuery(a=7)
+    assert PairsParams.parse(QueryDict("cols=2&order=name")) == PairsQuery(
         cols=2, order="name")
 
 
 def test_a_refused_query_names_every_parameter_it_refuses():
     with pytest.raises(BadQuery) as refused:
-        validated(BoardPageParams, QueryDict("open=maybe&size=huge&sort=model&page=0"))
+        BoardPageParams.parse(QueryDict("open=maybe&size=huge&sort=model&page=0"))
     assert sorted(refused.value.errors) == ["open", "page", "size"]
     assert refused.value.errors["size"] == ['"huge" is not a valid choice.']
 
@@ -234,5 +233,5 @@ def test_no_module_of_the_site_reads_a_query_parameter_by_hand():
 def test_the_hand_read_rule_sees_each_way_of_reading_a_parameter():
     # A rule that saw nothing would pass on anything.
     source = ('a = request.GET.get("x")\nb = request.query_params["y"]\nc = "z" in self.request.GET\n'
-              'd = request.GET.getlist("w")\nquery = validated(Params, request.GET)\n')
+              'd = request.GET.getlist("w")\nquery = Params.read(request)\n')
     assert _hand_reads(source) == [1, 2, 3, 4]
