@@ -328,13 +328,13 @@ def test_a_frame_sent_to_the_model_and_kept_for_the_replay_is_encoded_once(tmp_p
     from evaluators import images
 
     encodings = []
-    real_save = Image.Image.save
+    real_encoding = images._encoded_png
 
-    def counting_save(self, fp, *args, **kwargs):
-        encodings.append(kwargs.get("format"))
-        return real_save(self, fp, *args, **kwargs)
+    def counting_encoding(image):
+        encodings.append("PNG")
+        return real_encoding(image)
 
-    monkeypatch.setattr(Image.Image, "save", counting_save)
+    monkeypatch.setattr(images, "_encoded_png", counting_encoding)
     frame = Image.new("RGB", (64, 36), (10, 120, 30))
     url = image_part(frame)["image_url"]["url"]
     name = TrajectoryRecorder(tmp_path).frame(frame)
