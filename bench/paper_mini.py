@@ -17,8 +17,12 @@ Prints the wall time per environment (submission to the environment's last finis
 in total, against the goal of 30 minutes on 2 cores; the worker time each environment used; and,
 for Football, the renders per episode (frames the model was shown) and the seconds per render of
 Mesa's software renderer, measured in this process before the run: their product times the
-episodes over the workers is the bound software rendering puts on Football's share. Only measured
-numbers are printed; nothing here asserts on time.
+episodes over the workers is the bound software rendering puts on Football's share. Beside it, the
+work the games themselves need: Football's physics (engine steps × seconds per step, measured here,
+over the cores) and the other boards' attempts (their worker time over the workers); the wall time
+over that work floor is what the platform adds (encoding frames, requests, the database, scheduling)
+and the report gives the workers' time outside attempts. Only measured numbers are printed; nothing
+here asserts on time.
 """
 from __future__ import annotations
 
@@ -33,8 +37,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -81,8 +86,9 @@ def paper_resources(target: Path) -> Path:
     return resources
 
 
-def seconds_per_render(samples: int = 10) -> tuple[float, float]:
-    """Mesa's software renderer: the renderer's start-up, then the median seconds of one 1280×720 frame."""
+def seconds_per_render(samples: int = 10) -> tuple[float, float, float]:
+    """Mesa's software renderer: the renderer's start-up, then the median seconds of one 1280×720 frame;
+    and the median seconds of one engine step between frames (gfootball's physics, rendering off)."""
     from evaluators.football.engine import Engine
     from evaluators.football.resources import discover_football
 
@@ -92,17 +98,22 @@ def seconds_per_render(samples: int = 10) -> tuple[float, float]:
         started = time.perf_counter()
         engine.frame()
         start_up = time.perf_counter() - started
-        times = []
+        times, steps = [], []
         for _ in range(samples):
-            engine.step(0)
+            for _ in range(STEPS_PER_FRAME):
+                started = time.perf_counter()
+                engine.step(0)
+                steps.append(time.perf_counter() - started)
             started = time.perf_counter()
             engine.frame()
             times.append(time.perf_counter() - started)
     finally:
         engine.close()
-    return start_up, statistics.median(times)
+    return start_up, statistics.median(times), statistics.median(steps)
 
 
+#: Engine steps timed between two timed frames (an auto-rendered decision plays several).
+STEPS_PER_FRAME = 5
 #: Seconds between watchdog rounds while the run is waited for (the deployment's default beat).
 WATCHDOG_EVERY = 30.0
 
@@ -145,7 +156,7 @@ def frames_of(trajectory_path: str) -> int:
     return sum(1 for p in directory.glob("frame_*.png")) if trajectory_path and directory.is_dir() else 0
 
 
-def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list[str]:
+def run(workers: int, timeout: float, data_dir: Path, per_render: float, per_step: float) -> list[str]:
     from django.db.models import Count
 
     from accounts.services import team_get_or_create
@@ -183,6 +194,7 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
              "|---|---:|---:|---:|---:|---:|---:|"]
     ends: dict[str, float] = {}
     unfinished = []
+    worker_seconds: dict[str, float] = {}
     for (env, flow), submission_id in ids.items():
         submission = Submission.objects.get(id=submission_id)
         attempts = list(submission.attempts.values("status", "score", "duration_seconds", "trajectory_path",
@@ -190,6 +202,7 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
         scored = [a for a in attempts if a["status"] == Attempt.Status.SCORED]
         seconds = [a["duration_seconds"] or 0.0 for a in attempts]
         finished = [a["finished_at"].timestamp() for a in attempts if a["finished_at"] is not None]
+        worker_seconds[env] = worker_seconds.get(env, 0.0) + sum(seconds)
         if submission.is_active:
             unfinished.append(f"{env} {flow}")
         if finished:
@@ -210,7 +223,7 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
         lines.append(f"| **total** | not finished within {timeout:.0f} s: {', '.join(unfinished)} |")
     football = [a for a in Attempt.objects.filter(submission_id=ids[("football", "online")],
                                                   status=Attempt.Status.SCORED)
-                .values("trajectory_path", "duration_seconds", "model_calls")]
+                .values("trajectory_path", "duration_seconds", "model_calls", "details")]
     if football:
         renders = statistics.mean(frames_of(a["trajectory_path"]) for a in football)
         episodes = next(r for e, _, r in PROTOCOL if e == "football") * SCENARIOS
@@ -225,11 +238,33 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float) -> list
             ratio = total / bound
             lines.append(f"Whole run over the rendering floor: {total:.1f} / {bound:.1f} = {ratio:.2f} (goal ≤ "
                          f"{FLOOR_RATIO_GOAL:g}: {'met' if ratio <= FLOOR_RATIO_GOAL else 'missed'}).")
+            lines += work_floor(total, bound, workers, episodes, per_step, football, worker_seconds)
     failed = (Attempt.objects.filter(submission_id__in=ids.values()).exclude(status=Attempt.Status.SCORED)
               .values("status", "error_kind").annotate(n=Count("id")))
     for row in failed:
         lines.append(f"- not scored: {row['n']} attempt(s) {row['status']} {row['error_kind']}")
     return lines
+
+
+def work_floor(total: float, bound: float, workers: int, episodes: int, per_step: float,
+               football: Sequence[Mapping[str, Any]], worker_seconds: dict[str, float]) -> list[str]:
+    """The rendering floor plus the work the games themselves need beside it, and where the rest went."""
+    steps = statistics.mean(int((a["details"] or {}).get("engine_steps", 0)) for a in football)
+    # gfootball's physics runs on one core, so the machine's cores share it; the other boards' attempts
+    # held a worker each for as long as they ran.
+    physics = steps * per_step * episodes / (os.cpu_count() or 1) / 60
+    others = sum(s for env, s in worker_seconds.items() if env != "football") / workers / 60
+    floor = bound + physics + others
+    idle = workers * total - sum(worker_seconds.values()) / 60
+    return [
+        f"Beside the renders, the games need: Football's physics, {steps:.1f} engine steps per episode × "
+        f"{per_step * 1000:.1f} ms per step (one core) ÷ {os.cpu_count()} cores = {physics:.1f} min; the other "
+        f"boards' attempts, their worker time ÷ {workers} workers = {others:.1f} min.",
+        f"Whole run over that work floor ({bound:.1f} + {physics:.1f} + {others:.1f} = {floor:.1f} min): "
+        f"{total / floor:.2f}. What it leaves is the platform's own work in the attempts (encoding frames, "
+        f"requests, the database) and the workers' time outside attempts: {idle:.1f} worker-minutes "
+        f"({idle / (workers * total):.0%} of the {workers} workers' wall time).",
+    ]
 
 
 def main() -> None:
@@ -249,8 +284,9 @@ def main() -> None:
     try:
         scale.log(f"setting up {scale.DATABASE_URL} and the paper mini set (data in {data_dir})")
         scale.setup_django(data_dir)
-        start_up, per_render = seconds_per_render()
-        scale.log(f"renderer start-up {start_up:.1f} s, {per_render:.2f} s per render")
+        start_up, per_render, per_step = seconds_per_render()
+        scale.log(f"renderer start-up {start_up:.1f} s, {per_render:.2f} s per render, "
+                  f"{per_step * 1000:.1f} ms per engine step")
         lines = [
             "# The paper-sized mini run",
             "",
@@ -260,7 +296,7 @@ def main() -> None:
             f"- {args.workers} Celery worker(s), `--concurrency=1`, every queue; database `{scale.DATABASE_URL}`",
             f"- protocol: {', '.join(f'{e} {f} {SCENARIOS} × {r}' for e, f, r in PROTOCOL)}",
         ]
-        lines += run(args.workers, args.timeout, data_dir, per_render)
+        lines += run(args.workers, args.timeout, data_dir, per_render, per_step)
         lines += [f"Renderer start-up: {start_up:.1f} s, once per worker process. Load average (1/5/15 min) at "
                   "the end: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()) + ".",
                   "", f"Total bench time (set-up included): {time.perf_counter() - started:.0f} s."]
