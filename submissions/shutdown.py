@@ -114,9 +114,12 @@ def _finish_stop(hostname: str, pids: list[int]) -> None:
         with contextlib.suppress(DatabaseError):
             connection.close()
     # The pool processes end by themselves once their tasks have returned (exit code 0, nothing
-    # logged): killing one on its way out leaves the pool waiting for it for ever. Only one still
-    # there after that is stuck in a call that does not return: its attempt is someone else's now.
-    _send(_outliving(pids, STRAGGLER_SECONDS), signal.SIGKILL)
+    # logged): killing one on its way out leaves the pool waiting for it for ever, and on a busy
+    # machine an idle one can take longer than the straggler wait to end. Only when an attempt was
+    # handed back can one still be there because it is stuck in a call that does not return (its
+    # attempt is someone else's now); with none handed back, none is killed.
+    if handed:
+        _send(_outliving(pids, STRAGGLER_SECONDS), signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:

@@ -53,7 +53,10 @@ def test_the_demo_s_worker_command_ends_by_itself_after_the_signal_the_demo_send
         signalled = time.monotonic()
         # The demo's cleanup: SIGTERM to each child it started (a Ctrl-C runs it).
         worker.send_signal(signal.SIGTERM)
-        code = worker.wait(timeout=60 * WAIT_PATIENCE)
+        try:
+            code = worker.wait(timeout=60 * WAIT_PATIENCE)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the worker runs on after SIGTERM; its log ends:\n" + log.read_text(errors="replace")[-4000:])
         print(f"the demo's worker ended {time.monotonic() - signalled:.1f}s after SIGTERM")
     finally:
         if worker.poll() is None:
