@@ -26,9 +26,9 @@ def png_bytes(image: Image.Image) -> bytes:
     sent to the model and kept for the replay is compressed once). Images are not to be changed in
     place once encoded.
 
-    PNG is lossless: the model gets the same pixels. The fastest level encodes a 1280×720 frame in a
-    fifth of the default's time for about 18% more bytes; writing its rows unfiltered halves that
-    again (``_deflated_png``).
+    PNG is lossless: the model gets the same pixels. The fastest level with unfiltered rows
+    (``_deflated_png``) encodes a 1280×720 frame in a tenth of the default level's time (0.05 s against
+    0.48 s) for about 16% more bytes.
     """
     key = id(image)
     with _encoded_lock:
