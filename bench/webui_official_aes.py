@@ -40,6 +40,7 @@ PAGES = ROOT / "fixtures" / "magebench" / "resources" / "WebUI"
 REPLIES = ("perfect", "degraded", "no index")
 HEIGHTS = (937, 1080)
 
+
 def official_aes(code: Path, deps: Path | None, page: Path, folder: Path) -> float | str:
     """The official evaluator's AES in %, or why there is none."""
     evaluation = evaluate_officially(code, deps, page, folder)

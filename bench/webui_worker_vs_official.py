@@ -66,9 +66,10 @@ IDLE_BEFORE_ATTEMPT = 2.0
 PLATFORM_RUNS = ("rendered", "first", "warm")
 LABELS = {"rendered": "first, rendered", "first": "first", "warm": "warm"}
 
+
 def official_score(code: Path, deps: Path | None, page: Path, folder: Path) -> tuple[float | None, float]:
     """The official evaluator's AES (%) of ``folder`` against ``page`` and the seconds its call took;
-    an evaluation stopped after ``OFFICIAL_TIMEOUT`` has no AES, and that time (a lower bound)."""
+    an evaluation stopped after its timeout has no AES, and that time (a lower bound)."""
     evaluation = evaluate_officially(code, deps, page, folder)
     if evaluation.aes is None and not evaluation.stopped:
         raise SystemExit(f"the official evaluation of {page.name} failed: {evaluation.failure}")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import struct
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,14 +24,12 @@ class Seeded:
 
 
 def tiny_png(size: int = 64) -> bytes:
-    """A grey square as a PNG (a replay frame's format), written without an image library."""
-    raw = b"".join(b"\x00" + bytes([128]) * size for _ in range(size))
+    """A grey square as a PNG, encoded as replay frames are."""
+    from PIL import Image
 
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    from evaluators.images import png_bytes
 
-    header = struct.pack(">IIBBBBB", size, size, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    return png_bytes(Image.new("L", (size, size), 128))
 
 
 def _template_folder(media: Path) -> Path:
