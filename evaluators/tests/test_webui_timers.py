@@ -231,7 +231,7 @@ def test_past_100_callbacks_in_a_millisecond_the_page_time_moves_on(renderer: Pa
               "channel.port1.onmessage = () => setTimeout(() => { window.runs += 1; channel.port2.postMessage(0); });"
               "document.getElementById('go').addEventListener('click', () => channel.port2.postMessage(0));")
     actions = ("from selenium.webdriver.common.by import By\nimport time\n\n"
-               "def go(driver):\n    driver.find_element(By.ID, 'go').click()\n    time.sleep(0.02)\n\n"
+               "def go(driver):\n    driver.find_element(By.ID, 'go').click()\n    time.sleep(0.004)\n\n"
                "actions = [go]\n")
     page = page_with(tmp_path / "ping-pong", actions, script_js=script,
                      index_html="<!doctype html><button id='go'>go</button><script src='script.js'></script>")
@@ -239,7 +239,9 @@ def test_past_100_callbacks_in_a_millisecond_the_page_time_moves_on(renderer: Pa
         assert live.run_action(load_actions(page / "actions.py")[0]) is None
         runs = live.page.evaluate("() => runs")
         assert live.clock.fallback is None
-    assert runs == 100 * 21  # the click's millisecond and the 20 slept
+    # a few milliseconds only: on a loaded machine 100 message round trips per millisecond of page
+    # time can fall behind the wall clock far enough for the page to go over to the real clock
+    assert runs == 100 * 5  # the click's millisecond and the 4 slept
 
 
 # --- what the virtual clock cannot do: the page goes over to the real clock ----------------------
