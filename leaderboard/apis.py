@@ -29,7 +29,7 @@ from submissions.export_apis import (
     wants_frames,
 )
 from submissions.exports import FORMATS
-from submissions.paging import checked_query
+from submissions.paging import PAGE_HEADERS, BoardRowsQuery, ListPagination, checked_query
 
 
 # The four names of a board, first in every answer about one (board, pairs, snapshot). A comment, not a
@@ -51,8 +51,12 @@ class BoardApi(APIView):
         generations = serializers.ListField(child=serializers.DictField(),
                                             help_text="every prompt set the board has entries of (one generation "
                                                       "each, never ranked together): version, source, entries, current")
-        rows = BoardRow(many=True, help_text="one object per entry, the same columns as the CSV export; every "
-                                             "column is described at /data/columns/")
+        count = serializers.IntegerField(help_text="entries on the board with these filters, on every page")
+        next = serializers.CharField(allow_null=True, help_text="the next page of rows, or null on the last")
+        previous = serializers.CharField(allow_null=True, help_text="the previous page of rows, or null on the first")
+        rows = BoardRow(many=True, help_text="one object per entry on this page (limit and offset), in ranking "
+                                             "order; the same columns as the CSV export, every column described "
+                                             "at /data/columns/")
 
     @extend_schema(
         parameters=[
@@ -60,6 +64,8 @@ class BoardApi(APIView):
             OpenApiParameter("flow", str, OpenApiParameter.PATH, enum=environment_flows()),
             OpenApiParameter("subset", str, OpenApiParameter.PATH, enum=list(SUBSETS)),
             BoardFilterParams,
+            BoardRowsQuery,
+            *PAGE_HEADERS,
         ],
         responses={200: OutputSerializer, 400: ErrorOutput})
     def get(self, request, env: str, flow: str, subset: str) -> Response:
@@ -67,11 +73,13 @@ class BoardApi(APIView):
 
         The rows of the board page and its CSV export: each entry's mean score with its standard
         error and 95% confidence interval, its rank and the model's metadata. Anonymous callers see
-        public entries; a team's token adds the team's private ones. A query parameter given a value
+        public entries; a team's token adds the team's private ones. The rows come a page at a time
+        (``limit``, at most 200, and ``offset``); ``count``, ``next`` and ``previous`` say where the page
+        stands, as do the X-Total-Count and Link headers of every list. A query parameter given a value
         it does not take is a 400 naming it.
         """
         query = BoardFilterParams.read(request)
-        return Response(board_payload(request, env, flow, subset, query))
+        return board_rows_page(request, board_payload(request, env, flow, subset, query))
 
 
 BOARD_PATH = [OpenApiParameter("env", str, OpenApiParameter.PATH, enum=environment_slugs()),
@@ -135,6 +143,21 @@ class SubmissionExportApi(APIView):
         except GenerationUnknown:
             return export_unavailable(request)
         return export_response(request, spec, f"magebench-submission-{submission.id}")
+
+
+class BoardRowsPagination(ListPagination):
+    query_class = BoardRowsQuery
+
+
+def board_rows_page(request: Any, payload: dict[str, Any]) -> Response:
+    """The board's answer with the page of its rows the request asks for."""
+    paginator = BoardRowsPagination()
+    rows = paginator.paginate_queryset(payload["rows"], request) or []
+    return paginator.get_paginated_response({
+        **{name: value for name, value in payload.items() if name != "rows"},
+        "count": paginator.count, "next": paginator.get_next_link(), "previous": paginator.get_previous_link(),
+        "rows": rows,
+    })
 
 
 def board_payload(request: Any, env: str, flow: str, subset: str, query: BoardQuery) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -71,16 +71,35 @@ def follow(client: Client, submission_id: int, interval: float) -> int:
         time.sleep(interval)
 
 
+#: Rows asked for per page of a board: the most the API gives in one answer.
+BOARD_PAGE = 200
+
+
+def board_pages(client: Client, path: str, params: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """A board's answers, one per page of rows, until its last row."""
+    offset = 0
+    while True:
+        board = client.get(path, {**params, "limit": str(BOARD_PAGE), "offset": str(offset)})
+        yield board
+        rows = board.get("rows") or []
+        offset += len(rows)
+        # A board whose entries change between pages may end early or repeat a row; it never loops.
+        if not rows or offset >= int(board.get("count") or 0):
+            return
+
+
 def board_row(client: Client, submission: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The submission's board and its row there, as the caller sees the board (a team's token shows
     the team's private entries); None when it is not on the board (cancelled, hidden)."""
     path = f"/api/v1/boards/{submission.get('env')}/{submission.get('flow')}/{submission.get('subset')}/"
     try:
-        board = client.get(path, {"suite": str(submission.get("suite") or "")})
+        for board in board_pages(client, path, {"suite": str(submission.get("suite") or "")}):
+            row = next((r for r in board.get("rows") or [] if r.get("submission") == submission.get("id")), None)
+            if row is not None:
+                return board, row
     except (ApiError, Unreachable):
-        return None  # the submission has finished all the same: its status decides the exit code
-    row = next((r for r in board.get("rows") or [] if r.get("submission") == submission.get("id")), None)
-    return (board, row) if row is not None else None
+        pass  # the submission has finished all the same: its status decides the exit code
+    return None
 
 
 def final_score(client: Client, submission: dict[str, Any]) -> str:
@@ -286,8 +305,9 @@ def board_params(args: argparse.Namespace) -> dict[str, str]:
 def cmd_board(client: Client, args: argparse.Namespace) -> int:
     params = board_params(args)
     # The API rather than the site's CSV export: it honours the token, so the team's private entries show.
-    board = client.get(f"/api/v1/boards/{args.env}/{args.flow}/{args.subset}/", params)
-    rows = board.get("rows") or []
+    pages = list(board_pages(client, f"/api/v1/boards/{args.env}/{args.flow}/{args.subset}/", params))
+    rows = [row for page in pages for row in page.get("rows") or []]
+    board = {**pages[0], "rows": rows, "next": None, "previous": None}
     if args.format == "json":
         write_output(args.out, lambda out: out.write(json.dumps(board, indent=2) + "\n"))
     else:

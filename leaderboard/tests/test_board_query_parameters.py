@@ -117,6 +117,29 @@ def test_the_board_page_sorts_and_filters_by_its_typed_query(client, entries, qu
     assert _page_models(client, query) == models
 
 
+def test_the_board_api_gives_its_rows_a_page_at_a_time_and_says_where_the_page_stands(client, entries):
+    url = f"{reverse('api-board', args=BOARD)}"
+    whole = client.get(url, {"suite": "fixture"})
+    assert [row["model"] for row in whole.json()["rows"]] == ["Vision-7B", "Tiny", "Partial"]
+    assert (whole.json()["count"], whole.json()["next"], whole.json()["previous"]) == (3, None, None)
+    assert whole["X-Total-Count"] == "3" and "Link" not in whole
+
+    first = client.get(url, {"suite": "fixture", "limit": 2})
+    body = first.json()
+    assert [(row["model"], row["rank"]) for row in body["rows"]] == [("Vision-7B", 1), ("Tiny", 2)]
+    assert body["count"] == 3 and body["previous"] is None
+    assert body["next"] == f"http://testserver{url}?limit=2&offset=2&suite=fixture"
+    assert first["Link"] == f'<{body["next"]}>; rel="next"'
+    assert body["scenarios"] == whole.json()["scenarios"] and body["generations"] == whole.json()["generations"]
+
+    last = client.get(url, {"suite": "fixture", "limit": 2, "offset": 2}).json()
+    assert [(row["model"], row["rank"]) for row in last["rows"]] == [("Partial", None)]
+    assert last["next"] is None and last["previous"] == f"http://testserver{url}?limit=2&suite=fixture"
+    # The filters count what they keep; past the end is an empty page, not an error.
+    assert client.get(url, {"suite": "fixture", "org": "small co", "limit": 1}).json()["count"] == 2
+    assert client.get(url, {"suite": "fixture", "offset": 7}).json()["rows"] == []
+
+
 def _refusals(table: dict[tuple[str, tuple[str, ...]], list[str]]) -> list[tuple[str, tuple[str, ...], str, str]]:
     """(URL name, arguments, query, the parameter refused) of each query of ``table``: the last
     parameter of each query is the one it gives a value the parameter does not take."""
@@ -133,7 +156,7 @@ def _refused(client, name: str, args: tuple[str, ...], query: str):
 API_REFUSALS = {
     ("api-board", BOARD): ["open=maybe", "verified=2", "best=x", "reported=x", "incomplete=x", "size=huge",
                            f"org={'o' * 121}", f"q={'q' * 101}", "q=a%00b", "prompts=not+a+version",
-                           "suite=not+a+slug"],
+                           "suite=not+a+slug", "limit=0", "limit=201", "offset=-1", "offset=x"],
     ("api-board-pairs", BOARD): ["page=0", "cols=two", "order=rank"],
     ("api-board-attempts-export", (*BOARD, "zip")): ["frames=maybe"],
     ("api-board-attempts-export", (*BOARD, "csv")): ["size=huge"],

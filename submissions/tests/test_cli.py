@@ -17,7 +17,9 @@ import pytest
 
 from accounts.services import team_get_or_create
 from conftest import ROOT
-from magebench_client import cli
+from leaderboard.tests.board_entries import board_entries
+from magebench_client import cli, commands
+from magebench_client.api import Client
 from magebench_client.commands import ATTEMPT_COLUMNS, EXIT_BROKEN_PIPE
 from magebench_client.output import BAR_WIDTH, StatusLine, eta_text, time_text
 from submissions.engine import attempt_run
@@ -188,6 +190,24 @@ def test_the_board_as_json_keeps_only_verified_entries_when_asked(capsys, site, 
 
     assert "CLI oracle" in [r["model"] for r in json.loads(everything)["rows"]]
     assert "CLI oracle" not in [r["model"] for r in json.loads(verified)["rows"]]
+
+
+def test_the_board_command_reads_every_page_of_a_board_longer_than_one(capsys, monkeypatch, site,
+                                                                        fixture_scenarios, lab):
+    entries = board_entries(lab.team)
+    monkeypatch.setattr(commands, "BOARD_PAGE", 1)
+
+    code, out, err = run(capsys, *site, "board", "sokoban", "global", "mini", "--suite", "fixture", "--format",
+                         "json")
+
+    assert code == 0, err
+    board = json.loads(out)
+    assert [(r["model"], r["rank"]) for r in board["rows"]] == [("Vision-7B", 1), ("Tiny", 2), ("Partial", None)]
+    assert board["count"] == 3 and board["next"] is None
+    # A followed submission's row is found on whichever page it is.
+    partial = {"id": entries.partial.id, "env": "sokoban", "flow": "global", "subset": "mini", "suite": "fixture"}
+    found = commands.board_row(Client(site[1], None), partial)
+    assert found is not None and found[1]["model"] == "Partial"
 
 
 def test_status_summarises_a_finished_submission_with_its_mean_score(capsys, site, oracle_submission):
