@@ -29,7 +29,7 @@ from submissions.export_apis import (
     wants_frames,
 )
 from submissions.exports import FORMATS
-from submissions.paging import PAGE_HEADERS, BoardRowsQuery, ListPagination, checked_query
+from submissions.paging import LIST_PAGE_MAX, PAGE_HEADERS, ListPagination, PageQuery, checked_query
 
 
 # The four names of a board, first in every answer about one (board, pairs, snapshot). A comment, not a
@@ -39,6 +39,14 @@ class BoardRefOutput(serializers.Serializer):
     flow = serializers.CharField()
     subset = serializers.CharField()
     suite = serializers.CharField()
+
+
+class BoardRowsQuery(PageQuery):
+    """A board's rows: a page holds the most a list's page may unless asked for fewer (a board seldom has
+    more entries, so most callers get the whole board in one answer)."""
+
+    limit = serializers.IntegerField(required=False, default=LIST_PAGE_MAX, min_value=1, max_value=LIST_PAGE_MAX,
+                                     help_text="how many rows")
 
 
 class BoardApi(APIView):

@@ -32,14 +32,6 @@ class PageQuery(serializers.Serializer):
                                       help_text="the first row to return, from 0")
 
 
-class BoardRowsQuery(PageQuery):
-    """A board's rows: a page holds the most a list's page may unless asked for fewer (a board seldom has
-    more entries, so most callers get the whole board in one answer)."""
-
-    limit = serializers.IntegerField(required=False, default=LIST_PAGE_MAX, min_value=1, max_value=LIST_PAGE_MAX,
-                                     help_text="how many rows")
-
-
 class BadQuery(exceptions.ValidationError):
     """A query string that cannot be read: ``errors`` maps each refused parameter to what it takes. An API
     answers it as any validation error, a 400 naming the parameters; a page shows its own 400 page."""
