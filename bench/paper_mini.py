@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -299,8 +300,9 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float, per_ste
             ratio = total / bound
             lines.append(f"Whole run over the rendering floor: {total:.1f} / {bound:.1f} = {ratio:.2f} (goal ≤ "
                          f"{FLOOR_RATIO_GOAL:g}: {'met' if ratio <= FLOOR_RATIO_GOAL else 'missed'}).")
-            lines += work_floor(total, bound, workers, episodes, per_step, football, worker_seconds)
-            lines += rendering_as_run(total, bound, together, renders, episodes, workers)
+            beside = BesideRenders.of(workers, episodes, per_step, football, worker_seconds)
+            lines += work_floor(total, bound, workers, per_step, beside, worker_seconds)
+            lines += rendering_as_run(total, bound, together, renders, episodes, workers, beside)
     failed = (Attempt.objects.filter(submission_id__in=ids.values()).exclude(status=Attempt.Status.SCORED)
               .values("status", "error_kind").annotate(n=Count("id")))
     for row in failed:
@@ -308,41 +310,56 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float, per_ste
     return lines
 
 
-def work_floor(total: float, bound: float, workers: int, episodes: int, per_step: float,
-               football: Sequence[Mapping[str, Any]], worker_seconds: dict[str, float]) -> list[str]:
+@dataclass(frozen=True)
+class BesideRenders:
+    """The work the games need beside Football's renders, in minutes of the whole run."""
+
+    steps: float  # Football's engine steps per episode
+    physics: float
+    others: float
+
+    @classmethod
+    def of(cls, workers: int, episodes: int, per_step: float, football: Sequence[Mapping[str, Any]],
+           worker_seconds: dict[str, float]) -> BesideRenders:
+        steps = statistics.mean(int((a["details"] or {}).get("engine_steps", 0)) for a in football)
+        # gfootball's physics runs on one core, so the machine's cores share it; the other boards' attempts
+        # held a worker each for as long as they ran.
+        return cls(steps=steps, physics=steps * per_step * episodes / (os.cpu_count() or 1) / 60,
+                   others=sum(s for env, s in worker_seconds.items() if env != "football") / workers / 60)
+
+
+def work_floor(total: float, bound: float, workers: int, per_step: float, beside: BesideRenders,
+               worker_seconds: dict[str, float]) -> list[str]:
     """The rendering floor plus the work the games themselves need beside it, and where the rest went."""
-    steps = statistics.mean(int((a["details"] or {}).get("engine_steps", 0)) for a in football)
-    # gfootball's physics runs on one core, so the machine's cores share it; the other boards' attempts
-    # held a worker each for as long as they ran.
-    physics = steps * per_step * episodes / (os.cpu_count() or 1) / 60
-    others = sum(s for env, s in worker_seconds.items() if env != "football") / workers / 60
-    floor = bound + physics + others
+    floor = bound + beside.physics + beside.others
     idle = workers * total - sum(worker_seconds.values()) / 60
     return [
-        f"Beside the renders, the games need: Football's physics, {steps:.1f} engine steps per episode × "
-        f"{per_step * 1000:.1f} ms per step (one core) ÷ {os.cpu_count()} cores = {physics:.1f} min; the other "
-        f"boards' attempts, their worker time ÷ {workers} workers = {others:.1f} min.",
-        f"Whole run over that work floor ({bound:.1f} + {physics:.1f} + {others:.1f} = {floor:.1f} min): "
-        f"{total / floor:.2f}. What it leaves is the platform's own work in the attempts (encoding frames, "
+        f"Beside the renders, the games need: Football's physics, {beside.steps:.1f} engine steps per episode × "
+        f"{per_step * 1000:.1f} ms per step (one core) ÷ {os.cpu_count()} cores = {beside.physics:.1f} min; the "
+        f"other boards' attempts, their worker time ÷ {workers} workers = {beside.others:.1f} min.",
+        f"Whole run over that work floor ({bound:.1f} + {beside.physics:.1f} + {beside.others:.1f} = {floor:.1f} "
+        f"min): {total / floor:.2f}. What it leaves is the platform's own work in the attempts (encoding frames, "
         f"requests, the database) and the workers' time outside attempts: {idle:.1f} worker-minutes "
         f"({idle / (workers * total):.0%} of the {workers} workers' wall time).",
     ]
 
 
 def rendering_as_run(total: float, bound: float, together: tuple[float, float], renders: float, episodes: int,
-                     workers: int) -> list[str]:
+                     workers: int, beside: BesideRenders) -> list[str]:
     """The renders as the run pays for them: workers rendering at once, and each episode's unseen first draw."""
     per_frame, first_extra = together
     floor = (renders * per_frame + first_extra) * episodes / 60
     if not floor:
         return []
+    work = floor + beside.physics + beside.others
     return [
         f"Rendering as the run does it ({workers} processes rendering at once, measured before the run): "
         f"{per_frame:.3f} s of the machine per frame ({per_frame / (bound * 60 / episodes / renders):.2f} × the "
         f"single-process figure) and {first_extra:.2f} s more for each episode's first frame (gfootball moves "
         "the game into its renderer and draws once unseen so that the camera settles, as officially): "
         f"({renders:.1f} × {per_frame:.3f} + {first_extra:.2f}) × {episodes} = {floor:.1f} min. Whole run over "
-        f"that: {total / floor:.2f}.",
+        f"that: {total / floor:.2f}; with the physics and the other boards beside it ({work:.1f} min): "
+        f"{total / work:.2f}.",
     ]
 
 
