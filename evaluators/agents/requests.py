@@ -32,8 +32,9 @@ REQUEST_NOTES = (
     "decode the bytes see the PNG). Labelled option png_image_label: the same bytes labelled image/png, for a "
     "server that trusts the label. Measured effect: none on the pixels (the bytes are identical); a server that "
     "decodes by the label may refuse or misread the official requests, which the option avoids.",
-    "Images are encoded at PNG's fastest level with unfiltered rows, where the official code uses PIL's default "
-    "level: the same pixels in about 16% more bytes (1280×720 frame), encoded in 0.05 s instead of 0.48 s.",
+    "Images are encoded as PNG with unfiltered rows deflated by ISA-L at its fastest level, where the official code "
+    "uses PIL's default level: the same pixels in about 7% more bytes (a rendered 1280×720 frame, 0.97 MB against "
+    "0.91 MB), encoded in 7 ms instead of 301 ms.",
     "Images are resized as the official code resizes them: longest side to the resolution, LANCZOS, each side "
     "truncated to whole pixels.",
     "The model id is the submission's; left blank, it is the first model the endpoint lists at /models, as the "
