@@ -118,9 +118,11 @@ def seconds_per_render(samples: int = 10) -> tuple[float, float, float]:
 
 #: Engine steps timed between two timed frames (an auto-rendered decision plays several).
 STEPS_PER_FRAME = 5
-#: Episodes and later frames per episode each rendering process plays in ``rendering_together``.
+#: Episodes, later frames per episode and engine steps between two frames each rendering process plays
+#: in ``rendering_together`` (a random agent's decision is about three engine steps in the run).
 TOGETHER_EPISODES = 4
 TOGETHER_FRAMES = 8
+TOGETHER_STEPS = 3
 
 
 def _rendering_loop(scenarios: list[dict[str, Any]], ready: Any) -> tuple[list[float], list[float]]:
@@ -143,7 +145,7 @@ def _rendering_loop(scenarios: list[dict[str, Any]], ready: Any) -> tuple[list[f
             firsts.append(time.perf_counter() - started)
             done = False
             for _ in range(TOGETHER_FRAMES):
-                for _ in range(3):
+                for _ in range(TOGETHER_STEPS):
                     if not done:
                         _, done = engine.step(0)
                 started = time.perf_counter()
@@ -175,6 +177,8 @@ def rendering_together(processes: int) -> tuple[float, float]:
     # Every process renders all the time, so the machine's cost of one frame is its wall time over them.
     per_frame = statistics.median(laters) / processes
     return per_frame, max(0.0, statistics.median(firsts) / processes - per_frame)
+
+
 #: Seconds between watchdog rounds while the run is waited for (the deployment's default beat).
 WATCHDOG_EVERY = 30.0
 
@@ -302,7 +306,7 @@ def run(workers: int, timeout: float, data_dir: Path, per_render: float, per_ste
                          f"{FLOOR_RATIO_GOAL:g}: {'met' if ratio <= FLOOR_RATIO_GOAL else 'missed'}).")
             beside = BesideRenders.of(workers, episodes, per_step, football, worker_seconds)
             lines += work_floor(total, bound, workers, per_step, beside, worker_seconds)
-            lines += rendering_as_run(total, bound, together, renders, episodes, workers, beside)
+            lines += rendering_as_run(total, per_render, together, renders, episodes, workers, beside)
     failed = (Attempt.objects.filter(submission_id__in=ids.values()).exclude(status=Attempt.Status.SCORED)
               .values("status", "error_kind").annotate(n=Count("id")))
     for row in failed:
@@ -344,8 +348,8 @@ def work_floor(total: float, bound: float, workers: int, per_step: float, beside
     ]
 
 
-def rendering_as_run(total: float, bound: float, together: tuple[float, float], renders: float, episodes: int,
-                     workers: int, beside: BesideRenders) -> list[str]:
+def rendering_as_run(total: float, per_render: float, together: tuple[float, float], renders: float,
+                     episodes: int, workers: int, beside: BesideRenders) -> list[str]:
     """The renders as the run pays for them: workers rendering at once, and each episode's unseen first draw."""
     per_frame, first_extra = together
     floor = (renders * per_frame + first_extra) * episodes / 60
@@ -354,7 +358,7 @@ def rendering_as_run(total: float, bound: float, together: tuple[float, float], 
     work = floor + beside.physics + beside.others
     return [
         f"Rendering as the run does it ({workers} processes rendering at once, measured before the run): "
-        f"{per_frame:.3f} s of the machine per frame ({per_frame / (bound * 60 / episodes / renders):.2f} × the "
+        f"{per_frame:.3f} s of the machine per frame ({per_frame / per_render:.2f} × the "
         f"single-process figure) and {first_extra:.2f} s more for each episode's first frame (gfootball moves "
         "the game into its renderer and draws once unseen so that the camera settles, as officially): "
         f"({renders:.1f} × {per_frame:.3f} + {first_extra:.2f}) × {episodes} = {floor:.1f} min. Whole run over "
